@@ -1,0 +1,40 @@
+# Developer entry points. `make test` is the README's test command and what CI runs.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: install test unit lint demo bench help
+
+help:
+	@echo "install  create $(VENV) and install aicr with its test extras"
+	@echo "test     every test (unit + simulated cluster)"
+	@echo "unit     unit tests only"
+	@echo "lint     ruff + mypy --strict on src/"
+	@echo "demo     run aicr validate on an example recipe"
+	@echo "bench    print the benchmark figures"
+
+$(BIN)/aicr: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q -e '.[test]'
+	@touch $@
+
+install: $(BIN)/aicr
+
+test: install
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest tests
+
+unit: install
+	$(BIN)/pytest tests/unit
+
+lint: install
+	$(BIN)/ruff check src tests bench hack
+	$(BIN)/ruff format --check src
+	$(BIN)/mypy src
+
+demo: install
+	PATH="$(CURDIR)/$(BIN):$$PATH" bash hack/demo.sh
+
+bench: install
+	$(BIN)/python bench/cli_startup.py
+
+include hack/sim/sim.mk

@@ -1,0 +1,113 @@
+"""The validate config (``--config FILE``): vendor metadata, N/A justifications,
+per-check settings and redaction settings."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from aicr.document import Document, validate
+from aicr.yaml_io import parse
+
+
+class Vendor(Document):
+    """PRODUCT.yaml metadata. Checked for presence and form before any cluster work."""
+
+    vendor_name: str | None = Field(default=None, description="Exact CNCF member name.")
+    platform_name: str | None = None
+    platform_version: str | None = Field(default=None, description="Quote it: '1.0' not 1.0.")
+    website_url: str | None = None
+    repo_url: str | None = Field(default=None, description="Optional.")
+    documentation_url: str | None = None
+    product_logo_url: str | None = Field(default=None, description="Prefer .svg, .eps or .ai.")
+    description: str | None = None
+    contact_email_address: str | None = None
+    k8s_conformance_url: str | None = Field(
+        default=None,
+        description="https://github.com/cncf/k8s-conformance/tree/main/vX.Y/<dir>",
+    )
+
+
+class Cncf(Document):
+    """CNCF submission settings."""
+
+    version: str | None = Field(default=None, description="Conformance version X.Y override.")
+    vendor: Vendor = Field(default_factory=Vendor)
+    not_applicable: dict[str, str] = Field(
+        default_factory=dict,
+        description="Requirement id -> written justification (conditional requirements only).",
+    )
+
+
+class Evidence(Document):
+    """Evidence settings."""
+
+    cncf: Cncf = Field(default_factory=Cncf)
+
+
+class Redaction(Document):
+    """Extra redaction rules for everything written for others to read."""
+
+    patterns: list[str] = Field(
+        default_factory=list, description="Extra regular expressions to redact."
+    )
+    allow: list[str] = Field(
+        default_factory=list, description="Values never redacted (e.g. a public endpoint)."
+    )
+
+
+class CheckSettings(Document):
+    """Per-check settings; unknown keys are refused like everywhere else."""
+
+    timeout: str | None = Field(default=None, description="Overrides catalog and recipe timeout.")
+    prometheus_url: str | None = Field(
+        default=None, description="Query Prometheus here instead of discovering its Service."
+    )
+    params: dict[str, Any] = Field(
+        default_factory=dict, description="Free parameters a check documents itself."
+    )
+
+
+class ValidateSection(Document):
+    """``spec.validate``."""
+
+    evidence: Evidence = Field(default_factory=Evidence)
+    redaction: Redaction = Field(default_factory=Redaction)
+    checks: dict[str, CheckSettings] = Field(default_factory=dict)
+
+
+class ConfigSpec(Document):
+    """``spec``."""
+
+    validate_: ValidateSection = Field(default_factory=ValidateSection, alias="validate")
+
+
+class ValidateConfig(Document):
+    """The whole config document (``kind: ValidateConfig``)."""
+
+    kind: Literal["ValidateConfig"]
+    api_version: Literal["aicr.nvidia.com/v1alpha1"]
+    spec: ConfigSpec = Field(default_factory=ConfigSpec)
+
+    @property
+    def validate_section(self) -> ValidateSection:
+        """Shortcut to ``spec.validate``."""
+        return self.spec.validate_
+
+    @property
+    def cncf(self) -> Cncf:
+        """Shortcut to ``spec.validate.evidence.cncf``."""
+        return self.spec.validate_.evidence.cncf
+
+    def check(self, name: str) -> CheckSettings:
+        """Settings for check ``name`` (defaults when the config says nothing)."""
+        return self.spec.validate_.checks.get(name, CheckSettings())
+
+
+EMPTY_CONFIG = ValidateConfig(kind="ValidateConfig", api_version="aicr.nvidia.com/v1alpha1")
+
+
+def parse_config(text: str, source: str = "config.yaml") -> ValidateConfig:
+    """Parse a validate config."""
+    return validate(ValidateConfig, parse(text, source))

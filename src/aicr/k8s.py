@@ -1,0 +1,54 @@
+"""Kubernetes client construction honouring --kubeconfig and --context.
+
+The kubernetes package is imported here, lazily, so that ``aicr --help`` and
+``--no-cluster`` runs never pay for it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from aicr.errors import ClusterError
+
+if TYPE_CHECKING:
+    from kubernetes.client import ApiClient
+
+
+@dataclass(frozen=True)
+class KubeTarget:
+    """Which cluster to talk to. None means the client's defaults (KUBECONFIG, in-cluster)."""
+
+    kubeconfig: str | None = None
+    context: str | None = None
+
+
+def api_client(target: KubeTarget) -> ApiClient:
+    """A configured ApiClient; a bad kubeconfig or context is a ClusterError naming it."""
+    from kubernetes import client, config
+    from kubernetes.config.config_exception import ConfigException
+
+    configuration = client.Configuration()
+    try:
+        if target.kubeconfig is None and target.context is None:
+            try:
+                config.load_kube_config(client_configuration=configuration)
+            except (ConfigException, FileNotFoundError, TypeError):
+                config.load_incluster_config(client_configuration=configuration)
+        else:
+            config.load_kube_config(
+                config_file=target.kubeconfig,
+                context=target.context,
+                client_configuration=configuration,
+            )
+    except (ConfigException, FileNotFoundError, TypeError) as exc:
+        where = target.kubeconfig or "the default kubeconfig"
+        raise ClusterError(f"cannot load cluster credentials from {where}: {exc}") from None
+    return client.ApiClient(configuration)
+
+
+def describe_api_error(exc: Any) -> str:
+    """A one-line account of a kubernetes ApiException."""
+    status = getattr(exc, "status", None)
+    reason = getattr(exc, "reason", None) or "error"
+    return f"HTTP {status} {reason}" if status else str(exc)

@@ -1,0 +1,73 @@
+"""The snapshot: AICR's Snapshot format, what the cluster is."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import Field
+
+from aicr.document import Document
+
+Reading = str | int | float | bool
+
+
+class MeasurementType(StrEnum):
+    """Kinds of measurement a snapshot can hold."""
+
+    K8S = "K8s"
+    GPU = "GPU"
+    OS = "OS"
+    SYSTEMD = "SystemD"
+    NODE_TOPOLOGY = "NodeTopology"
+
+
+class Subtype(Document):
+    """A group of readings (``server``, ``release``, ``smi``...)."""
+
+    subtype: str
+    data: dict[str, Reading | None] = Field(default_factory=dict)
+    context: dict[str, str] | None = None
+
+
+class Measurement(Document):
+    """All readings of one type."""
+
+    type: MeasurementType
+    subtypes: list[Subtype] = Field(default_factory=list)
+
+
+class Snapshot(Document):
+    """What the cluster is: versions, GPUs, OS. The header is optional, as in AICR."""
+
+    kind: Literal["Snapshot"] | None = None
+    api_version: Literal["aicr.nvidia.com/v1alpha1"] | None = None
+    metadata: dict[str, str] = Field(default_factory=dict)
+    measurements: list[Measurement] = Field(default_factory=list)
+
+    def reading(self, path: str) -> Reading | None:
+        """The value at ``Type.subtype.key``; the key may itself contain dots."""
+        found = self.lookup(path)
+        return found[1] if found else None
+
+    def lookup(self, path: str) -> tuple[str, Reading | None] | None:
+        """Resolve a constraint path; None when type or subtype or key is absent.
+
+        Subtype names may contain dots too, so every split is tried, longest subtype first.
+        """
+        type_name, _, rest = path.partition(".")
+        for measurement in self.measurements:
+            if measurement.type.value != type_name:
+                continue
+            for sub in sorted(measurement.subtypes, key=lambda s: -len(s.subtype)):
+                prefix = sub.subtype + "."
+                if rest.startswith(prefix) and rest[len(prefix) :] in sub.data:
+                    key = rest[len(prefix) :]
+                    return key, sub.data[key]
+        return None
+
+    @property
+    def server_version(self) -> str | None:
+        """The Kubernetes server version, e.g. ``v1.33.0``."""
+        value = self.reading("K8s.server.version")
+        return None if value is None else str(value)

@@ -1,0 +1,67 @@
+"""YAML loading that remembers where each value came from.
+
+Errors must name the file, the line and the field path, so documents are
+composed once into a node tree and a path -> line index is kept beside the data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from aicr.errors import FileFormatError, Problem
+
+PathKey = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class LoadedYaml:
+    """A parsed YAML document with the line (1-based) of every key and item."""
+
+    data: Any
+    source: str
+    lines: Mapping[PathKey, int] = field(default_factory=dict)
+
+    def line_of(self, path: PathKey) -> int | None:
+        """The line of the deepest known prefix of ``path``."""
+        for end in range(len(path), -1, -1):
+            line = self.lines.get(tuple(path[:end]))
+            if line is not None:
+                return line
+        return None
+
+
+def _index(node: yaml.Node, path: PathKey, out: dict[PathKey, int]) -> None:
+    out[path] = node.start_mark.line + 1
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            name = key.value if isinstance(key, yaml.ScalarNode) else str(key.value)
+            out[(*path, name)] = key.start_mark.line + 1
+            _index(value, (*path, name), out)
+            out[(*path, name)] = key.start_mark.line + 1
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _index(item, (*path, i), out)
+
+
+def parse(text: str, source: str) -> LoadedYaml:
+    """Parse one YAML document; malformed YAML raises with file and line."""
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else None
+        what = exc.problem or exc.context or "malformed YAML"
+        raise FileFormatError(
+            Problem(f"malformed YAML: {what}", source=source, line=line)
+        ) from exc
+    except yaml.YAMLError as exc:
+        raise FileFormatError(Problem(f"malformed YAML: {exc}", source=source)) from exc
+    lines: dict[PathKey, int] = {}
+    if node is not None:
+        _index(node, (), lines)
+    return LoadedYaml(data=data, source=source, lines=lines)
