@@ -1,0 +1,89 @@
+"""The ``aicr`` entry point: the only place that prints errors and sets exit codes."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+import click
+
+from aicr import __version__
+from aicr.errors import EXIT_INTERRUPTED, AicrError, InputError
+
+# Subcommands are imported on first use so `aicr --help` stays fast.
+_COMMANDS = {
+    "validate": ("aicr.cli.validate", "validate"),
+    "check": ("aicr.cli.check", "check"),
+    "evidence": ("aicr.cli.evidence", "evidence"),
+    "cleanup": ("aicr.cli.cleanup", "cleanup"),
+}
+_SUMMARIES = {
+    "validate": "Validate a cluster against a recipe and write a CTRF report.",
+    "check": "List the check catalog, or run one check (inside its Job).",
+    "evidence": "Render and verify CNCF AI Conformance submissions.",
+    "cleanup": "Remove what earlier runs left in the cluster.",
+}
+
+
+class LazyGroup(click.Group):
+    """A group that imports a subcommand's module only when it is invoked."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(_COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in _COMMANDS:
+            return None
+        module_name, attr = _COMMANDS[cmd_name]
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError:
+            return None
+        command: click.Command = getattr(module, attr)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, _SUMMARIES[name]) for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="aicr")
+def cli() -> None:
+    """Validate GPU/AI Kubernetes clusters and produce CNCF AI Conformance evidence.
+
+    \b
+    Exit codes: 0 success, 2 invalid input, 8 validation failed, 130 interrupted.
+    """
+
+
+def main(argv: list[str] | None = None) -> Any:
+    """Run the CLI; AicrError and Ctrl-C become messages on stderr and exit codes."""
+    try:
+        # Commands return an int when their outcome is an exit code other than 0.
+        code = cli.main(args=argv, prog_name="aicr", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(2)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    except InputError as exc:
+        for problem in exc.problems:
+            click.echo(f"error: {problem}", err=True)
+        sys.exit(exc.exit_code)
+    except AicrError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+if __name__ == "__main__":
+    main()
