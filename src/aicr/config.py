@@ -1,5 +1,7 @@
-"""The validate config (``--config FILE``): vendor metadata, N/A justifications,
-per-check settings and redaction settings."""
+"""The validate config (``--config FILE``).
+
+Vendor metadata, N/A justifications, per-check settings and redaction settings.
+"""
 
 from __future__ import annotations
 

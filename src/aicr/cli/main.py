@@ -30,9 +30,11 @@ class LazyGroup(click.Group):
     """A group that imports a subcommand's module only when it is invoked."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
+        """Every subcommand name, without importing any."""
         return sorted(_COMMANDS)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """Import and return one subcommand."""
         if cmd_name not in _COMMANDS:
             return None
         module_name, attr = _COMMANDS[cmd_name]
@@ -44,6 +46,7 @@ class LazyGroup(click.Group):
         return command
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """List subcommands from static summaries so --help imports nothing."""
         rows = [(name, _SUMMARIES[name]) for name in self.list_commands(ctx)]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
@@ -52,7 +55,7 @@ class LazyGroup(click.Group):
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="aicr")
 def cli() -> None:
-    """Validate GPU/AI Kubernetes clusters and produce CNCF AI Conformance evidence.
+    r"""Validate GPU/AI Kubernetes clusters and produce CNCF AI Conformance evidence.
 
     \b
     Exit codes: 0 success, 2 invalid input, 8 validation failed, 130 interrupted.

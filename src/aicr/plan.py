@@ -1,0 +1,180 @@
+"""Turns a recipe's validation section into an ordered phase -> check plan.
+
+Phases always run deployment -> performance -> conformance. Unknown check
+names, checks listed under the wrong phase and duplicates are input errors, so
+a typo never silently drops a check.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from aicr import durations
+from aicr.catalog import Catalog, CheckSpec
+from aicr.config import ValidateConfig
+from aicr.errors import InputError, Problem, UnknownCheckError
+from aicr.phases import PHASE_ORDER, Phase
+from aicr.recipe.model import Recipe
+
+GPU_LOCK = "gpus"  # checks that take whole GPUs share this lock and never overlap
+
+
+@dataclass(frozen=True)
+class PlannedCheck:
+    """A check as it will run: its catalog entry, its effective timeout, its skip reason."""
+
+    spec: CheckSpec
+    timeout: timedelta
+    skip_reason: str | None = None
+
+    @property
+    def name(self) -> str:
+        """The check's catalog name."""
+        return self.spec.name
+
+    @property
+    def phase(self) -> Phase:
+        """The phase the check belongs to."""
+        return self.spec.phase
+
+    @property
+    def lock(self) -> str | None:
+        """The exclusive resource the check holds while it runs, if any."""
+        return GPU_LOCK if self.spec.exclusive_gpus else None
+
+
+@dataclass(frozen=True)
+class PhasePlan:
+    """The checks of one phase, in recipe order."""
+
+    phase: Phase
+    checks: list[PlannedCheck]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The whole plan, phases in their fixed order."""
+
+    phases: list[PhasePlan]
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def checks(self) -> list[PlannedCheck]:
+        """Every planned check, in run order."""
+        return [c for p in self.phases for c in p.checks]
+
+    @property
+    def check_names(self) -> list[str]:
+        """Names of every planned check, in run order."""
+        return [c.name for c in self.checks]
+
+    def concurrency_groups(self, phase: Phase) -> list[list[str]]:
+        """Checks of ``phase`` that may overlap: the unlocked ones together, each locked alone."""
+        plan = next((p for p in self.phases if p.phase == phase), None)
+        if plan is None:
+            return []
+        runnable = [c for c in plan.checks if c.skip_reason is None]
+        free = [c.name for c in runnable if c.lock is None]
+        locked = [[c.name] for c in runnable if c.lock is not None]
+        return ([free] if free else []) + locked
+
+
+def resolve_phases(requested: Iterable[str]) -> list[Phase]:
+    """``--phase`` values (repeatable, ``all``) -> phases in their fixed order."""
+    wanted = set(requested) or {"all"}
+    if "all" in wanted:
+        return list(PHASE_ORDER)
+    return [p for p in PHASE_ORDER if p.value in wanted]
+
+
+def _unknown(name: str, catalog: Catalog, where: str, source: str) -> Problem:
+    close = difflib.get_close_matches(name, catalog.names, n=1)
+    hint = f"did you mean '{close[0]}'?" if close else "valid: " + ", ".join(catalog.names)
+    return Problem(f"unknown check '{name}'", source=source, field_path=where, hint=hint)
+
+
+def _timeout(spec: CheckSpec, recipe: Recipe, config: ValidateConfig, source: str) -> timedelta:
+    """Config beats recipe phase timeout, which beats the catalog."""
+    section = recipe.validation.phase(spec.phase) if recipe.validation else None
+    for text, where in (
+        (config.check(spec.name).timeout, f"spec.validate.checks.{spec.name}.timeout"),
+        (section.timeout if section else None, f"validation.{spec.phase.value}.timeout"),
+    ):
+        if text:
+            try:
+                return durations.parse(text)
+            except ValueError as exc:
+                raise InputError(Problem(str(exc), source=source, field_path=where)) from None
+    return spec.timeout
+
+
+def build(
+    recipe: Recipe,
+    catalog: Catalog,
+    *,
+    phases: list[Phase],
+    skip_checks: Iterable[str] = (),
+    config: ValidateConfig,
+    source: str = "recipe",
+) -> Plan:
+    """Select, check and order the recipe's checks for the requested phases."""
+    problems: list[Problem] = []
+    unknown: list[Problem] = []
+    planned: list[PhasePlan] = []
+    warnings: list[str] = []
+    skips = list(skip_checks)
+    for phase in phases:
+        names = recipe.checks(phase) or []
+        checks: list[PlannedCheck] = []
+        seen: set[str] = set()
+        for i, name in enumerate(names):
+            where = f"validation.{phase.value}.checks[{i}]"
+            spec = catalog.get(name)
+            if spec is None:
+                unknown.append(_unknown(name, catalog, where, source))
+            elif spec.phase != phase:
+                problems.append(
+                    Problem(
+                        f"check '{name}' belongs to the {spec.phase.value} phase",
+                        source=source, field_path=where,
+                        hint=f"move it to validation.{spec.phase.value}.checks",
+                    )
+                )
+            elif name in seen:
+                problems.append(Problem(f"check '{name}' is listed twice", source, None, where))
+            else:
+                seen.add(name)
+                reason = "skipped by --skip-check" if name in skips else None
+                checks.append(
+                    PlannedCheck(spec, _timeout(spec, recipe, config, source), reason)
+                )
+        if not names:
+            warnings.append(f"the recipe declares no {phase.value} checks; phase not run")
+        planned.append(PhasePlan(phase, checks))
+    if unknown:
+        raise UnknownCheckError(unknown + problems)
+    planned_names = {c.name for p in planned for c in p.checks}
+    for name in skips:
+        if catalog.get(name) is None:
+            problems.append(_unknown(name, catalog, "--skip-check", "command line"))
+        elif name not in planned_names:
+            problems.append(
+                Problem(f"--skip-check {name}: the check is not in the plan for the requested "
+                        "phases")
+            )
+    if problems:
+        raise InputError(problems)
+    if not planned_names:
+        asked = ", ".join(p.value for p in phases)
+        raise InputError(
+            Problem(
+                f"the recipe declares no checks for the requested phase(s): {asked}",
+                source=source,
+                field_path="validation",
+                hint="list checks under validation.<phase>.checks",
+            )
+        )
+    return Plan(phases=[p for p in planned if p.checks], warnings=warnings)

@@ -1,0 +1,112 @@
+"""What a check returns, and how it becomes one CTRF test.
+
+A check's result is structured data (status, one-line message, evidence
+sections), never text scraped from logs. Its JSON form is what the check's
+pod hands back to the orchestrator.
+"""
+
+from __future__ import annotations
+
+import time
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from aicr.ctrf import Status, Test
+from aicr.plan import PlannedCheck
+
+MAX_STDOUT_LINES = 1000  # as AICR: enough to diagnose, bounded for huge logs
+MAX_LINE_CHARS = 512
+
+
+class Detail(StrEnum):
+    """Why a check ended ``other`` (or was skipped); lets reports and evidence say what happened."""
+
+    TIMEOUT = "timeout"
+    UNSCHEDULABLE = "unschedulable"
+    IMAGE_PULL = "image-pull"
+    OOM_KILLED = "oom-killed"
+    CRASHED = "crashed"
+    EVICTED = "evicted"
+    DELETED = "deleted"
+    NO_RESULT = "no-result"
+    BAD_RESULT = "bad-result"
+    API_UNREACHABLE = "api-unreachable"
+    INTERRUPTED = "interrupted"
+    NOT_APPLICABLE = "not-applicable"
+    SKIP_FLAG = "skip-check"
+    NO_CLUSTER = "no-cluster"
+    PHASE_STOPPED = "phase-stopped"
+    INTERNAL = "internal-error"
+
+
+class EvidenceSection(BaseModel):
+    """One thing the check asked the cluster, what came back and what it concluded."""
+
+    model_config = ConfigDict(frozen=True)
+
+    title: str
+    asked: str = ""
+    answer: str = ""
+    verdict: str = ""
+
+
+class CheckResult(BaseModel):
+    """The outcome of one check."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    status: Status
+    message: str
+    evidence: list[EvidenceSection] = Field(default_factory=list)
+    detail: Detail | None = None
+    start_ms: int = Field(default_factory=lambda: int(time.time() * 1000))
+    stop_ms: int = Field(default_factory=lambda: int(time.time() * 1000))
+    node: str | None = None
+    stdout: list[str] = Field(default_factory=list)
+
+    @classmethod
+    def ended(
+        cls, check: PlannedCheck | str, status: Status, message: str, detail: Detail | None = None,
+        **kwargs: Any,
+    ) -> CheckResult:
+        """A result decided by the orchestrator (skip, timeout, crash...), not by the check."""
+        name = check if isinstance(check, str) else check.name
+        return cls(name=name, status=status, message=message, detail=detail, **kwargs)
+
+
+def bounded_lines(text: str) -> list[str]:
+    """The last MAX_STDOUT_LINES lines, each cut to MAX_LINE_CHARS."""
+    lines = text.splitlines()[-MAX_STDOUT_LINES:]
+    return [line[:MAX_LINE_CHARS] for line in lines]
+
+
+def to_test(check: PlannedCheck, result: CheckResult) -> Test:
+    """One CTRF test; phase and requirement ids as labels, evidence in extra."""
+    labels: dict[str, Any] = {"phase": check.phase.value, "check": check.name}
+    if check.spec.requirements:
+        labels["requirements"] = list(check.spec.requirements)
+    extra: dict[str, Any] = {
+        "evidence": [s.model_dump() for s in result.evidence],
+        "timeoutSeconds": int(check.timeout.total_seconds()),
+    }
+    if result.detail:
+        extra["statusDetail"] = result.detail.value
+    if result.status == Status.SKIPPED:
+        extra["reason"] = result.message
+    if result.node:
+        extra["node"] = result.node
+    return Test(
+        name=check.name,
+        status=result.status,
+        duration=max(0, result.stop_ms - result.start_ms),
+        start=result.start_ms,
+        stop=result.stop_ms,
+        suite=[check.phase.value],
+        message=result.message,
+        stdout=result.stdout or None,
+        labels=labels,
+        extra=extra,
+    )
