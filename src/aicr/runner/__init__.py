@@ -16,6 +16,7 @@ from aicr.k8s import KubeTarget
 from aicr.plan import PlannedCheck
 from aicr.recipe.model import Recipe
 from aicr.result import CheckResult
+from aicr.runner.events import EventSink, discard
 from aicr.snapshot.model import Snapshot
 
 
@@ -68,6 +69,7 @@ class RunContext:
     workloads: Placement = field(default_factory=Placement)
     no_cleanup: bool = False
     data_dir: str | None = None
+    events: EventSink = field(default=discard, compare=False)
     cancel: threading.Event = field(default_factory=threading.Event, compare=False)
 
 
