@@ -1,0 +1,19 @@
+# Simulated GPU cluster (hack/sim): included by the top-level Makefile.
+#   make sim-build   build the control plane, etcd and kwok from Go modules (cached)
+#   make sim-up      start the cluster; prints the kubeconfig path last
+#   make sim-down    stop exactly what sim-up started and remove its state
+SIM := hack/sim/sim
+
+.PHONY: sim-build sim-up sim-down sim-status
+
+sim-build:
+	@bash hack/sim/build.sh
+
+sim-up:
+	@$(SIM) up
+
+sim-down:
+	@$(SIM) down
+
+sim-status:
+	@$(SIM) status

@@ -1,0 +1,136 @@
+"""The simulated nodes, built from KWOK node profiles (hack/sim/profiles).
+
+Labels follow the AICR KWOK node template and GPU feature discovery; the
+template's `kwok.x-k8s.io/node` taint is left out on purpose, because real
+nodes do not carry it and the validator's placement must be tested as on a
+real cluster. Every address is loopback.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from simcluster.paths import SIM_ROOT
+
+GPU_RESOURCE = "nvidia.com/gpu"
+NODE_GROUP_LABEL = "aicr.dev/node-group"
+MAX_PODS = "110"
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    """One node of the layout: name, profile and placement."""
+
+    name: str
+    profile: str
+    zone: str
+    group: str
+
+
+LAYOUT = (
+    NodeSpec("gpu-h100-0", "p5-h100", "us-east-1a", "gpu"),
+    NodeSpec("gpu-h100-1", "p5-h100", "us-east-1b", "gpu"),
+    # Two CPU node groups that cannot reach each other on the modelled EKS
+    # clusters (segregated security groups): "customer" and "system".
+    NodeSpec("cpu-customer-0", "system-m7i", "us-east-1a", "customer"),
+    NodeSpec("cpu-system-0", "system-m7i", "us-east-1b", "system"),
+)
+GPU_NODES = tuple(n.name for n in LAYOUT if n.group == "gpu")
+
+
+def load_profile(name: str) -> dict[str, Any]:
+    """The `spec` of hack/sim/profiles/<name>.yaml."""
+    doc = yaml.safe_load((SIM_ROOT / "profiles" / f"{name}.yaml").read_text())
+    spec: dict[str, Any] = doc["spec"]
+    return spec
+
+
+def gpu_labels(gpu: dict[str, Any], instance_type: str) -> dict[str, str]:
+    """GPU feature-discovery labels for a profile's GPU block."""
+    driver = str(gpu["driver"])
+    major, minor, rev = ([*driver.split("."), "0", "0"])[:3]
+    return {
+        "nvidia.com/gpu.present": "true",
+        "nvidia.com/gpu.product": str(gpu["product"]),
+        "nvidia.com/gpu.count": str(gpu["count"]),
+        "nvidia.com/gpu.memory": str(gpu["memory"]),
+        "nvidia.com/gpu.family": "hopper" if "H100" in str(gpu["product"]) else "blackwell",
+        "nvidia.com/gpu.machine": instance_type,
+        "nvidia.com/cuda.driver.major": major,
+        "nvidia.com/cuda.driver.minor": minor,
+        "nvidia.com/cuda.driver.rev": rev,
+        "nvidia.com/cuda.driver-version.full": driver,
+        "nvidia.com/gpu.deploy.device-plugin": "true",
+        "nvidia.com/gpu.deploy.dcgm-exporter": "true",
+    }
+
+
+def node_manifest(n: NodeSpec, k8s_version: str, kubelet_port: int) -> dict[str, Any]:
+    """The Node object (with status) for one layout entry."""
+    prof = load_profile(n.profile)
+    res = prof["resources"]
+    labels = {
+        "type": "kwok",
+        "kubernetes.io/hostname": n.name,
+        "kubernetes.io/os": "linux",
+        "kubernetes.io/arch": prof["arch"],
+        "node.kubernetes.io/instance-type": prof["instanceType"],
+        "topology.kubernetes.io/region": "us-east-1",
+        "topology.kubernetes.io/zone": n.zone,
+        "aicr.nvidia.com/node-type": "accelerated" if "gpu" in prof else "system",
+        NODE_GROUP_LABEL: n.group,
+        "eks.amazonaws.com/nodegroup": n.group,
+    }
+    capacity = {
+        "cpu": str(res["cpu"]),
+        "memory": str(res["memory"]),
+        "ephemeral-storage": str(res["storage"]),
+        "pods": MAX_PODS,
+    }
+    taints: list[dict[str, str]] = []
+    if "gpu" in prof:
+        labels.update(gpu_labels(prof["gpu"], prof["instanceType"]))
+        capacity[GPU_RESOURCE] = str(prof["gpu"]["count"])
+        taints.append({"key": GPU_RESOURCE, "effect": "NoSchedule"})
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": n.name,
+            "labels": labels,
+            "annotations": {"kwok.x-k8s.io/node": "fake", "sim.aicr.dev/profile": n.profile},
+        },
+        "spec": {"taints": taints},
+        "status": {
+            "capacity": capacity,
+            "allocatable": dict(capacity),
+            "addresses": [
+                {"type": "InternalIP", "address": "127.0.0.1"},
+                {"type": "Hostname", "address": n.name},
+            ],
+            "daemonEndpoints": {"kubeletEndpoint": {"Port": kubelet_port}},
+            "nodeInfo": {
+                "architecture": prof["arch"],
+                "containerRuntimeVersion": "containerd://1.7.0",
+                "kernelVersion": "6.1.0-sim",
+                "kubeletVersion": k8s_version,
+                "kubeProxyVersion": k8s_version,
+                "operatingSystem": "linux",
+                "osImage": prof["osImage"],
+                "machineID": "",
+                "systemUUID": "",
+                "bootID": "",
+            },
+            "images": [],
+        },
+    }
+
+
+def gpu_count(node: str) -> int:
+    """Number of GPUs the node's profile declares (0 for CPU nodes)."""
+    spec = next(n for n in LAYOUT if n.name == node)
+    prof = load_profile(spec.profile)
+    return int(prof["gpu"]["count"]) if "gpu" in prof else 0

@@ -1,0 +1,146 @@
+"""Generate the cluster's PKI with the openssl CLI.
+
+EC P-256 keys keep generation well under a second, which matters for the
+warm-start budget. Every serving certificate names only 127.0.0.1/localhost:
+nothing here is meant to be reached from off the machine.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+DAYS = "3650"
+KUBELET_CLIENT_CN = "kube-apiserver-kubelet-client"
+
+
+@dataclass(frozen=True)
+class Pair:
+    """A certificate and its key on disk."""
+
+    cert: Path
+    key: Path
+
+
+def _run(*args: str, cwd: Path) -> None:
+    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True)
+
+
+def _key(path: Path) -> None:
+    _run("ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", str(path), cwd=path.parent)
+    path.chmod(0o600)
+
+
+def _ca(d: Path) -> Pair:
+    pair = Pair(d / "ca.crt", d / "ca.key")
+    _key(pair.key)
+    _run(
+        "req",
+        "-x509",
+        "-new",
+        "-key",
+        str(pair.key),
+        "-sha256",
+        "-days",
+        DAYS,
+        "-subj",
+        "/CN=aicr-sim-ca",
+        "-out",
+        str(pair.cert),
+        "-addext",
+        "basicConstraints=critical,CA:TRUE",
+        "-addext",
+        "keyUsage=critical,keyCertSign,cRLSign,digitalSignature",
+        cwd=d,
+    )
+    return pair
+
+
+def _leaf(d: Path, ca: Pair, name: str, subj: str, *, server: bool, client: bool) -> Pair:
+    pair = Pair(d / f"{name}.crt", d / f"{name}.key")
+    _key(pair.key)
+    csr = d / f"{name}.csr"
+    _run("req", "-new", "-key", str(pair.key), "-subj", subj, "-out", str(csr), cwd=d)
+    usages = [u for u, on in (("serverAuth", server), ("clientAuth", client)) if on]
+    ext = d / f"{name}.ext"
+    lines = [
+        "basicConstraints=critical,CA:FALSE",
+        "keyUsage=critical,digitalSignature,keyEncipherment",
+        f"extendedKeyUsage={','.join(usages)}",
+    ]
+    if server:
+        lines.append(
+            "subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,"
+            "DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
+        )
+    ext.write_text("\n".join(lines) + "\n")
+    _run(
+        "x509",
+        "-req",
+        "-in",
+        str(csr),
+        "-CA",
+        str(ca.cert),
+        "-CAkey",
+        str(ca.key),
+        "-CAcreateserial",
+        "-days",
+        DAYS,
+        "-sha256",
+        "-extfile",
+        str(ext),
+        "-out",
+        str(pair.cert),
+        cwd=d,
+    )
+    csr.unlink()
+    ext.unlink()
+    return pair
+
+
+@dataclass(frozen=True)
+class Pki:
+    """All credentials the control plane and its clients use."""
+
+    ca: Pair
+    apiserver: Pair
+    kubelet: Pair  # serving cert of the simulated kubelet endpoint
+    apiserver_kubelet_client: Pair
+    admin: Pair
+    controller_manager: Pair
+    scheduler: Pair
+    sa_key: Path
+    sa_pub: Path
+
+
+def generate(d: Path) -> Pki:
+    """Create a fresh CA and every certificate under `d`."""
+    d.mkdir(parents=True, exist_ok=True)
+    ca = _ca(d)
+    sa_key = d / "sa.key"
+    _key(sa_key)
+    sa_pub = d / "sa.pub"
+    _run("ec", "-in", str(sa_key), "-pubout", "-out", str(sa_pub), cwd=d)
+    return Pki(
+        ca=ca,
+        apiserver=_leaf(d, ca, "apiserver", "/CN=kube-apiserver", server=True, client=False),
+        kubelet=_leaf(d, ca, "kubelet", "/CN=aicr-sim-kubelet", server=True, client=False),
+        apiserver_kubelet_client=_leaf(
+            d, ca, "apiserver-kubelet-client", f"/CN={KUBELET_CLIENT_CN}", server=False, client=True
+        ),
+        admin=_leaf(
+            d, ca, "admin", "/O=system:masters/CN=aicr-sim-admin", server=False, client=True
+        ),
+        controller_manager=_leaf(
+            d,
+            ca,
+            "controller-manager",
+            "/CN=system:kube-controller-manager",
+            server=False,
+            client=True,
+        ),
+        scheduler=_leaf(d, ca, "scheduler", "/CN=system:kube-scheduler", server=False, client=True),
+        sa_key=sa_key,
+        sa_pub=sa_pub,
+    )

@@ -1,0 +1,1 @@
+"""Process runtime: plays the kubelet for the validator's own pods."""

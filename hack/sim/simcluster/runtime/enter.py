@@ -1,0 +1,83 @@
+"""Enter a private mount namespace, mount the pod's volumes, exec the command.
+
+Run as `python -m simcluster.runtime.enter <spec.json>`. The bind mounts live
+only in the new namespace, so the container sees its ConfigMaps, Secrets and
+token at the pod's own mount paths (for example
+/var/run/secrets/kubernetes.io/serviceaccount) while the host does not. A
+missing mount point is created on the host as an empty directory or file.
+If the command cannot be started, the reason is written to the spec's
+`startErrorFile` and the exit code is 128, as container runtimes report it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import sys
+from pathlib import Path
+
+CLONE_NEWNS = 0x00020000
+MS_RDONLY = 1
+MS_REMOUNT = 32
+MS_BIND = 4096
+MS_REC = 16384
+MS_PRIVATE = 1 << 18
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _check(rc: int, what: str) -> None:
+    if rc != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def _mount(src: str | None, target: str, flags: int) -> None:
+    _check(
+        _libc.mount(
+            src.encode() if src else None, target.encode(), None, ctypes.c_ulong(flags), None
+        ),
+        f"mount {src} -> {target}",
+    )
+
+
+def private_namespace() -> None:
+    """Move this process into a new mount namespace that shares nothing back."""
+    _check(_libc.unshare(CLONE_NEWNS), "unshare(CLONE_NEWNS)")
+    _mount(None, "/", MS_REC | MS_PRIVATE)
+
+
+def bind(source: str, target: str, read_only: bool) -> None:
+    """Bind-mount `source` at `target`, creating the mount point if needed."""
+    t = Path(target)
+    if Path(source).is_dir():
+        t.mkdir(parents=True, exist_ok=True)
+    else:
+        t.parent.mkdir(parents=True, exist_ok=True)
+        if not t.exists():
+            t.touch()
+    _mount(source, target, MS_BIND | MS_REC)
+    if read_only:
+        _mount(None, target, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_REC)
+
+
+def main(spec_path: str) -> None:
+    """Apply the spec and replace this process with the container command."""
+    spec = json.loads(Path(spec_path).read_text())
+    try:
+        private_namespace()
+        for m in spec["mounts"]:
+            bind(m["source"], m["target"], bool(m.get("readOnly")))
+        os.chdir(spec.get("cwd") or "/")
+        os.execvpe(spec["argv"][0], spec["argv"], spec["env"])
+    except OSError as e:
+        Path(spec["startErrorFile"]).write_text(
+            f"failed to create containerd task: failed to create shim task: OCI runtime create "
+            f"failed: runc create failed: unable to start container process: {e}"
+        )
+        sys.exit(128)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

@@ -1,0 +1,100 @@
+"""Pod status shapes the kubelet writes, built from the runtime's view.
+
+Kept apart from the process handling so the shapes (reasons, exit codes,
+condition types) can be read and compared with a real kubelet's in one place.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from simcluster.runtime.logs import now_rfc3339nano
+
+HOST_IP = "127.0.0.1"  # the runtime's processes share the host's loopback network
+
+
+def container_id(pod_uid: str, name: str, run: int) -> str:
+    """A stable fake containerd id for one run of one container."""
+    return "containerd://" + hashlib.sha256(f"{pod_uid}/{name}/{run}".encode()).hexdigest()
+
+
+def base_status(container: dict[str, Any]) -> dict[str, Any]:
+    """A container status before anything ran."""
+    return {
+        "name": container["name"],
+        "image": container["image"],
+        "imageID": "",
+        "ready": False,
+        "started": False,
+        "restartCount": 0,
+        "state": {"waiting": {"reason": "ContainerCreating"}},
+    }
+
+
+def running(cs: dict[str, Any], cid: str, ready: bool) -> None:
+    """Mark a container status as running since now."""
+    cs.update(
+        state={"running": {"startedAt": now_rfc3339nano()[:19] + "Z"}},
+        started=True,
+        ready=ready,
+        containerID=cid,
+        imageID=cs["image"],
+    )
+
+
+def terminated(
+    cs: dict[str, Any], cid: str, code: int, reason: str, message: str, started: str
+) -> dict[str, Any]:
+    """Mark a container status as terminated; return the terminated state."""
+    state: dict[str, Any] = {
+        "exitCode": code,
+        "reason": reason,
+        "startedAt": started,
+        "finishedAt": now_rfc3339nano()[:19] + "Z",
+        "containerID": cid,
+    }
+    if message:
+        state["message"] = message
+    cs.update(state={"terminated": state}, started=False, ready=False, containerID=cid)
+    return state
+
+
+def waiting(cs: dict[str, Any], reason: str, message: str = "") -> None:
+    """Mark a container status as waiting (image pull, back-off, config error)."""
+    w: dict[str, Any] = {"reason": reason}
+    if message:
+        w["message"] = message
+    cs.update(state={"waiting": w}, started=False, ready=False)
+
+
+def conditions(
+    phase: str, initialized: bool, ready: bool, not_ready_names: list[str], scheduled: Any
+) -> list[dict[str, Any]]:
+    """The pod conditions for a phase and readiness, keeping PodScheduled."""
+    now = now_rfc3339nano()[:19] + "Z"
+
+    def cond(t: str, ok: bool, reason: str = "", message: str = "") -> dict[str, Any]:
+        c: dict[str, Any] = {
+            "type": t,
+            "status": "True" if ok else "False",
+            "lastTransitionTime": now,
+        }
+        if not ok and reason:
+            c["reason"] = reason
+        if not ok and message:
+            c["message"] = message
+        return c
+
+    done = phase in ("Succeeded", "Failed")
+    why = "PodCompleted" if done else "ContainersNotReady"
+    msg = "" if done else f"containers with unready status: [{' '.join(not_ready_names)}]"
+    out = [
+        cond("PodReadyToStartContainers", not done),
+        cond("Initialized", initialized, "ContainersNotInitialized"),
+        cond("Ready", ready, why, msg),
+        cond("ContainersReady", ready, why, msg),
+    ]
+    if scheduled:
+        out.append(scheduled)
+    return out

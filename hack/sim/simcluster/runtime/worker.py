@@ -1,0 +1,457 @@
+"""One pod's life under the process runtime: the part a kubelet plays.
+
+Validator-image containers run as local processes (see `enter`); containers
+of other images in a runtime-owned pod are only shown as running. Faults
+replace the process with the status a real node would report.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import subprocess
+import threading
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kubernetes import client
+from kubernetes.client.rest import ApiException
+
+from simcluster import paths, processes
+from simcluster.runtime import faults, pod_status
+from simcluster.runtime.logs import LogWriter, now_rfc3339nano, tail_text
+from simcluster.runtime.ownership import is_validator_image
+from simcluster.runtime.pod_files import PodFiles
+from simcluster.runtime.volumes import PodMaterialiser, VolumeError, expand
+
+log = logging.getLogger("runtime")
+BACKOFF_START = 10.0
+BACKOFF_MAX = 300.0
+EVICTION_MESSAGE = (
+    "The node was low on resource: memory. Threshold quantity: 100Mi, available: 51200Ki. "
+)
+
+
+@dataclass
+class RuntimeContext:
+    """What every pod worker shares: API access and where things are."""
+
+    api: client.ApiClient
+    sim_dir: Path
+    apiserver_port: int
+    aicr_bin_dir: str | None
+    python: str
+    workers: dict[str, PodWorker] = field(default_factory=dict)
+    finished: set[str] = field(default_factory=set)  # uids already taken on
+
+    @property
+    def core(self) -> client.CoreV1Api:
+        """Core API of the admin client."""
+        return client.CoreV1Api(self.api)
+
+    @property
+    def pods_dir(self) -> Path:
+        """Folder of all pod folders."""
+        return self.sim_dir / "pods"
+
+
+class PodWorker(threading.Thread):
+    """Plays one pod from start to deletion."""
+
+    def __init__(self, ctx: RuntimeContext, pod: dict[str, Any]) -> None:
+        meta = pod["metadata"]
+        super().__init__(daemon=True, name=f"pod-{meta['namespace']}/{meta['name']}")
+        self.ctx = ctx
+        self.pod = pod
+        self.ns, self.name, self.uid = meta["namespace"], meta["name"], meta["uid"]
+        self.files = PodFiles.for_pod(ctx.pods_dir, self.ns, self.name, self.uid)
+        self.deleting = threading.Event()
+        self.lock = threading.Lock()
+        self.phase = "Pending"
+        self.reason: str | None = None
+        self.message: str | None = None
+        self.extra_conditions: list[dict[str, Any]] = []
+        self.statuses = {c["name"]: pod_status.base_status(c) for c in pod["spec"]["containers"]}
+        self.init_statuses = {
+            c["name"]: pod_status.base_status(c) for c in pod["spec"].get("initContainers") or []
+        }
+        self.initialized = not self.init_statuses
+        self.procs: dict[str, subprocess.Popen[bytes]] = {}
+        self.start_time = now_rfc3339nano()[:19] + "Z"
+
+    # ---- status --------------------------------------------------------------
+    def publish(self) -> None:
+        """Write our view of the pod into pods/status (retrying on conflicts)."""
+        for _ in range(20):
+            try:
+                cur = self.ctx.api.sanitize_for_serialization(
+                    self.ctx.core.read_namespaced_pod_status(self.name, self.ns)
+                )
+                if cur["metadata"]["uid"] != self.uid:
+                    return
+                with self.lock:
+                    cur["status"] = self._status(cur.get("status") or {})
+                self.ctx.core.replace_namespaced_pod_status(self.name, self.ns, cur)
+                return
+            except ApiException as e:
+                if e.status == 404:
+                    return
+                if e.status != 409:
+                    log.warning("%s/%s: status update failed: %s", self.ns, self.name, e.reason)
+                time.sleep(0.2)
+            except Exception as e:  # apiserver down: retry until back
+                log.warning("%s/%s: status update failed: %s", self.ns, self.name, e)
+                time.sleep(1)
+
+    def _status(self, old: dict[str, Any]) -> dict[str, Any]:
+        scheduled = next(
+            (c for c in old.get("conditions") or [] if c.get("type") == "PodScheduled"), None
+        )
+        cs = list(self.statuses.values())
+        ready = self.phase == "Running" and all(c["ready"] for c in cs)
+        unready = [c["name"] for c in cs if not c["ready"]]
+        status: dict[str, Any] = {
+            "phase": self.phase,
+            "conditions": pod_status.conditions(
+                self.phase, self.initialized, ready, unready, scheduled
+            )
+            + self.extra_conditions,
+            "hostIP": pod_status.HOST_IP,
+            "hostIPs": [{"ip": pod_status.HOST_IP}],
+            "podIP": pod_status.HOST_IP,
+            "podIPs": [{"ip": pod_status.HOST_IP}],
+            "startTime": self.start_time,
+            "containerStatuses": cs,
+            "qosClass": old.get("qosClass"),
+        }
+        if self.init_statuses:
+            status["initContainerStatuses"] = list(self.init_statuses.values())
+        if self.reason:
+            status["reason"] = self.reason
+        if self.message:
+            status["message"] = self.message
+        return status
+
+    # ---- lifecycle -------------------------------------------------------------
+    def run(self) -> None:
+        """Play the pod; on deletion stop its processes and remove it."""
+        try:
+            self._run()
+        except Exception:
+            log.error("%s/%s: runtime error\n%s", self.ns, self.name, traceback.format_exc())
+        self.deleting.wait()
+        self._finish_deletion()
+
+    def request_delete(self) -> None:
+        """The pod got a deletionTimestamp: stop it as a kubelet would."""
+        self.deleting.set()
+
+    def _grace(self) -> float:
+        try:
+            pod = self.ctx.core.read_namespaced_pod(self.name, self.ns)
+            g = pod.metadata.deletion_grace_period_seconds
+        except Exception:
+            g = None
+        return float(
+            g if g is not None else self.pod["spec"].get("terminationGracePeriodSeconds", 30)
+        )
+
+    def _finish_deletion(self) -> None:
+        grace = self._grace()
+        for proc in list(self.procs.values()):
+            _kill_group(proc, grace)
+        try:
+            self.ctx.core.delete_namespaced_pod(
+                self.name,
+                self.ns,
+                body=client.V1DeleteOptions(
+                    grace_period_seconds=0, preconditions=client.V1Preconditions(uid=self.uid)
+                ),
+            )
+        except ApiException as e:
+            if e.status not in (404, 409):
+                log.warning("%s/%s: final delete failed: %s", self.ns, self.name, e.reason)
+        self.ctx.workers.pop(self.uid, None)
+
+    def _run(self) -> None:
+        fault = faults.fault_for(self.ctx.sim_dir, self.pod)
+        if fault:
+            log.info("%s/%s: playing fault %s", self.ns, self.name, fault)
+        if fault == "image-pull":
+            self._image_pull_fault()
+            return
+        mat = PodMaterialiser(self.ctx.core, self.pod, self.files)
+        try:
+            self.volumes = mat.materialise()
+        except (VolumeError, ApiException) as e:
+            msg = str(e) if isinstance(e, VolumeError) else f"{e.status} {e.reason}"
+            for cs in self.statuses.values():
+                pod_status.waiting(cs, "CreateContainerConfigError", msg)
+            self.publish()
+            return
+        self.mat = mat
+        # Init containers, one after another.
+        for c in self.pod["spec"].get("initContainers") or []:
+            if self.deleting.is_set():
+                return
+            if c.get("restartPolicy") == "Always":  # sidecar: shown as running
+                pod_status.running(self.init_statuses[c["name"]], self._cid(c, 0), True)
+                continue
+            ok = self._container_loop(c, self.init_statuses[c["name"]], init=True, fault=None)
+            if not ok:
+                self.phase = "Failed"
+                self.publish()
+                return
+        self.initialized = True
+        if fault == "evict":
+            self._evict_fault()
+            return
+        self.phase = "Running"
+        threads = [
+            threading.Thread(
+                target=self._container_loop,
+                args=(c, self.statuses[c["name"]], False, fault),
+                daemon=True,
+            )
+            for c in self.pod["spec"]["containers"]
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if self.deleting.is_set():
+            return
+        codes = [cs["state"].get("terminated", {}).get("exitCode") for cs in self.statuses.values()]
+        if all(c is not None for c in codes):
+            self.phase = "Succeeded" if all(c == 0 for c in codes) else "Failed"
+            self.publish()
+
+    def _cid(self, c: dict[str, Any], run: int) -> str:
+        return pod_status.container_id(self.uid, c["name"], run)
+
+    def _container_loop(
+        self, c: dict[str, Any], cs: dict[str, Any], init: bool, fault: str | None
+    ) -> bool:
+        """Run a container, restarting it as the pod's restartPolicy says; True if it succeeded."""
+        policy = self.pod["spec"].get("restartPolicy", "Always")
+        if init and policy == "Always":
+            policy = "OnFailure"
+        run = 0
+        while not self.deleting.is_set():
+            shown_only = fault is None and not init and not is_validator_image(c["image"])
+            if fault == "never-ready" or shown_only:
+                pod_status.running(cs, self._cid(c, run), ready=fault != "never-ready")
+                self.publish()
+                self.deleting.wait()
+                return False
+            code = self._run_once(c, cs, run, fault)
+            if self.deleting.is_set():
+                return False
+            if not (policy == "Always" or (policy == "OnFailure" and code != 0)):
+                self.publish()
+                return code == 0
+            last = cs["state"]["terminated"]
+            delay = min(BACKOFF_START * 2**run, BACKOFF_MAX)
+            run += 1
+            cs["restartCount"] = run
+            cs["lastState"] = {"terminated": last}
+            pod_status.waiting(
+                cs,
+                "CrashLoopBackOff",
+                f"back-off {int(delay)}s restarting failed container={c['name']} "
+                f"pod={self.name}_{self.ns}({self.uid})",
+            )
+            self.publish()
+            if self.deleting.wait(delay):
+                return False
+        return False
+
+    def _run_once(self, c: dict[str, Any], cs: dict[str, Any], run: int, fault: str | None) -> int:
+        cid = self._cid(c, run)
+        name = c["name"]
+        cdir = self.files.container(name)
+        (cdir / "exited").unlink(missing_ok=True)
+        term = self.files.termination_log(name)
+        term.write_bytes(b"")
+        logw = LogWriter(self.files.log_path(name, run=run))
+        started = now_rfc3339nano()[:19] + "Z"
+        try:
+            if fault in ("crash", "oom"):
+                pod_status.running(cs, cid, ready=True)
+                self.publish()
+                logw.write("stderr", b"sim: simulated " + fault.encode())
+                time.sleep(0.5)
+                code, reason = (137, "OOMKilled") if fault == "oom" else (1, "Error")
+                pod_status.terminated(cs, cid, code, reason, "", started)
+                return code
+            try:
+                spec = self._exec_spec(c, cdir, run)
+            except (VolumeError, ApiException) as e:
+                pod_status.waiting(cs, "CreateContainerConfigError", str(e))
+                self.publish()
+                self.deleting.wait()
+                return 1
+            if json.loads(spec.read_text())["argv"]:
+                code = self._spawn_and_wait(c, cs, spec, cid, logw)
+            else:
+                code = 128
+        finally:
+            logw.close()
+            (cdir / "exited").write_text("")
+        start_error = cdir / f"start-error-{run}"
+        if code == 128 and start_error.exists():
+            msg = start_error.read_text()
+            pod_status.terminated(cs, cid, 128, "StartError", msg, started)
+            return code
+        msg = term.read_bytes()[:4096].decode(errors="replace")
+        if not msg and code != 0 and c.get("terminationMessagePolicy") == "FallbackToLogsOnError":
+            msg = tail_text(self.files.log_path(name, run=run))
+        pod_status.terminated(cs, cid, code, "Completed" if code == 0 else "Error", msg, started)
+        return code
+
+    def _exec_spec(self, c: dict[str, Any], cdir: Path, run: int) -> Path:
+        port = str(self.ctx.apiserver_port)
+        path_dirs = [d for d in (self.ctx.aicr_bin_dir,) if d] + [
+            "/usr/local/sbin",
+            "/usr/local/bin",
+            "/usr/sbin",
+            "/usr/bin",
+            "/sbin",
+            "/bin",
+        ]
+        home = cdir / "home"
+        home.mkdir(exist_ok=True)
+        base = {
+            "PATH": ":".join(path_dirs),
+            "HOSTNAME": self.pod["spec"].get("hostname") or self.name,
+            "HOME": str(home),
+            "KUBERNETES_SERVICE_HOST": "127.0.0.1",
+            "KUBERNETES_SERVICE_PORT": port,
+            "KUBERNETES_SERVICE_PORT_HTTPS": port,
+            "KUBERNETES_PORT": f"tcp://127.0.0.1:{port}",
+        }
+        env = self.mat.env(c, base)
+        argv = [expand(a, env) for a in (c.get("command") or []) + (c.get("args") or [])]
+        mounts = []
+        kinds = {v["name"]: v for v in self.pod["spec"].get("volumes") or []}
+        for m in c.get("volumeMounts") or []:
+            src = self.volumes[m["name"]]
+            if m.get("subPath"):
+                src = src / m["subPath"]
+            vol = kinds[m["name"]]
+            always_ro = any(k in vol for k in ("configMap", "secret", "projected", "downwardAPI"))
+            mounts.append(
+                {
+                    "source": str(src),
+                    "target": m["mountPath"],
+                    "readOnly": bool(m.get("readOnly")) or always_ro,
+                }
+            )
+        mounts.append(
+            {
+                "source": str(self.files.termination_log(c["name"])),
+                "target": c.get("terminationMessagePath") or "/dev/termination-log",
+                "readOnly": False,
+            }
+        )
+        spec = {
+            "argv": argv,
+            "env": env,
+            "cwd": c.get("workingDir") or "/",
+            "mounts": mounts,
+            "startErrorFile": str(cdir / f"start-error-{run}"),
+        }
+        (cdir / f"start-error-{run}").unlink(missing_ok=True)
+        if not argv:
+            (cdir / f"start-error-{run}").write_text(
+                "the simulated runtime cannot read an image's entrypoint: set `command`"
+            )
+        p = cdir / f"spec-{run}.json"
+        p.write_text(json.dumps(spec))
+        p.chmod(0o600)
+        return p
+
+    def _spawn_and_wait(
+        self, c: dict[str, Any], cs: dict[str, Any], spec: Path, cid: str, logw: LogWriter
+    ) -> int:
+        proc = subprocess.Popen(
+            [self.ctx.python, "-m", "simcluster.runtime.enter", str(spec)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={"PYTHONPATH": str(paths.SIM_ROOT), "PATH": "/usr/bin:/bin"},
+            start_new_session=True,
+        )
+        self.procs[c["name"]] = proc
+        ticks = processes.start_ticks(proc.pid)
+        rec = processes.Proc(f"{self.name}/{c['name']}", proc.pid, ticks or 0, [], "")
+        self.files.proc_record(c["name"]).write_text(json.dumps(rec.to_json()))
+        pumps = [logw.pump("stdout", proc.stdout), logw.pump("stderr", proc.stderr)]  # type: ignore[arg-type]
+        pod_status.running(cs, cid, ready=True)
+        self.publish()
+        code = proc.wait()
+        for t in pumps:
+            t.join(timeout=5)
+        self.files.proc_record(c["name"]).unlink(missing_ok=True)
+        self.procs.pop(c["name"], None)
+        return 128 + -code if code < 0 else code
+
+    # ---- faults ------------------------------------------------------------------
+    def _image_pull_fault(self) -> None:
+        for reason in ("ErrImagePull", "ImagePullBackOff"):
+            for c in self.pod["spec"]["containers"]:
+                img = c["image"]
+                msg = (
+                    f'Back-off pulling image "{img}"'
+                    if reason == "ImagePullBackOff"
+                    else f'failed to pull and unpack image "{img}": failed to resolve reference '
+                    f'"{img}": {img}: not found (simulated)'
+                )
+                pod_status.waiting(self.statuses[c["name"]], reason, msg)
+            self.publish()
+            if self.deleting.wait(2):
+                return
+
+    def _evict_fault(self) -> None:
+        self.phase = "Running"
+        for c in self.pod["spec"]["containers"]:
+            pod_status.running(self.statuses[c["name"]], self._cid(c, 0), ready=True)
+        self.publish()
+        if self.deleting.wait(1):
+            return
+        started = now_rfc3339nano()[:19] + "Z"
+        for c in self.pod["spec"]["containers"]:
+            pod_status.terminated(
+                self.statuses[c["name"]], self._cid(c, 0), 137, "Error", "", started
+            )
+        self.phase, self.reason = "Failed", "Evicted"
+        self.message = EVICTION_MESSAGE
+        self.extra_conditions = [
+            {
+                "type": "DisruptionTarget",
+                "status": "True",
+                "reason": "TerminationByKubelet",
+                "message": EVICTION_MESSAGE,
+                "lastTransitionTime": started,
+            }
+        ]
+        self.publish()
+
+
+def _kill_group(proc: subprocess.Popen[bytes], grace: float) -> None:
+    """SIGTERM the container's process group, SIGKILL after the grace period."""
+    if proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=max(grace, 0.1))
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    except ProcessLookupError:
+        pass

@@ -1,0 +1,177 @@
+"""Cluster contents: bootstrap objects, scenarios loaded from test code, reset.
+
+Everything here goes through the API server, as a user of the cluster would.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+from kubernetes import client
+from kubernetes.client.rest import ApiException
+
+from simcluster import gpu_modes, kube, paths
+from simcluster.nodes import LAYOUT, node_manifest
+
+if TYPE_CHECKING:
+    from simcluster.cluster import Sim
+
+FIELD_MANAGER = "aicr-sim"
+
+
+def bootstrap(sim: Sim, deadline: float) -> None:
+    """Create the nodes, start in device-plugin mode, wait until usable."""
+    api = kube.api_client(sim.kubeconfig)
+    core = client.CoreV1Api(api)
+    version = paths.read_pins()["KUBERNETES_VERSION"]
+    for spec in LAYOUT:
+        body = node_manifest(spec, version, sim.ports.kubelet)
+        _retry_until(deadline, lambda b=body: core.create_node(b))
+    gpu_modes.set_mode(api, "device-plugin")
+    _record_mode(sim, "device-plugin")
+
+    def usable() -> bool:
+        try:
+            core.read_namespaced_service_account("default", "default")
+            core.read_namespaced_config_map("kube-root-ca.crt", "default")
+        except ApiException:
+            return False
+        nodes = core.list_node().items
+        return len(nodes) == len(LAYOUT) and all(
+            any(c.type == "Ready" and c.status == "True" for c in n.status.conditions or [])
+            for n in nodes
+        )
+
+    while not usable():
+        if time.monotonic() > deadline:
+            raise TimeoutError("cluster did not become usable (default SA, root CA, nodes)")
+        time.sleep(0.2)
+    _wait_port(sim.ports.kubelet, deadline)
+
+
+def _retry_until(deadline: float, fn: Any) -> Any:
+    while True:
+        try:
+            return fn()
+        except ApiException as e:
+            if e.status == 409:
+                return None
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
+def _wait_port(port: int, deadline: float) -> None:
+    import socket
+
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    raise TimeoutError(f"simulated kubelet endpoint on 127.0.0.1:{port} did not come up")
+
+
+def _record_mode(sim: Sim, mode: str) -> None:
+    (sim.dir / "gpu-mode").write_text(mode + "\n")
+
+
+def current_mode(sim: Sim) -> str:
+    """The GPU mode last set on this run."""
+    try:
+        return (sim.dir / "gpu-mode").read_text().strip()
+    except OSError:
+        return "device-plugin"
+
+
+def set_mode(sim: Sim, mode: gpu_modes.Mode) -> None:
+    """Switch the GPU allocation mode of every GPU node."""
+    gpu_modes.set_mode(kube.api_client(sim.kubeconfig), mode)
+    _record_mode(sim, mode)
+
+
+def set_node_images(sim: Sim, node: str, images: list[str], size_bytes: int = 500_000_000) -> None:
+    """Set the images a node reports (status.images), for image-locality scoring."""
+    api = kube.api_client(sim.kubeconfig)
+    core = client.CoreV1Api(api)
+
+    def update() -> None:
+        obj = kube.to_dict(api, core.read_node_status(node))
+        obj["status"]["images"] = [{"names": [i], "sizeBytes": size_bytes} for i in images]
+        core.replace_node_status(node, obj)
+
+    kube.retry_conflicts(update)
+
+
+def load_manifests(manifests: Any) -> list[dict[str, Any]]:
+    """Documents from a YAML string, a path, a dict or a list of those."""
+    if isinstance(manifests, dict):
+        return [manifests]
+    if isinstance(manifests, Path):
+        return load_manifests(manifests.read_text())
+    if isinstance(manifests, str):
+        return [d for d in yaml.safe_load_all(manifests) if d]
+    out: list[dict[str, Any]] = []
+    for m in manifests:
+        out += load_manifests(m)
+    return out
+
+
+def apply(sim: Sim, manifests: Any, namespace: str | None = None) -> list[dict[str, Any]]:
+    """Server-side apply manifests (CRDs are waited on until established)."""
+    api = kube.api_client(sim.kubeconfig)
+    dyn = kube.dynamic(api)
+    out = []
+    for doc in load_manifests(manifests):
+        res = dyn.resources.get(api_version=doc["apiVersion"], kind=doc["kind"])
+        ns = doc.get("metadata", {}).get("namespace") or (namespace if res.namespaced else None)
+        if ns and res.namespaced:
+            doc.setdefault("metadata", {})["namespace"] = ns
+        obj = res.server_side_apply(
+            body=doc, namespace=ns, field_manager=FIELD_MANAGER, force_conflicts=True
+        )
+        out.append(obj.to_dict())
+        if doc["kind"] == "CustomResourceDefinition":
+            _wait_crd(dyn, doc["metadata"]["name"])
+    return out
+
+
+def _wait_crd(dyn: Any, name: str, timeout: float = 30) -> None:
+    crds = dyn.resources.get(api_version="apiextensions.k8s.io/v1", kind="CustomResourceDefinition")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        conds = crds.get(name=name).to_dict().get("status", {}).get("conditions") or []
+        if any(c["type"] == "Established" and c["status"] == "True" for c in conds):
+            dyn.resources.invalidate_cache() if hasattr(dyn.resources, "invalidate_cache") else None
+            return
+        time.sleep(0.1)
+    raise TimeoutError(f"CRD {name} not established")
+
+
+def reset_nodes(sim: Sim) -> None:
+    """Put every node back to its profile: labels, taints, images, GPU mode."""
+    api = kube.api_client(sim.kubeconfig)
+    core = client.CoreV1Api(api)
+    version = paths.read_pins()["KUBERNETES_VERSION"]
+    for spec in LAYOUT:
+        want = node_manifest(spec, version, sim.ports.kubelet)
+
+        def update(want: dict[str, Any] = want) -> None:
+            obj = kube.to_dict(api, core.read_node(want["metadata"]["name"]))
+            obj["metadata"]["labels"] = want["metadata"]["labels"]
+            obj["spec"]["taints"] = want["spec"]["taints"]
+            obj["spec"]["unschedulable"] = False
+            core.replace_node(obj["metadata"]["name"], obj)
+
+        kube.retry_conflicts(update)
+        set_node_images(sim, spec.name, [])
+    set_mode(sim, "device-plugin")
+
+
+def dump(obj: Any) -> str:
+    """Pretty JSON for assertion messages."""
+    return json.dumps(obj, indent=1, default=str)[:4000]
