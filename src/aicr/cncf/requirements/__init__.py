@@ -1,0 +1,29 @@
+"""CNCF requirement sets, one data file per conformance version, and how a run picks one."""
+
+from aicr.cncf.requirements.model import (
+    LAST_PLAIN_VERSION,
+    PRODUCT_STATUSES,
+    SUPPORTED_VERSIONS,
+    Level,
+    Requirement,
+    RequirementSet,
+    load_requirements,
+    major_minor,
+    parse_requirements,
+    resolve_version,
+    version_key,
+)
+
+__all__ = [
+    "LAST_PLAIN_VERSION",
+    "PRODUCT_STATUSES",
+    "SUPPORTED_VERSIONS",
+    "Level",
+    "Requirement",
+    "RequirementSet",
+    "load_requirements",
+    "major_minor",
+    "parse_requirements",
+    "resolve_version",
+    "version_key",
+]

@@ -1,0 +1,157 @@
+"""The version-keyed requirement map: one package data file per CNCF conformance version."""
+
+from __future__ import annotations
+
+import functools
+import re
+from enum import StrEnum
+from importlib import resources
+
+from pydantic import Field
+
+from aicr.config import ValidateConfig
+from aicr.document import Document, validate
+from aicr.errors import InputError, Problem, UnsupportedVersionError
+from aicr.snapshot import Snapshot
+from aicr.yaml_io import parse
+
+# Order is data: every version aicr holds requirement data for, oldest first.
+SUPPORTED_VERSIONS: tuple[str, ...] = ("1.33", "1.34", "1.35", "1.36", "1.37", "1.38")
+
+# The last version whose upstream validator (2026-08 revision) rejects N/A on a MUST and
+# does not understand file:// references; later versions follow the v1.37 hybrid rules.
+LAST_PLAIN_VERSION = "1.36"
+
+_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:[.\-+].*)?$")
+
+
+class Level(StrEnum):
+    """How binding a requirement is."""
+
+    MUST = "MUST"
+    SHOULD = "SHOULD"
+
+
+class Requirement(Document):
+    """One requirement of a conformance version."""
+
+    id: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    category: str
+    level: Level
+    description: str = Field(min_length=1)
+    checks: list[str] = Field(
+        default_factory=list, description="Catalog checks that must all pass for Implemented."
+    )
+    conditional: bool = Field(
+        default=False, description="Conditional text: may be N/A with a justification."
+    )
+
+
+class RequirementSet(Document):
+    """All requirements of one version, in template order."""
+
+    version: str
+    kubernetes_version: str
+    requirements: list[Requirement]
+
+    @property
+    def categories(self) -> list[str]:
+        """Categories in template order."""
+        return list(dict.fromkeys(r.category for r in self.requirements))
+
+    @property
+    def ids(self) -> list[str]:
+        """Requirement ids in template order."""
+        return [r.id for r in self.requirements]
+
+    def get(self, requirement_id: str) -> Requirement | None:
+        """The requirement with ``requirement_id``, if this version has it."""
+        return next((r for r in self.requirements if r.id == requirement_id), None)
+
+    def backed_by(self, check: str) -> list[Requirement]:
+        """The requirements of this version that ``check`` backs."""
+        return [r for r in self.requirements if check in r.checks]
+
+    @property
+    def hybrid(self) -> bool:
+        """True from 1.37 on: junit.xml and e2e.log are parsed by the verifier."""
+        return version_key(self.version) > version_key(LAST_PLAIN_VERSION)
+
+
+def version_key(version: str) -> tuple[int, int]:
+    """``"1.35"`` -> ``(1, 35)`` for ordering."""
+    major, minor = version.split(".")
+    return int(major), int(minor)
+
+
+def major_minor(text: str) -> str | None:
+    """``v1.35.2`` / ``1.35`` / ``v1.35.0-eks-1`` -> ``1.35``; None when it is not a version."""
+    match = _VERSION.match(text.strip())
+    return f"{int(match[1])}.{int(match[2])}" if match else None
+
+
+def parse_requirements(text: str, source: str) -> RequirementSet:
+    """Parse one requirement data file (tests use this with inline data)."""
+    return validate(RequirementSet, parse(text, source))
+
+
+@functools.cache
+def load_requirements(version: str) -> RequirementSet:
+    """The shipped requirement set for ``version`` (X.Y)."""
+    if version not in SUPPORTED_VERSIONS:
+        raise UnsupportedVersionError(
+            Problem(
+                f"no CNCF AI Conformance requirement data for version '{version}'",
+                hint="supported: " + ", ".join(SUPPORTED_VERSIONS),
+            )
+        )
+    name = f"v{version}.yaml"
+    text = resources.files("aicr.cncf.requirements").joinpath(name).read_text(encoding="utf-8")
+    return parse_requirements(text, f"aicr/cncf/requirements/{name}")
+
+
+def resolve_version(snapshot: Snapshot | None, flag: str | None, config: ValidateConfig) -> str:
+    """The conformance version: ``--cncf-version`` > config > the snapshot's server version."""
+    candidates = [
+        (flag, "--cncf-version", None),
+        (config.cncf.version, "config", "spec.validate.evidence.cncf.version"),
+        (snapshot.server_version if snapshot else None, "snapshot", "K8s.server.version"),
+    ]
+    for value, source, field_path in candidates:
+        if value is None or value == "":
+            continue
+        version = major_minor(str(value))
+        if version is None:
+            raise InputError(
+                Problem(
+                    f"'{value}' is not a version (expected X.Y, e.g. 1.35)",
+                    source=source,
+                    field_path=field_path,
+                )
+            )
+        if version not in SUPPORTED_VERSIONS:
+            raise UnsupportedVersionError(
+                Problem(
+                    f"no CNCF AI Conformance requirement data for version '{version}'",
+                    source=source,
+                    field_path=field_path,
+                    hint="supported: " + ", ".join(SUPPORTED_VERSIONS),
+                )
+            )
+        return version
+    raise InputError(
+        Problem(
+            "cannot tell the CNCF conformance version",
+            hint="pass --cncf-version X.Y, set spec.validate.evidence.cncf.version in the "
+            "config, or give a snapshot with K8s.server.version",
+        )
+    )
+
+
+# The statuses PRODUCT.yaml may carry, as the upstream validator spells them.
+PRODUCT_STATUSES: tuple[str, ...] = (
+    "Implemented",
+    "Not Implemented",
+    "Partially Implemented",
+    "N/A",
+)
