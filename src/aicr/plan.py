@@ -8,8 +8,8 @@ a typo never silently drops a check.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 
 from aicr import durations
@@ -18,6 +18,7 @@ from aicr.config import ValidateConfig
 from aicr.errors import InputError, Problem, UnknownCheckError
 from aicr.phases import PHASE_ORDER, Phase
 from aicr.recipe.model import Recipe
+from aicr.yaml_io import PathKey
 
 GPU_LOCK = "gpus"  # checks that take whole GPUs share this lock and never overlap
 
@@ -82,6 +83,19 @@ class Plan:
         return ([free] if free else []) + locked
 
 
+def _with_line(problem: Problem, line_of: Callable[[PathKey], int | None]) -> Problem:
+    """Add the recipe line to a problem whose field path points into the recipe."""
+    if problem.line is not None or not problem.field_path or problem.field_path.startswith("-"):
+        return problem
+    path: list[str | int] = []
+    for part in problem.field_path.replace("]", "").split("."):
+        name, _, index = part.partition("[")
+        path.append(name)
+        if index:
+            path.append(int(index))
+    return replace(problem, line=line_of(tuple(path)))
+
+
 def resolve_phases(requested: Iterable[str]) -> list[Phase]:
     """``--phase`` values (repeatable, ``all``) -> phases in their fixed order."""
     wanted = set(requested) or {"all"}
@@ -90,9 +104,15 @@ def resolve_phases(requested: Iterable[str]) -> list[Phase]:
     return [p for p in PHASE_ORDER if p.value in wanted]
 
 
-def _unknown(name: str, catalog: Catalog, where: str, source: str) -> Problem:
+def _unknown(
+    name: str, catalog: Catalog, where: str, source: str, phase: Phase | None = None
+) -> Problem:
     close = difflib.get_close_matches(name, catalog.names, n=1)
-    hint = f"did you mean '{close[0]}'?" if close else "valid: " + ", ".join(catalog.names)
+    if close:
+        hint = f"did you mean '{close[0]}'?"
+    else:
+        known = [c.name for c in catalog.ordered if phase is None or c.phase == phase]
+        hint = f"valid {phase.value + ' ' if phase else ''}checks: " + ", ".join(known)
     return Problem(f"unknown check '{name}'", source=source, field_path=where, hint=hint)
 
 
@@ -119,6 +139,7 @@ def build(
     skip_checks: Iterable[str] = (),
     config: ValidateConfig,
     source: str = "recipe",
+    line_of: Callable[[PathKey], int | None] | None = None,
 ) -> Plan:
     """Select, check and order the recipe's checks for the requested phases."""
     problems: list[Problem] = []
@@ -134,7 +155,7 @@ def build(
             where = f"validation.{phase.value}.checks[{i}]"
             spec = catalog.get(name)
             if spec is None:
-                unknown.append(_unknown(name, catalog, where, source))
+                unknown.append(_unknown(name, catalog, where, source, phase))
             elif spec.phase != phase:
                 problems.append(
                     Problem(
@@ -154,6 +175,9 @@ def build(
         if not names:
             warnings.append(f"the recipe declares no {phase.value} checks; phase not run")
         planned.append(PhasePlan(phase, checks))
+    if line_of is not None:
+        unknown = [_with_line(p, line_of) for p in unknown]
+        problems = [_with_line(p, line_of) for p in problems]
     if unknown:
         raise UnknownCheckError(unknown + problems)
     planned_names = {c.name for p in planned for c in p.checks}

@@ -17,12 +17,14 @@ _COMMANDS = {
     "check": ("aicr.cli.check", "check"),
     "evidence": ("aicr.cli.evidence", "evidence"),
     "cleanup": ("aicr.cli.cleanup", "cleanup"),
+    "completion": ("aicr.cli.completion", "completion"),
 }
 _SUMMARIES = {
     "validate": "Validate a cluster against a recipe and write a CTRF report.",
     "check": "List the check catalog, or run one check (inside its Job).",
     "evidence": "Render and verify CNCF AI Conformance submissions.",
     "cleanup": "Remove what earlier runs left in the cluster.",
+    "completion": "Print the shell completion script (bash, zsh, fish).",
 }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from aicr import sources
 from aicr.document import validate
 from aicr.recipe.model import Recipe
-from aicr.yaml_io import parse
+from aicr.yaml_io import LoadedYaml, parse
 
 
 def parse_recipe(text: str, source: str = "recipe.yaml") -> Recipe:
@@ -16,3 +16,9 @@ def parse_recipe(text: str, source: str = "recipe.yaml") -> Recipe:
 def load_recipe(ref: str) -> Recipe:
     """Load a recipe from a path, an http(s) URL or ``cm://namespace/name``."""
     return parse_recipe(sources.read(ref), ref)
+
+
+def load_recipe_with_lines(ref: str) -> tuple[Recipe, LoadedYaml]:
+    """Load a recipe and keep its line index, so later (plan-time) errors can name lines."""
+    loaded = parse(sources.read(ref), ref)
+    return validate(Recipe, loaded), loaded

@@ -1,0 +1,62 @@
+"""``aicr check``: list the catalog; ``run`` is what a check's Job container executes."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from aicr.catalog import load_catalog
+
+
+@click.group()
+def check() -> None:
+    """List the check catalog, or run one check (inside its Job)."""
+
+
+@check.command("list")
+@click.option("--output", "output_format", type=click.Choice(["table", "plain", "json"]),
+              default=None, help="Default: a table on a terminal, plain lines when piped.")
+def list_checks(output_format: str | None) -> None:
+    """Print every check: name, phase, CNCF requirements, timeout."""
+    catalog = load_catalog()
+    rows = [
+        {
+            "name": c.name,
+            "phase": c.phase.value,
+            "requirements": list(c.requirements),
+            "timeoutSeconds": int(c.timeout.total_seconds()),
+            "exclusiveGpus": c.exclusive_gpus,
+            "queriesPrometheus": c.queries_prometheus,
+            "description": c.description,
+        }
+        for c in catalog.ordered
+    ]
+    if output_format == "json":
+        click.echo(json.dumps(rows, indent=2))
+        return
+    from rich.console import Console
+
+    console = Console()
+    if output_format == "table" or (output_format is None and console.is_terminal):
+        from rich.table import Table
+
+        table = Table()
+        for column in ("check", "phase", "requirements", "timeout", "description"):
+            table.add_column(column, overflow="fold")
+        for row in rows:
+            table.add_row(row["name"], row["phase"], ", ".join(row["requirements"]) or "-",
+                          f"{row['timeoutSeconds']}s", row["description"])
+        console.print(table)
+        return
+    for row in rows:
+        reqs = ",".join(row["requirements"]) or "-"
+        click.echo(f"{row['name']}\t{row['phase']}\t{reqs}\t{row['timeoutSeconds']}s")
+
+
+try:  # the in-Job entrypoint lives beside the check framework
+    from aicr.cli.check_run import run as _run
+
+    check.add_command(_run)
+except ImportError:  # pragma: no cover - only while the framework is absent
+    pass

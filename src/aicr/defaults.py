@@ -1,0 +1,11 @@
+"""Named defaults, each with its reason."""
+
+from __future__ import annotations
+
+NAMESPACE = "aicr-validation"  # as AICR, so existing RBAC and docs keep working
+# Four checks at once keeps a 12-check conformance phase near the longest check's
+# duration on real clusters, while staying gentle on small control planes.
+PARALLEL = 4
+EXECUTOR = "job"  # the cluster is the engine; local is for development
+IMAGE_REGISTRY_ENV = "AICR_VALIDATOR_IMAGE_REGISTRY"  # mirrors for air-gapped clusters
+CLEANUP_TIMEOUT_SECONDS = 120.0  # own budget: the run's deadline may already be spent

@@ -1,0 +1,393 @@
+"""One ``aicr validate`` run: inputs -> gate -> plan -> execution -> report -> exit code.
+
+Every input is loaded and checked before anything touches the cluster, so bad
+input exits 2 with nothing created. Nightly runs and CNCF submissions run the
+identical path; ``--cncf-submission`` only adds the evidence at the end.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from aicr import __version__, ctrf, defaults, gate
+from aicr.catalog import load_catalog
+from aicr.config import EMPTY_CONFIG, ValidateConfig, parse_config
+from aicr.ctrf import Report, Status
+from aicr.errors import (
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_VALIDATION_FAILED,
+    FlagConflictError,
+    Problem,
+)
+from aicr.k8s import KubeTarget
+from aicr.phases import Phase
+from aicr.plan import Plan, build, resolve_phases
+from aicr.recipe.load import load_recipe_with_lines
+from aicr.recipe.model import Recipe
+from aicr.result import CheckResult, Detail, to_test
+from aicr.runner import TOLERATE_ALL, Executor, Placement, RunContext, Toleration
+from aicr.runner.events import EventSink, discard
+from aicr.runner.orchestrate import PlanResults, StopReason, run_plan
+from aicr.snapshot.load import load_snapshot
+from aicr.snapshot.model import Snapshot
+from aicr.sources import read
+
+if TYPE_CHECKING:
+    from aicr.cncf import Aggregation
+
+
+@dataclass(frozen=True)
+class ValidateRequest:
+    """Everything the user asked for, already parsed and checked for conflicts."""
+
+    recipe: str
+    snapshot: str | None = None
+    config: str | None = None
+    phases: tuple[str, ...] = ("all",)
+    skip_checks: tuple[str, ...] = ()
+    no_cluster: bool = False
+    fail_on_error: bool = True
+    kube: KubeTarget = field(default_factory=KubeTarget)
+    namespace: str = defaults.NAMESPACE
+    image: str | None = None
+    image_pull_secrets: tuple[str, ...] = ()
+    node_selector: dict[str, str] = field(default_factory=dict)
+    tolerations: tuple[Toleration, ...] = ()
+    orchestrator_node_selector: dict[str, str] | None = None
+    orchestrator_tolerations: tuple[Toleration, ...] | None = None
+    no_cleanup: bool = False
+    parallel: int = defaults.PARALLEL
+    executor: str = defaults.EXECUTOR
+    timeout: timedelta | None = None
+    timeout_text: str = ""
+    dry_run: bool = False
+    cncf_submission: bool = False
+    evidence_dir: str | None = None
+    cncf_version: str | None = None
+    force: bool = False
+    data_dir: str | None = None
+
+    def __post_init__(self) -> None:
+        """Refuse flag combinations that cannot mean anything (exit 2)."""
+        problems: list[Problem] = []
+        if self.cncf_submission != bool(self.evidence_dir):
+            problems.append(Problem("--cncf-submission and --evidence-dir require each other"))
+        if self.cncf_submission and self.skip_checks:
+            problems.append(
+                Problem("--skip-check cannot be used with --cncf-submission",
+                        hint="a submission must run every check the recipe plans")
+            )
+        if self.cncf_submission and self.no_cluster:
+            problems.append(Problem("--no-cluster cannot be used with --cncf-submission"))
+        if self.dry_run and self.cncf_submission:
+            problems.append(Problem("--dry-run cannot be used with --cncf-submission"))
+        if self.parallel < 1:
+            problems.append(Problem(f"--parallel must be at least 1, got {self.parallel}"))
+        if self.executor not in ("job", "local"):
+            problems.append(Problem(f"--executor must be job or local, got {self.executor}"))
+        if problems:
+            raise FlagConflictError(problems)
+
+
+@dataclass
+class Outcome:
+    """What a run produced; the CLI renders it and exits with ``exit_code``."""
+
+    report: Report
+    exit_code: int
+    plan: Plan | None = None
+    gate: gate.GateOutcome | None = None
+    warnings: list[str] = field(default_factory=list)
+    aggregation: Aggregation | None = None
+    submission_path: Path | None = None
+    manifests: list[dict[str, Any]] | None = None
+    leftovers: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """The loaded, checked inputs of a run."""
+
+    recipe: Recipe
+    snapshot: Snapshot | None
+    config: ValidateConfig
+    plan: Plan
+    warnings: list[str]
+
+
+def new_run_id() -> str:
+    """Short, lowercase and unique enough to name Kubernetes objects of concurrent runs."""
+    return "r" + secrets.token_hex(4)
+
+
+def now_ms() -> int:
+    """Wall-clock milliseconds, as CTRF wants."""
+    return int(time.time() * 1000)
+
+
+def resolve_image(request: ValidateRequest) -> str:
+    """--image wins; else the catalog image pinned to our version, on an optional mirror."""
+    if request.image:
+        return request.image
+    ref = load_catalog().image_ref
+    registry = os.environ.get(defaults.IMAGE_REGISTRY_ENV, "").rstrip("/")
+    if registry:
+        ref = registry + "/" + ref.split("/", 1)[1] if "/" in ref else f"{registry}/{ref}"
+    return ref
+
+
+def load_inputs(request: ValidateRequest) -> Inputs:
+    """Load and check every input; raises InputError (exit 2) before any cluster work."""
+    config = EMPTY_CONFIG
+    if request.config:
+        config = parse_config(read(request.config, request.kube), request.config)
+    warnings: list[str] = []
+    if request.cncf_submission:
+        from aicr import cncf
+
+        warnings += cncf.check_vendor(config, request.config or "--config")
+    recipe, loaded = load_recipe_with_lines(request.recipe)
+    gate.check_paths(recipe, request.recipe)
+    snapshot = load_snapshot(request.snapshot) if request.snapshot else None
+    plan = build(
+        recipe,
+        load_catalog(),
+        phases=resolve_phases(request.phases),
+        skip_checks=request.skip_checks,
+        config=config,
+        source=request.recipe,
+        line_of=loaded.line_of,
+    )
+    warnings += plan.warnings
+    if request.cncf_submission:
+        from aicr import cncf
+
+        version = cncf.resolve_version(snapshot, request.cncf_version, config)
+        reqs = cncf.load_requirements(version)
+        warnings += cncf.check_not_applicable(reqs, config, request.config or "--config")
+        cncf.check_recipe_coverage(reqs, plan.check_names, config)
+    return Inputs(recipe, snapshot, config, plan, warnings)
+
+
+def _make_executor(kind: str) -> Executor:
+    if kind == "local":
+        from aicr.runner.local import LocalExecutor
+
+        return LocalExecutor()
+    from aicr.runner.job import JobExecutor
+
+    return JobExecutor()
+
+
+def _context(
+    request: ValidateRequest, inputs: Inputs, snapshot: Snapshot | None, run_id: str,
+    events: EventSink, cancel: threading.Event,
+) -> RunContext:
+    orchestrator = Placement(
+        node_selector=request.orchestrator_node_selector or {},
+        tolerations=(
+            request.orchestrator_tolerations
+            if request.orchestrator_tolerations is not None
+            else TOLERATE_ALL
+        ),
+    )
+    return RunContext(
+        run_id=run_id,
+        namespace=request.namespace,
+        recipe=inputs.recipe,
+        recipe_source=request.recipe,
+        snapshot=snapshot,
+        config=inputs.config,
+        kube=request.kube,
+        image=resolve_image(request),
+        image_pull_secrets=request.image_pull_secrets,
+        orchestrator=orchestrator,
+        workloads=Placement(request.node_selector, request.tolerations),
+        no_cleanup=request.no_cleanup,
+        data_dir=request.data_dir,
+        events=events,
+        cancel=cancel,
+    )
+
+
+def _all_ended(plan: Plan, status: Status, message: str, detail: Detail) -> PlanResults:
+    results = PlanResults()
+    for check in plan.checks:
+        ended = CheckResult.ended(check, status, check.skip_reason or message, detail)
+        results.results.append((check, ended))
+    return results
+
+
+def _exit_code(
+    request: ValidateRequest, gate_outcome: gate.GateOutcome, results: PlanResults,
+    aggregation: Aggregation | None,
+) -> int:
+    if results.stopped == StopReason.INTERRUPTED:
+        return EXIT_INTERRUPTED
+    if not request.fail_on_error:
+        return EXIT_OK
+    if gate_outcome.evaluated and not gate_outcome.passed:
+        return EXIT_VALIDATION_FAILED
+    if results.stopped == StopReason.TIMEOUT:
+        return EXIT_VALIDATION_FAILED
+    if request.cncf_submission and aggregation is not None:
+        # CNCF.md: a failed check backing only SHOULDs does not fail a submission.
+        return EXIT_VALIDATION_FAILED if aggregation.blocking else EXIT_OK
+    failing = any(r.status in (Status.FAILED, Status.OTHER) for _, r in results.results)
+    return EXIT_VALIDATION_FAILED if failing else EXIT_OK
+
+
+def _report(
+    request: ValidateRequest, run_id: str, start: int, results: PlanResults,
+    gate_outcome: gate.GateOutcome, plan: Plan, snapshot_source: str | None,
+    warnings: list[str], cncf_extra: dict[str, Any] | None,
+) -> Report:
+    tests = [to_test(check, result) for check, result in results.results]
+    extra: dict[str, Any] = {
+        "runId": run_id,
+        "recipe": request.recipe,
+        "snapshot": snapshot_source,
+        "phases": [p.phase.value for p in plan.phases],
+        "noCluster": request.no_cluster,
+        "gate": gate_outcome.as_extra(),
+        "interrupted": results.stopped == StopReason.INTERRUPTED,
+        "timedOut": results.stopped == StopReason.TIMEOUT,
+        "warnings": warnings,
+    }
+    if cncf_extra:
+        extra["cncf"] = cncf_extra
+    return ctrf.build(
+        tests,
+        start=start,
+        stop=now_ms(),
+        version=__version__,
+        run_id=run_id,
+        timestamp=datetime.now(UTC).isoformat(timespec="seconds"),
+        extra={"aicr": extra},
+    )
+
+
+def _requirement_summary(
+    request: ValidateRequest, inputs: Inputs, snapshot: Snapshot | None, report: Report,
+    warnings: list[str],
+) -> tuple[str, Aggregation] | None:
+    """The requirement map, whenever the conformance phase ran (informational outside a
+    submission); a version we cannot resolve is a warning there, not an error."""
+    if Phase.CONFORMANCE not in {p.phase for p in inputs.plan.phases}:
+        return None
+    from aicr import cncf
+    from aicr.errors import InputError
+
+    try:
+        version = cncf.resolve_version(snapshot, request.cncf_version, inputs.config)
+        reqs = cncf.load_requirements(version)
+    except InputError as exc:
+        if request.cncf_submission:
+            raise
+        warnings.append(f"no requirement summary: {exc}")
+        return None
+    return version, cncf.aggregate(reqs, report, inputs.plan.check_names, inputs.config)
+
+
+def cncf_extra(aggregation: Aggregation) -> dict[str, Any]:
+    """The requirement map as recorded in the report's extra."""
+    return {
+        "requirements": [
+            {"id": r.id, "level": r.level, "status": r.status, "checks": list(r.checks)}
+            for r in aggregation.rows
+        ]
+    }
+
+
+def run(
+    request: ValidateRequest,
+    *,
+    events: EventSink = discard,
+    cancel: threading.Event | None = None,
+    executor: Executor | None = None,
+    inputs: Inputs | None = None,
+) -> Outcome:
+    """Run ``aicr validate``; returns the outcome, raises AicrError for bad input.
+
+    ``inputs`` may be passed when the caller already loaded them (to show the plan first).
+    """
+    start = now_ms()
+    run_id = new_run_id()
+    cancel = cancel or threading.Event()
+    inputs = inputs or load_inputs(request)
+    warnings = list(inputs.warnings)
+    plan = inputs.plan
+
+    if request.dry_run:
+        from aicr.runner.manifests import render_run
+
+        ctx = _context(request, inputs, inputs.snapshot, run_id, events, cancel)
+        results = _all_ended(plan, Status.SKIPPED, "dry run: nothing was applied", Detail.NO_CLUSTER)
+        not_run = gate.run(inputs.recipe, None, why_not="dry run")
+        report = _report(request, run_id, start, results, not_run, plan, request.snapshot,
+                         warnings, None)
+        return Outcome(report, EXIT_OK, plan, not_run, warnings,
+                       manifests=render_run(plan, ctx))
+
+    snapshot = inputs.snapshot
+    snapshot_source = request.snapshot
+    if snapshot is None and not request.no_cluster:
+        from aicr.snapshot.capture import capture
+
+        snapshot = capture(request.kube)
+        snapshot_source = "live capture"
+    why_not = "no snapshot given with --no-cluster" if snapshot is None else None
+    gate_outcome = gate.run(inputs.recipe, snapshot, why_not=why_not)
+
+    leftovers: list[str] = []
+    if request.no_cluster:
+        results = _all_ended(plan, Status.SKIPPED, "no-cluster: not run", Detail.NO_CLUSTER)
+    elif not gate_outcome.passed:
+        results = _all_ended(
+            plan, Status.SKIPPED, "not run: the readiness gate failed", Detail.PHASE_STOPPED
+        )
+    else:
+        run_executor = executor or _make_executor(request.executor)
+        ctx = _context(request, inputs, snapshot, run_id, events, cancel)
+        deadline = (
+            time.monotonic() + request.timeout.total_seconds() if request.timeout else None
+        )
+        try:
+            run_executor.start(ctx)
+            results = run_plan(
+                plan, run_executor, ctx, parallel=request.parallel, events=events,
+                deadline=deadline, timeout_text=request.timeout_text,
+            )
+        finally:
+            leftovers = run_executor.finish(ctx)
+
+    report = _report(request, run_id, start, results, gate_outcome, plan, snapshot_source,
+                     warnings, None)
+    summary = _requirement_summary(request, inputs, snapshot, report, warnings)
+    version, aggregation = summary if summary else ("", None)
+    if aggregation is not None:
+        report = _report(request, run_id, start, results, gate_outcome, plan, snapshot_source,
+                         warnings, {"version": version, **cncf_extra(aggregation)})
+    outcome = Outcome(
+        report, _exit_code(request, gate_outcome, results, aggregation), plan, gate_outcome,
+        warnings, aggregation, leftovers=leftovers,
+    )
+    if request.cncf_submission and outcome.exit_code == EXIT_OK and request.evidence_dir:
+        from aicr import cncf
+
+        result = cncf.write_submission(
+            Path(request.evidence_dir), report=report, recipe=inputs.recipe, snapshot=snapshot,
+            config=inputs.config, version=version,
+            force=request.force, recipe_source=request.recipe,
+        )
+        outcome.submission_path = result.path
+        warnings.extend(result.warnings)
+    return outcome
