@@ -1,0 +1,110 @@
+"""Cluster-tier fixtures: a simulated cluster shared by the whole session.
+
+- `sim_cluster` (session): a ready `SimCluster`. Reuses a cluster already started
+  with `make sim-up`; otherwise starts one and stops it at the end of the session.
+- `cluster` (function): the same object, reset after the test if the test changed
+  cluster-wide state (GPU mode, node images, faults, API server stopped).
+- `namespace` (function): a run-unique namespace, deleted after the test.
+
+Every test under tests/cluster gets the `cluster` marker. When the simulator's
+binaries are not built and CI is not "true", these tests are skipped and the
+reason is printed once in the report header; with CI=true they fail instead,
+so a broken simulator cannot let changes land untested.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+for extra in (ROOT / "hack" / "sim", ROOT / "tests"):
+    if str(extra) not in sys.path:
+        sys.path.insert(0, str(extra))
+
+from harness import SimCluster  # noqa: E402
+from simcluster import paths  # noqa: E402
+from simcluster.cluster import Sim, SimUnavailable  # noqa: E402
+
+import netguard  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+IN_CI = os.environ.get("CI", "").lower() == "true"
+
+
+def _unavailable_reason() -> str | None:
+    if Sim().is_up():
+        return None
+    missing = paths.missing_binaries()
+    if missing:
+        return (
+            f"simulated cluster not built ({', '.join(missing)} missing in {paths.bin_dir()}); "
+            "run `make sim-build`"
+        )
+    return None
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    reason = _unavailable_reason()
+    if reason is None:
+        return "simulated cluster: available"
+    if IN_CI:
+        return f"simulated cluster: UNAVAILABLE in CI, cluster tests will fail: {reason}"
+    return f"simulated cluster: unavailable, cluster tests skipped: {reason}"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    reason = None if IN_CI else _unavailable_reason()
+    for item in items:
+        if HERE in Path(str(item.fspath)).resolve().parents:
+            item.add_marker(pytest.mark.cluster)
+            if reason:
+                item.add_marker(pytest.mark.skip(reason=reason))
+
+
+@pytest.fixture(scope="session")
+def sim_cluster() -> Iterator[SimCluster]:
+    sim = Sim()
+    started = False
+    if not sim.is_up():
+        try:
+            sim.up()
+        except SimUnavailable as e:
+            if IN_CI:
+                pytest.fail(f"simulated cluster unavailable in CI: {e}", pytrace=False)
+            pytest.skip(str(e))
+        started = True
+    harness = SimCluster(sim)
+    try:
+        yield harness
+    finally:
+        if started:
+            sim.down()
+        else:
+            harness.delete_test_namespaces()
+
+
+@pytest.fixture
+def cluster(sim_cluster: SimCluster) -> Iterator[SimCluster]:
+    yield sim_cluster
+    sim_cluster.reset_if_dirty()
+
+
+@pytest.fixture
+def namespace(sim_cluster: SimCluster) -> Iterator[str]:
+    name = sim_cluster.fresh_namespace()
+    yield name
+    sim_cluster.delete_namespace(name, wait=False)
+
+
+@pytest.fixture(autouse=True)
+def _loopback_only() -> Iterator[None]:
+    """Fail any cluster test that tried to reach a non-loopback address."""
+    netguard.install()
+    netguard.take_violations()
+    yield
+    netguard.assert_clean()

@@ -1,0 +1,234 @@
+"""`SimCluster`: what a cluster test gets from the `sim_cluster` fixture.
+
+A thin test-side face over hack/sim's `Sim`: API clients, waiting, run-unique
+namespaces, GPU modes, scenarios, faults and API-server restarts.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+from kubernetes import client
+from kubernetes.client.rest import ApiException
+from simcluster import kube, scenario
+from simcluster.cluster import Sim
+from simcluster.nodes import GPU_NODES, LAYOUT
+from simcluster.runtime import faults
+
+T = TypeVar("T")
+TEST_NS_LABEL = "sim.aicr.dev/test"
+VALIDATOR_IMAGE = "ghcr.io/aicr-dev/aicr-validator:v0.0.0-sim"
+
+
+class SimCluster:
+    """A running simulated cluster, as seen by tests."""
+
+    nodes = tuple(n.name for n in LAYOUT)
+    gpu_nodes = GPU_NODES
+    validator_image = VALIDATOR_IMAGE
+
+    def __init__(self, sim: Sim) -> None:
+        self.sim = sim
+        self.kubeconfig: Path = sim.kubeconfig
+        self.run_id = uuid.uuid4().hex[:6]
+        self._dirty = False
+        self._count = 0
+
+    # ---- clients ----------------------------------------------------------------------
+    def api(self) -> client.ApiClient:
+        """A new ApiClient with cluster-admin rights (from the admin kubeconfig)."""
+        return kube.api_client(self.kubeconfig)
+
+    def core(self) -> client.CoreV1Api:
+        """CoreV1Api on a new admin client."""
+        return client.CoreV1Api(self.api())
+
+    def api_as(self, token: str) -> client.ApiClient:
+        """A client that authenticates with a bearer token (e.g. a ServiceAccount's)."""
+        cfg = client.Configuration()
+        cfg.host = self.sim.server
+        cfg.ssl_ca_cert = str(self.sim.pki_dir / "ca.crt")
+        cfg.api_key = {"authorization": f"Bearer {token}"}
+        return client.ApiClient(cfg)
+
+    def token_for(self, namespace: str, service_account: str, seconds: int = 600) -> str:
+        """A short-lived token of a ServiceAccount from the TokenRequest API."""
+        req = client.AuthenticationV1TokenRequest(
+            spec=client.V1TokenRequestSpec(audiences=[], expiration_seconds=seconds)
+        )
+        resp = self.core().create_namespaced_service_account_token(service_account, namespace, req)
+        return str(resp.status.token)
+
+    # ---- waiting ----------------------------------------------------------------------
+    @staticmethod
+    def wait_for(
+        predicate: Callable[[], T | None],
+        timeout: float = 30.0,
+        interval: float = 0.2,
+        message: str = "condition",
+    ) -> T:
+        """Poll `predicate` until it returns a truthy value; return it, or fail on timeout.
+
+        API errors while polling count as "not yet" (e.g. while the API server restarts).
+        """
+        deadline = time.monotonic() + timeout
+        last: Any = None
+        while True:
+            try:
+                value = predicate()
+                if value:
+                    return value
+                last = value
+            except (ApiException, OSError) as e:
+                last = e
+            except Exception as e:  # urllib3 errors while the API server is down
+                if type(e).__module__.startswith("urllib3"):
+                    last = e
+                else:
+                    raise
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"timed out after {timeout}s waiting for {message}: {last}")
+            time.sleep(interval)
+
+    def pod(self, namespace: str, name: str) -> dict[str, Any]:
+        """A pod as a plain dict in the API's JSON shape."""
+        api = self.api()
+        return kube.to_dict(api, client.CoreV1Api(api).read_namespaced_pod(name, namespace))
+
+    def wait_for_pod(
+        self,
+        namespace: str,
+        name: str,
+        predicate: Callable[[dict[str, Any]], bool],
+        timeout: float = 30.0,
+        message: str = "",
+    ) -> dict[str, Any]:
+        """Wait until `predicate(pod)` holds; return the pod."""
+        return self.wait_for(
+            lambda: (p := self.pod(namespace, name)) and predicate(p) and p,
+            timeout,
+            message=message or f"pod {namespace}/{name}",
+        )
+
+    def wait_for_phase(
+        self, namespace: str, name: str, *phases: str, timeout: float = 30.0
+    ) -> dict[str, Any]:
+        """Wait until the pod's phase is one of `phases`."""
+        return self.wait_for_pod(
+            namespace,
+            name,
+            lambda p: p.get("status", {}).get("phase") in phases,
+            timeout,
+            f"pod {namespace}/{name} phase in {phases}",
+        )
+
+    # ---- namespaces -------------------------------------------------------------------
+    def fresh_namespace(self, prefix: str = "t", labels: dict[str, str] | None = None) -> str:
+        """Create a run-unique namespace (labelled for cleanup) and return its name."""
+        self._count += 1
+        name = f"{prefix}-{self.run_id}-{self._count}"
+        meta = client.V1ObjectMeta(name=name, labels={TEST_NS_LABEL: "true", **(labels or {})})
+        self.core().create_namespace(client.V1Namespace(metadata=meta))
+        self.wait_for(
+            lambda: self.core().read_namespaced_service_account("default", name),
+            message=f"default ServiceAccount in {name}",
+        )
+        return name
+
+    @contextmanager
+    def namespace(self, prefix: str = "t", labels: dict[str, str] | None = None) -> Iterator[str]:
+        """A fresh namespace for the `with` block, deleted (not awaited) after it."""
+        name = self.fresh_namespace(prefix, labels)
+        try:
+            yield name
+        finally:
+            self.delete_namespace(name, wait=False)
+
+    def delete_namespace(self, name: str, wait: bool = True, timeout: float = 60.0) -> None:
+        """Delete a namespace; with `wait`, until it is gone."""
+        core = self.core()
+        kube.ignore_not_found(lambda: core.delete_namespace(name))
+        if wait:
+            self.wait_for(
+                lambda: kube.ignore_not_found(lambda: core.read_namespace(name)) is None,
+                timeout,
+                message=f"namespace {name} to be deleted",
+            )
+
+    def delete_test_namespaces(self) -> None:
+        """Delete every namespace tests created (by label), without waiting."""
+        core = self.core()
+        for ns in core.list_namespace(label_selector=f"{TEST_NS_LABEL}=true").items:
+            kube.ignore_not_found(lambda n=ns.metadata.name: core.delete_namespace(n))
+
+    # ---- scenarios --------------------------------------------------------------------
+    def apply(self, manifests: Any, namespace: str | None = None) -> list[dict[str, Any]]:
+        """Server-side apply YAML text, a Path, a dict or a list of those."""
+        return scenario.apply(self.sim, manifests, namespace)
+
+    def set_mode(self, mode: str) -> None:
+        """GPU allocation mode: "device-plugin" (default), "dra" or "dual" (broken)."""
+        self._dirty = True
+        scenario.set_mode(self.sim, mode)  # type: ignore[arg-type]
+
+    @property
+    def mode(self) -> str:
+        """The current GPU allocation mode."""
+        return scenario.current_mode(self.sim)
+
+    def set_node_images(self, node: str, images: list[str], size_bytes: int = 500_000_000) -> None:
+        """Set a node's status.images (image-locality scoring)."""
+        self._dirty = True
+        scenario.set_node_images(self.sim, node, images, size_bytes)
+
+    def inject_fault(
+        self,
+        fault: str,
+        *,
+        namespace: str | None = None,
+        pod_name_prefix: str | None = None,
+        job_name: str | None = None,
+    ) -> None:
+        """Make new matching pods show `fault` (image-pull|crash|oom|never-ready|evict).
+
+        For pods the test cannot annotate (created by the product's Jobs). Pods the
+        test creates itself can carry the annotation `sim.aicr.dev/fault` instead.
+        """
+        self._dirty = True
+        faults.add_rule(
+            self.sim.dir,
+            fault,  # type: ignore[arg-type]
+            namespace=namespace,
+            pod_name_prefix=pod_name_prefix,
+            job_name=job_name,
+        )
+
+    def clear_faults(self) -> None:
+        """Remove every injected fault rule."""
+        faults.clear_rules(self.sim.dir)
+
+    def stop_apiserver(self) -> None:
+        """Stop the API server (clients get connection refused)."""
+        self._dirty = True
+        self.sim.stop_apiserver()
+
+    def start_apiserver(self) -> None:
+        """Start the API server again and wait until it is ready."""
+        self.sim.start_apiserver()
+
+    def reset(self) -> None:
+        """Back to the initial state: API server up, faults cleared, nodes and mode reset."""
+        self.start_apiserver()
+        self.clear_faults()
+        scenario.reset_nodes(self.sim)
+        self._dirty = False
+
+    def reset_if_dirty(self) -> None:
+        """`reset()` only when the test changed cluster-wide state through this object."""
+        if self._dirty:
+            self.reset()

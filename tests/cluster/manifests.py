@@ -1,0 +1,50 @@
+"""Small manifest builders shared by the cluster tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness import VALIDATOR_IMAGE
+
+GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+
+
+def pod(
+    name: str,
+    *,
+    image: str = "registry.example/plain:1",
+    command: list[str] | None = None,
+    annotations: dict[str, str] | None = None,
+    labels: dict[str, str] | None = None,
+    restart_policy: str = "Never",
+    **spec: Any,
+) -> dict[str, Any]:
+    """A one-container pod; extra keyword arguments go into its spec."""
+    container: dict[str, Any] = {"name": "main", "image": image}
+    if command:
+        container["command"] = command
+    for key in ("env", "volumeMounts", "resources", "terminationMessagePolicy"):
+        if key in spec:
+            container[key] = spec.pop(key)
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "annotations": annotations or {}, "labels": labels or {}},
+        "spec": {"restartPolicy": restart_policy, "containers": [container], **spec},
+    }
+
+
+def validator_pod(name: str, command: list[str], **kw: Any) -> dict[str, Any]:
+    """A pod of the validator image: the process runtime executes `command`."""
+    return pod(name, image=VALIDATOR_IMAGE, command=command, **kw)
+
+
+def job(name: str, template_spec: dict[str, Any], backoff_limit: int = 0) -> dict[str, Any]:
+    """A Job whose pod template has `template_spec` (restartPolicy Never by default)."""
+    template_spec.setdefault("restartPolicy", "Never")
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name},
+        "spec": {"backoffLimit": backoff_limit, "template": {"spec": template_spec}},
+    }
