@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib
 import sys
-from typing import Any
 
 import click
 
@@ -64,30 +63,32 @@ def cli() -> None:
     """
 
 
-def main(argv: list[str] | None = None) -> Any:
-    """Run the CLI; AicrError and Ctrl-C become messages on stderr and exit codes."""
+def run(argv: list[str] | None = None) -> int:
+    """Run the CLI and return the exit code; errors become one message each on stderr."""
     try:
         # Commands return an int when their outcome is an exit code other than 0.
         code = cli.main(args=argv, prog_name="aicr", standalone_mode=False)
     except click.exceptions.Exit as exc:
-        sys.exit(exc.exit_code)
+        return exc.exit_code
     except click.ClickException as exc:
         exc.show()
-        sys.exit(2)
-    except click.exceptions.Abort:
-        click.echo("aborted", err=True)
-        sys.exit(EXIT_INTERRUPTED)
-    except KeyboardInterrupt:
+        return 2
+    except (click.exceptions.Abort, KeyboardInterrupt):
         click.echo("interrupted", err=True)
-        sys.exit(EXIT_INTERRUPTED)
+        return EXIT_INTERRUPTED
     except InputError as exc:
         for problem in exc.problems:
             click.echo(f"error: {problem}", err=True)
-        sys.exit(exc.exit_code)
+        return exc.exit_code
     except AicrError as exc:
         click.echo(f"error: {exc}", err=True)
-        sys.exit(exc.exit_code)
-    sys.exit(code if isinstance(code, int) else 0)
+        return exc.exit_code
+    return code if isinstance(code, int) else 0
+
+
+def main() -> None:
+    """Console-script entry point."""
+    sys.exit(run())
 
 
 if __name__ == "__main__":

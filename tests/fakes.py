@@ -1,0 +1,70 @@
+"""Fakes for the Executor protocol, modelling the real one's behaviour for unit tests."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+
+from aicr.ctrf import Status
+from aicr.plan import PlannedCheck
+from aicr.result import CheckResult, Detail
+from aicr.runner import RunContext
+
+
+@dataclass
+class FakeExecutor:
+    """Returns scripted results; records overlap so tests can prove locking and parallelism.
+
+    ``results`` maps a check name to (status, message); unlisted checks pass. ``durations``
+    makes a check take time; ``stop()`` ends running checks as interrupted, like the real one.
+    """
+
+    results: dict[str, tuple[Status, str]] = field(default_factory=dict)
+    durations: dict[str, float] = field(default_factory=dict)
+    raises: set[str] = field(default_factory=set)
+    started: list[str] = field(default_factory=list)
+    max_running: int = 0
+    overlaps: list[tuple[str, str]] = field(default_factory=list)
+    finished_cleanup: bool = False
+    _running: dict[str, PlannedCheck] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _stop: threading.Event = field(default_factory=threading.Event)
+
+    def start(self, ctx: RunContext) -> None:
+        pass
+
+    def run(self, check: PlannedCheck, ctx: RunContext) -> CheckResult:
+        with self._lock:
+            self.started.append(check.name)
+            for other in self._running.values():
+                self.overlaps.append((other.name, check.name))
+            self._running[check.name] = check
+            self.max_running = max(self.max_running, len(self._running))
+        try:
+            if check.name in self.raises:
+                raise RuntimeError("boom")
+            if self._stop.wait(self.durations.get(check.name, 0.0)):
+                return CheckResult.ended(check, Status.OTHER, "stopped while running",
+                                         Detail.INTERRUPTED)
+            status, message = self.results.get(check.name, (Status.PASSED, "ok"))
+            return CheckResult.ended(check, status, message)
+        finally:
+            with self._lock:
+                self._running.pop(check.name, None)
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def finish(self, ctx: RunContext) -> list[str]:
+        self.finished_cleanup = True
+        return []
+
+
+def wait_until(predicate: object, timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if callable(predicate) and predicate():
+            return
+        time.sleep(0.01)
+    raise AssertionError("condition not met in time")

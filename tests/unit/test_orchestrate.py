@@ -1,0 +1,130 @@
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from fakes import FakeExecutor, wait_until
+
+from aicr.catalog import load_catalog
+from aicr.config import EMPTY_CONFIG
+from aicr.ctrf import Status
+from aicr.k8s import KubeTarget
+from aicr.plan import Plan, build, resolve_phases
+from aicr.recipe.load import parse_recipe
+from aicr.result import Detail
+from aicr.runner import RunContext
+from aicr.runner.orchestrate import StopReason, run_plan
+
+RECIPE = parse_recipe(
+    """
+validation:
+  deployment:
+    checks: [operator-health, expected-resources, check-nvidia-smi, gpu-allocation-policy]
+  conformance:
+    checks: [platform-health, accelerator-metrics, ai-service-metrics, inference-gateway,
+             dra-support, gang-scheduling, secure-accelerator-access]
+"""
+)
+EXCLUSIVE = {"check-nvidia-smi", "dra-support", "gang-scheduling", "secure-accelerator-access"}
+
+
+def make_plan(*phases: str) -> Plan:
+    return build(RECIPE, load_catalog(), phases=resolve_phases(phases), config=EMPTY_CONFIG)
+
+
+def ctx() -> RunContext:
+    return RunContext(run_id="rtest", namespace="ns", recipe=RECIPE, recipe_source="r",
+                      snapshot=None, config=EMPTY_CONFIG, kube=KubeTarget(), image="img")
+
+
+@pytest.mark.parametrize("parallel", [1, 2, 4])
+def test_parallelism_is_bounded_and_gpu_checks_never_overlap(parallel: int) -> None:
+    plan = make_plan("conformance")
+    fake = FakeExecutor(durations={c.name: 0.05 for c in plan.checks})
+    out = run_plan(plan, fake, ctx(), parallel=parallel)
+    assert fake.max_running <= parallel
+    if parallel > 1:
+        assert fake.max_running > 1
+    assert not [pair for pair in fake.overlaps if set(pair) <= EXCLUSIVE]
+    assert all(r.status == Status.PASSED for _, r in out.results)
+
+
+def test_results_come_back_in_plan_order_whatever_finishes_first() -> None:
+    plan = make_plan("conformance")
+    durations = {c.name: 0.2 - i * 0.02 for i, c in enumerate(plan.checks)}
+    parallel = run_plan(plan, FakeExecutor(durations=durations), ctx(), parallel=4)
+    serial = run_plan(plan, FakeExecutor(durations=durations), ctx(), parallel=1)
+    assert [c.name for c, _ in parallel.results] == plan.check_names
+    assert [(c.name, r.status, r.message) for c, r in parallel.results] == [
+        (c.name, r.status, r.message) for c, r in serial.results
+    ]
+
+
+@pytest.mark.parametrize("status", [Status.FAILED, Status.OTHER], ids=["failed", "other"])
+def test_a_failing_phase_skips_later_phases(status: Status) -> None:
+    plan = make_plan("all")
+    fake = FakeExecutor(results={"expected-resources": (status, "bad")})
+    out = run_plan(plan, fake, ctx(), parallel=2)
+    by_name = {c.name: r for c, r in out.results}
+    assert by_name["expected-resources"].status == status
+    assert by_name["operator-health"].status == Status.PASSED
+    conformance = [r for c, r in out.results if c.phase.value == "conformance"]
+    assert conformance and all(r.status == Status.SKIPPED for r in conformance)
+    assert {r.message for r in conformance} == {
+        "not run: the deployment phase had failing checks"
+    }
+    assert {r.detail for r in conformance} == {Detail.PHASE_STOPPED}
+    assert not set(fake.started) & {c.name for c in plan.checks if c.phase.value == "conformance"}
+
+
+def test_an_executor_crash_is_other_not_pass() -> None:
+    out = run_plan(make_plan("deployment"), FakeExecutor(raises={"operator-health"}), ctx(),
+                   parallel=1)
+    result = dict((c.name, r) for c, r in out.results)["operator-health"]
+    assert result.status == Status.OTHER
+    assert result.message == "executor error: RuntimeError: boom"
+
+
+def test_interrupt_stops_launching_and_reports_everything_other() -> None:
+    plan = make_plan("all")
+    fake = FakeExecutor(durations={c.name: 5.0 for c in plan.checks})
+    context = ctx()
+    threading.Timer(0.3, context.cancel.set).start()
+    started = time.monotonic()
+    out = run_plan(plan, fake, context, parallel=1)
+    assert time.monotonic() - started < 3
+    assert out.stopped == StopReason.INTERRUPTED
+    statuses = [(c.name, r.status, r.detail) for c, r in out.results]
+    assert statuses[0] == ("operator-health", Status.OTHER, Detail.INTERRUPTED)
+    assert all(s == Status.OTHER for _, s, _ in statuses)
+    assert fake.started == ["operator-health"]
+    assert dict((c.name, r) for c, r in out.results)["platform-health"].message == (
+        "not started: the run was stopped"
+    )
+
+
+def test_run_deadline_turns_unfinished_checks_into_timeouts() -> None:
+    plan = make_plan("deployment")
+    fake = FakeExecutor(durations={"operator-health": 0.0, "expected-resources": 5.0})
+    out = run_plan(plan, fake, ctx(), parallel=1, deadline=time.monotonic() + 0.3,
+                   timeout_text="300ms")
+    by_name = {c.name: r for c, r in out.results}
+    assert out.stopped == StopReason.TIMEOUT
+    assert by_name["operator-health"].status == Status.PASSED
+    assert by_name["expected-resources"].detail == Detail.TIMEOUT
+    assert by_name["expected-resources"].message == (
+        "the run's --timeout 300ms expired: stopped while running"
+    )
+    assert by_name["check-nvidia-smi"].message == "not started: the run's --timeout 300ms expired"
+
+
+def test_events_report_every_start_and_finish() -> None:
+    seen: list[tuple[str, str | None]] = []
+    plan = make_plan("deployment")
+    run_plan(plan, FakeExecutor(), ctx(), parallel=2,
+             events=lambda e: seen.append((e.kind.value, e.check)))
+    wait_until(lambda: len(seen) >= 2 * len(plan.checks) + 2)
+    finished = [c for k, c in seen if k == "check-finished"]
+    assert sorted(finished) == sorted(plan.check_names)
+    assert seen[0] == ("phase-started", None) and seen[-1] == ("phase-finished", None)
