@@ -102,10 +102,10 @@ class RequirementResult:
 class SummaryRow:
     """One line of the requirement summary printed after a run."""
 
-    requirement: str
+    id: str
     level: str
     status: str
-    checks: str
+    checks: list[str]  # "<check> (<verdict>)", in the requirement's order
 
 
 @dataclass(frozen=True)
@@ -187,7 +187,7 @@ class Aggregation:
         """The requirement summary: id, level, status, backing checks with their verdicts."""
         out = []
         for res in self.results:
-            checks = ", ".join(f"{c.name} ({c.verdict})" for c in res.checks) or "(no check)"
+            checks = [f"{c.name} ({c.verdict})" for c in res.checks]
             out.append(
                 SummaryRow(res.id, res.requirement.level.value, res.status.value, checks)
             )

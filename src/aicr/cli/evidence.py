@@ -1,0 +1,88 @@
+"""``aicr evidence``: render a CNCF submission from a saved run, and verify one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from aicr.errors import EXIT_OK
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def evidence() -> None:
+    """Render and verify CNCF Kubernetes AI Conformance submissions."""
+
+
+@evidence.command()
+@click.option("--report", "report_path", required=True, type=click.Path(dir_okay=False),
+              help="CTRF report of the run (aicr validate -o).")
+@click.option("--recipe", required=True, help="Recipe of the run: path, URL or cm://ns/name.")
+@click.option("--snapshot", required=True, help="Snapshot of the cluster: path, URL or cm://.")
+@click.option("--config", "config_path", required=True, type=click.Path(dir_okay=False),
+              help="Validate config with spec.validate.evidence.cncf (vendor, notApplicable).")
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Submission directory to write (vX.Y/<dir> as upstream expects).")
+@click.option("--cncf-version", default=None, help="Conformance version X.Y (default: config, "
+              "then the snapshot's Kubernetes version).")
+@click.option("--force", is_flag=True, help="Replace a non-empty --out whole.")
+def render(report_path: str, recipe: str, snapshot: str, config_path: str, out_dir: str,
+           cncf_version: str | None, force: bool) -> int:
+    r"""Render a submission directory from a saved report.
+
+    \b
+    Exit codes: 0 written, 2 bad input, 8 blocked (an incomplete MUST or an
+    unexcused failed check; nothing is written).
+    """
+    from aicr import cncf, ctrf, sources
+    from aicr.cli import render as show
+    from aicr.config import parse_config
+    from aicr.recipe.load import load_recipe
+    from aicr.snapshot.load import load_snapshot
+
+    # Vendor metadata first: a submission without it is pointless whatever the run says.
+    config = parse_config(sources.read(config_path), config_path)
+    warnings = cncf.check_vendor(config, config_path)
+    report = ctrf.read(Path(report_path))
+    the_recipe = load_recipe(recipe)
+    the_snapshot = load_snapshot(snapshot)
+    version = cncf.resolve_version(the_snapshot, cncf_version, config)
+    result = cncf.write_submission(
+        Path(out_dir), report=report, recipe=the_recipe, snapshot=the_snapshot, config=config,
+        version=version, force=force, recipe_source=recipe, config_source=config_path,
+    )
+    show.requirements(result.aggregation, version)
+    show.warnings(sorted(set(warnings + result.warnings)))
+    redacted = sum(result.redaction_counts.values())
+    click.echo(f"wrote {result.path} (v{version}; {redacted} values redacted; verifier passed)",
+               err=True)
+    return EXIT_OK
+
+
+@evidence.command()
+@click.argument("directory", type=click.Path(file_okay=False))
+@click.option("--online", is_flag=True, help="Also fetch every http(s) URL (HEAD, then GET).")
+@click.option("--members", default=None,
+              help="CNCF member names (file or URL; one per line or a JSON list).")
+@click.option("--cncf-version", default=None,
+              help="Version X.Y when DIRECTORY has no vX.Y path component.")
+def verify(directory: str, online: bool, members: str | None, cncf_version: str | None) -> int:
+    r"""Check a submission directory the way the CNCF validator does.
+
+    \b
+    Prints every error, sorted, then a verdict line.
+    Exit codes: 0 valid, 1 invalid, 2 bad invocation.
+    """
+    from aicr import cncf
+
+    names = cncf.read_members(members) if members else None
+    result = cncf.verify(Path(directory), version=cncf_version, online=online, members=names)
+    for warning in result.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    for error in result.errors:
+        click.echo(error)
+    if result.ok:
+        click.echo(f"VALID: {directory} passes the v{result.version} checks")
+        return EXIT_OK
+    click.echo(f"INVALID: {directory}: {len(result.errors)} error(s) against v{result.version}")
+    return 1

@@ -1,0 +1,179 @@
+"""The submission writer: render, redact in one pass, verify, then rename into place.
+
+Nothing reaches ``out_dir`` unless the whole directory rendered, was redacted and passed
+the verifier; a blocked run (an incomplete MUST, an unexcused failed check) writes nothing.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from aicr.cncf import export, pages
+from aicr.cncf.aggregation import Aggregation, aggregate, check_not_applicable
+from aicr.cncf.redaction import ENGINE, Redactor, known_names
+from aicr.cncf.requirements import RequirementSet, load_requirements
+from aicr.cncf.vendor import check_vendor, product_metadata
+from aicr.cncf.verifier import check_directory, revision
+from aicr.config import ValidateConfig
+from aicr.ctrf import Report
+from aicr.errors import InputError, Problem, SubmissionFailed
+from aicr.phases import PHASE_ORDER
+from aicr.recipe import Recipe
+from aicr.snapshot import Snapshot
+
+
+@dataclass(frozen=True)
+class SubmissionResult:
+    """What was written and what the user should know about it."""
+
+    path: Path
+    aggregation: Aggregation
+    redaction_counts: dict[str, int] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+def planned_checks(recipe: Recipe) -> list[str]:
+    """Every check the recipe plans, in phase order."""
+    names: list[str] = []
+    for phase in PHASE_ORDER:
+        names += recipe.checks(phase) or []
+    return names
+
+
+def render(
+    *,
+    reqs: RequirementSet,
+    agg: Aggregation,
+    report: Report,
+    recipe: Recipe,
+    snapshot: Snapshot | None,
+    config: ValidateConfig,
+    recipe_source: str,
+    warnings: list[str],
+) -> dict[str, str]:
+    """Every file of the submission, by relative path, before redaction."""
+    run = pages.run_id(report)
+    metadata = product_metadata(config, reqs.version)
+    exported = export.cases(report, agg)
+    files = {
+        pages.PRODUCT_FILE: pages.product_yaml(reqs, agg, metadata, run),
+        pages.JUNIT_FILE: export.junit(exported),
+        pages.E2E_FILE: export.e2e_log(exported),
+    }
+    for res in agg.results:
+        files[pages.evidence_path(res.id)] = pages.evidence_page(res, reqs.version)
+    files[pages.README_FILE] = pages.readme(
+        reqs=reqs, agg=agg, report=report, recipe=recipe, snapshot=snapshot,
+        metadata=metadata, recipe_source=recipe_source, exported=exported,
+        verifier_revision=revision(reqs), warnings=warnings,
+    )
+    return files
+
+
+def redactor_for(config: ValidateConfig, snapshot: Snapshot | None, report: Report) -> Redactor:
+    """A redactor that knows the run's node and cluster names and the config's rules."""
+    sources: list[object] = [report.extra or {}, report.results.environment or {}]
+    sources += [{"labels": t.labels or {}, "extra": t.extra or {}} for t in report.tests]
+    if snapshot is not None:
+        sources.append(snapshot.metadata)
+        for m in snapshot.measurements:
+            for sub in m.subtypes:
+                sources += [sub.data, sub.context or {}]
+    nodes, clusters = known_names(*sources)
+    redaction = config.validate_section.redaction
+    allow = list(redaction.allow)
+    contact = config.cncf.vendor.contact_email_address
+    if contact:
+        allow.append(contact.strip())
+    return Redactor(node_names=nodes, cluster_names=clusters, allow=allow,
+                    extra_patterns=redaction.patterns)
+
+
+def redact(files: dict[str, str], redactor: Redactor) -> dict[str, str]:
+    """One pass over every file, then the README's redaction summary."""
+    out = {path: redactor.redact(text) for path, text in files.items()}
+    counts = dict(redactor.counts)
+    if pages.README_FILE in out:
+        out[pages.README_FILE] = out[pages.README_FILE].replace(
+            pages.REDACTION_MARK, pages.redaction_summary(counts, ENGINE)
+        )
+    return out
+
+
+def _refuse_existing(out_dir: Path, force: bool) -> None:
+    if out_dir.exists() and not out_dir.is_dir():
+        raise InputError(Problem("exists and is not a directory", source=str(out_dir)))
+    if out_dir.is_dir() and any(out_dir.iterdir()) and not force:
+        raise InputError(
+            Problem("directory is not empty", source=str(out_dir),
+                    hint="pass --force to replace it whole, or choose another directory")
+        )
+
+
+def write_submission(
+    out_dir: Path,
+    *,
+    report: Report,
+    recipe: Recipe,
+    snapshot: Snapshot | None,
+    config: ValidateConfig,
+    version: str,
+    force: bool,
+    recipe_source: str,
+    config_source: str = "config",
+) -> SubmissionResult:
+    """Render, redact and verify a submission, then move it to ``out_dir`` in one rename."""
+    warnings = check_vendor(config, config_source)
+    reqs = load_requirements(version)
+    warnings += check_not_applicable(reqs, config, config_source)
+    _refuse_existing(out_dir, force)
+    agg = aggregate(reqs, report, planned_checks(recipe), config)
+    if agg.blocking:
+        raise SubmissionFailed(
+            "no submission written, because:\n  " + "\n  ".join(agg.blocking)
+        )
+    redactor = redactor_for(config, snapshot, report)
+    files = redact(
+        render(reqs=reqs, agg=agg, report=report, recipe=recipe, snapshot=snapshot,
+               config=config, recipe_source=recipe_source, warnings=warnings),
+        redactor,
+    )
+    out_dir = out_dir.absolute()
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    try:
+        for rel, text in files.items():
+            target = staging / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+        verdict = check_directory(staging, reqs)
+        if not verdict.ok:
+            raise SubmissionFailed(
+                "the rendered submission does not pass the verifier; nothing written:\n  "
+                + "\n  ".join(verdict.errors)
+            )
+        warnings += verdict.warnings
+        _swap_in(staging, out_dir)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+    return SubmissionResult(out_dir, agg, dict(redactor.counts), warnings)
+
+
+def _swap_in(staging: Path, out_dir: Path) -> None:
+    """Replace ``out_dir`` whole with ``staging``: no stale file of an earlier run survives."""
+    old: Path | None = None
+    if out_dir.exists():
+        old = out_dir.with_name(f".{out_dir.name}.old-{staging.name.rsplit('.', 1)[-1]}")
+        out_dir.rename(old)
+    try:
+        staging.rename(out_dir)
+    except OSError:
+        if old is not None:
+            old.rename(out_dir)
+        raise
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
