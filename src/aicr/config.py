@@ -27,6 +27,8 @@ class Vendor(Document):
     contact_email_address: str | None = None
     k8s_conformance_url: str | None = Field(
         default=None,
+        # to_camel would spell it k8SConformanceUrl; the PRODUCT.yaml key is k8sConformanceUrl
+        alias="k8sConformanceUrl",
         description="https://github.com/cncf/k8s-conformance/tree/main/vX.Y/<dir>",
     )
 
