@@ -37,4 +37,4 @@ demo: install
 bench: install
 	$(BIN)/python bench/cli_startup.py
 
-include hack/sim/sim.mk
+-include hack/sim/sim.mk

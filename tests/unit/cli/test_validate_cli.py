@@ -1,0 +1,178 @@
+"""``aicr validate`` through the real entry point: messages, exit codes, reports."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from aicr.cli.main import run
+
+DATA = Path(__file__).parents[2] / "data"
+RECIPE = str(DATA / "recipes/small.yaml")
+SNAPSHOT = str(DATA / "snapshots/ok.yaml")
+
+
+@pytest.fixture(autouse=True)
+def no_cluster_access(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bad input must never reach the cluster: any client construction fails the test."""
+
+    def refuse(*_: object, **__: object) -> None:
+        raise AssertionError("the cluster was contacted")
+
+    monkeypatch.setattr("aicr.k8s.api_client", refuse)
+
+
+def aicr(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = run(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+BAD = str(DATA / "bad")
+BAD_INPUT = [
+    (["-r", f"{BAD}/recipe-typo.yaml"],
+     f"error: {BAD}/recipe-typo.yaml:4: componentRefs[0]: unknown key 'namespcae' "
+     "(did you mean 'namespace'?)"),
+    (["-r", f"{BAD}/recipe-malformed.yaml"],
+     f"error: {BAD}/recipe-malformed.yaml:5: malformed YAML: expected ',' or ']', but got "
+     "'<stream end>'"),
+    (["-r", f"{BAD}/recipe-unknown-check.yaml"],
+     f"error: {BAD}/recipe-unknown-check.yaml:6: validation.deployment.checks[1]: unknown check "
+     "'operater-health' (did you mean 'operator-health'?)"),
+    (["-r", f"{BAD}/recipe-wrong-type.yaml"],
+     f"error: {BAD}/recipe-wrong-type.yaml:4: constraints[0].value: input should be a valid "
+     "string, got list"),
+    (["-r", RECIPE, "-s", f"{BAD}/snapshot-bad-type.yaml"],
+     f"error: {BAD}/snapshot-bad-type.yaml:6: measurements[0].subtypes[0].data.version: "
+     "input should be a valid string, got dict"),
+    (["-r", RECIPE, "--config", f"{BAD}/config-unknown-key.yaml"],
+     f"error: {BAD}/config-unknown-key.yaml:7: spec.validate.checks.ai-service-metrics: "
+     "unknown key 'prometheusURL' (did you mean 'prometheusUrl'?)"),
+    (["-r", RECIPE, "--config", f"{BAD}/config-wrong-kind.yaml"],
+     f"error: {BAD}/config-wrong-kind.yaml:1: kind: input should be 'ValidateConfig', "
+     "got 'Config'"),
+    (["-r", str(DATA / "nope.yaml")], f"error: {DATA}/nope.yaml: file not found"),
+    (["-r", RECIPE, "-r", RECIPE], "error: --recipe given more than once (it takes one value)"),
+    (["-r", RECIPE, "--toleration", "gpu"],
+     "error: --toleration 'gpu': invalid toleration (expected key=value:Effect or key:Effect, "
+     "Effect one of NoSchedule, PreferNoSchedule, NoExecute)"),
+    (["-r", RECIPE, "--node-selector", "pool"],
+     "error: --node-selector 'pool': invalid node selector (expected key=value with Kubernetes "
+     "label syntax)"),
+    (["-r", RECIPE, "--orchestrator-toleration", "a=b:Never"],
+     "error: --orchestrator-toleration 'a=b:Never': invalid toleration (expected "
+     "key=value:Effect or key:Effect, Effect one of NoSchedule, PreferNoSchedule, NoExecute)"),
+    (["-r", RECIPE, "--cncf-submission"],
+     "error: --cncf-submission and --evidence-dir require each other"),
+    (["-r", RECIPE, "--evidence-dir", "x"],
+     "error: --cncf-submission and --evidence-dir require each other"),
+    (["-r", RECIPE, "--cncf-submission", "--evidence-dir", "x", "--skip-check", "dra-support"],
+     "error: --skip-check cannot be used with --cncf-submission (a submission must run every "
+     "check the recipe plans)"),
+    (["-r", RECIPE, "--cncf-submission", "--evidence-dir", "x", "--no-cluster"],
+     "error: --no-cluster cannot be used with --cncf-submission"),
+    (["-r", RECIPE, "--parallel", "0"], "error: --parallel must be at least 1, got 0"),
+    (["-r", RECIPE, "--timeout", "soon"],
+     "error: --timeout: invalid duration 'soon' (expected e.g. 90s, 5m, 1h30m)"),
+    (["-r", RECIPE, "--no-cluster", "-o", "cm://ns/report"],
+     "error: -o cm://... needs the cluster; not with --no-cluster"),
+    (["-r", RECIPE, "--phase", "conformance", "--skip-check", "operator-health"],
+     "error: --skip-check operator-health: the check is not in the plan for the requested "
+     "phases"),
+    (["-r", "cm://only-namespace"],
+     "error: invalid ConfigMap reference 'cm://only-namespace' (expected "
+     "cm://namespace/name[/key])"),
+]
+
+
+@pytest.mark.parametrize(("args", "message"), BAD_INPUT,
+                         ids=[f"bad-{i}" for i in range(len(BAD_INPUT))])
+def test_bad_input_exits_2_with_one_clear_message(
+    capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    code, out, err = aicr(capsys, "validate", *args)
+    assert code == 2
+    assert out == ""
+    assert err.strip().splitlines()[0] == message
+
+
+def test_no_cluster_reports_every_check_skipped(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = aicr(capsys, "validate", "-r", RECIPE, "-s", SNAPSHOT, "--no-cluster",
+                          "--phase", "deployment")
+    report = json.loads(out)
+    assert code == 0
+    assert [(t["name"], t["status"], t["message"]) for t in report["results"]["tests"]] == [
+        ("operator-health", "skipped", "no-cluster: not run"),
+        ("expected-resources", "skipped", "no-cluster: not run"),
+    ]
+    gate = report["extra"]["aicr"]["gate"]
+    assert gate["evaluated"] and gate["passed"]
+    assert [c["verdict"] for c in gate["constraints"]] == ["passed", "passed", "missing"]
+    assert "readiness gate: passed (3 constraints)" in err
+    assert "warning GPU.smi.driver >= 570" in err
+
+
+def test_no_cluster_without_snapshot_is_not_evaluated(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = aicr(capsys, "validate", "-r", RECIPE, "--no-cluster", "--phase",
+                          "deployment")
+    assert code == 0
+    gate = json.loads(out)["extra"]["aicr"]["gate"]
+    assert gate == {"evaluated": False, "passed": False,
+                    "reason": "no snapshot given with --no-cluster", "constraints": []}
+    assert "readiness gate: not evaluated" in err
+
+
+def test_failed_gate_exits_8_and_reports_why(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, out, err = aicr(capsys, "validate", "-r", RECIPE, "-s",
+                          str(DATA / "snapshots/old-k8s.yaml"), "--no-cluster", "--phase",
+                          "deployment", "-o", str(tmp_path / "r.json"))
+    assert code == 8
+    assert out == ""
+    gate = json.loads((tmp_path / "r.json").read_text())["extra"]["aicr"]["gate"]
+    assert [(c["name"], c["verdict"]) for c in gate["constraints"]] == [
+        ("K8s.server.version", "failed"), ("OS.release.ID", "failed"),
+        ("GPU.smi.driver", "missing"),
+    ]
+    assert "error K8s.server.version >= 1.30: v1.29.0 does not satisfy >= 1.30" in err
+
+
+def test_skip_check_and_junit(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, out, _ = aicr(capsys, "validate", "-r", RECIPE, "-s", SNAPSHOT, "--no-cluster",
+                        "--phase", "deployment", "--skip-check", "operator-health",
+                        "--junit", str(tmp_path / "j.xml"))
+    assert code == 0
+    tests = {t["name"]: t for t in json.loads(out)["results"]["tests"]}
+    assert tests["operator-health"]["message"] == "skipped by --skip-check"
+    assert tests["operator-health"]["extra"]["reason"] == "skipped by --skip-check"
+    junit = (tmp_path / "j.xml").read_text()
+    assert junit.count("<testcase") == 2 and junit.count("<skipped") == 2
+
+
+def test_report_labels_carry_phase_and_requirements(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = aicr(capsys, "validate", "-r", RECIPE, "-s", SNAPSHOT, "--no-cluster",
+                        "--phase", "conformance", "--cncf-version", "1.35")
+    assert code == 0
+    tests = {t["name"]: t for t in json.loads(out)["results"]["tests"]}
+    assert tests["dra-support"]["labels"] == {
+        "phase": "conformance", "check": "dra-support", "requirements": ["dra_support"]
+    }
+    assert tests["dra-support"]["suite"] == ["conformance"]
+    assert "requirements" not in tests["platform-health"]["labels"]
+
+
+def test_check_list_plain_and_json(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = aicr(capsys, "check", "list", "--output", "plain")
+    assert code == 0
+    assert "dra-support\tconformance\tdra_support\t300s" in out.splitlines()
+    code, out, _ = aicr(capsys, "check", "list", "--output", "json")
+    rows = json.loads(out)
+    assert len(rows) == 20 and rows[0]["name"] == "operator-health"
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = aicr(capsys, "--version")
+    assert code == 0 and out.startswith("aicr, version ")
