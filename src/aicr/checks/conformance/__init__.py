@@ -1,0 +1,1 @@
+"""Conformance-phase checks: the CNCF AI Conformance requirements, one check each."""

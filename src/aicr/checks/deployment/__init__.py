@@ -1,0 +1,1 @@
+"""Deployment-phase checks: the recipe's components are deployed and healthy."""

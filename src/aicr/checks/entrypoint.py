@@ -1,0 +1,160 @@
+"""What ``aicr check run NAME`` does inside a check's pod (or the local executor's subprocess).
+
+Read the run inputs, run the check, hand the result back through two channels:
+
+1. the run's result ConfigMap for this check (authoritative: the whole
+   CheckResult as JSON under ``result.json``), which the orchestrator created
+   empty and which this check's Role may update and nothing else;
+2. a short JSON summary in the termination message (the kubelet keeps 4096 bytes),
+   the fallback when the ConfigMap could not be written.
+
+Logs (stdout) are diagnostics only. Exit codes: 0 passed, 1 failed, 2 skipped,
+3 the check could not reach a verdict (it raised, or its inputs were unusable).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import TextIO
+
+from aicr.catalog import load_catalog
+from aicr.checks import CheckContext, RunInputs, load_inputs, registry
+from aicr.ctrf import Status
+from aicr.errors import AicrError
+from aicr.result import CheckResult, Detail
+from aicr.runner import defaults as d
+
+RESULT_KEY = "result.json"
+SUMMARY_MARK = "aicrResult"
+EXIT_BY_STATUS = {Status.PASSED: 0, Status.FAILED: 1, Status.SKIPPED: 2, Status.OTHER: 3}
+STATUS_BY_EXIT = {code: status for status, code in EXIT_BY_STATUS.items()}
+
+
+def not_implemented(ctx: CheckContext) -> CheckResult:
+    """The verdict for a catalog check whose module does not exist yet: failed, never passed."""
+    ctx.record(
+        "implementation",
+        f"module {registry.module_name(ctx.spec)}",
+        "absent in this version of aicr",
+        "failed: a check that was not performed cannot pass",
+    )
+    return ctx.failed(f"not implemented: check {ctx.name} has no implementation in this aicr")
+
+
+def _crashed(name: str, message: str, start_ms: int) -> CheckResult:
+    return CheckResult(
+        name=name, status=Status.OTHER, message=message, detail=Detail.CRASHED, start_ms=start_ms
+    )
+
+
+def run_check(name: str, inputs: RunInputs) -> CheckResult:
+    """Run one check to a result; an exception becomes ``other``, never a pass."""
+    spec = load_catalog().get(name)
+    start_ms = int(time.time() * 1000)
+    if spec is None:
+        return _crashed(name, f"unknown check {name!r}", start_ms)
+    ctx = CheckContext(spec, inputs)
+    try:
+        fn = registry.find(spec)
+        result = not_implemented(ctx) if fn is None else fn(ctx)
+    except Exception as exc:  # the check could not find out: fail closed as `other`
+        traceback.print_exc()
+        return _crashed(name, f"check raised {type(exc).__name__}: {exc}", start_ms)
+    if result.name != name:
+        result = result.model_copy(update={"name": name})
+    return result
+
+
+def summary(result: CheckResult) -> str:
+    """The termination-message form: status and message, within the kubelet's 4096 bytes."""
+    doc = {SUMMARY_MARK: 1, "name": result.name, "status": result.status.value, "message": ""}
+    room = d.TERMINATION_MESSAGE_LIMIT - len(json.dumps(doc).encode()) - 16
+    message = result.message
+    while len(json.dumps(message).encode()) > room:
+        message = message[: max(0, len(message) - max(16, len(message) // 8))] + "…"
+    doc["message"] = message
+    return json.dumps(doc)
+
+
+def write_result_configmap(result: CheckResult, namespace: str, name: str) -> str | None:
+    """Patch the result into the run's ConfigMap, retrying API blips; None or the last error."""
+    from kubernetes import client
+
+    from aicr.k8s import KubeTarget, api_client
+
+    body = {"data": {RESULT_KEY: result.model_dump_json()}}
+    deadline = time.monotonic() + d.RESULT_WRITE_SECONDS
+    delay = d.API_BACKOFF_START
+    error = "not attempted"
+    while True:
+        try:
+            core = client.CoreV1Api(api_client(KubeTarget()))
+            core.patch_namespaced_config_map(name, namespace, body)
+            return None
+        except AicrError as exc:
+            return str(exc)
+        except Exception as exc:
+            status = getattr(exc, "status", None)
+            error = f"{type(exc).__name__}: {getattr(exc, 'reason', None) or exc}"
+            if status is not None and status < 500 and status != 429:
+                return error  # 403/404 will not change by retrying
+        if time.monotonic() + delay > deadline:
+            return error
+        time.sleep(delay)
+        delay = min(delay * 2, d.API_BACKOFF_MAX)
+
+
+def _print(result: CheckResult, out: TextIO) -> None:
+    print(f"{result.name}: {result.status.value}: {result.message}", file=out)
+    for section in result.evidence:
+        print(f"- {section.title}: {section.verdict}", file=out)
+        if section.asked:
+            print(f"    asked:  {section.asked}", file=out)
+        if section.answer:
+            print(f"    answer: {section.answer}", file=out)
+
+
+def execute(
+    name: str,
+    run_dir: Path,
+    *,
+    result_configmap: str | None,
+    termination_log: Path | None,
+    out: TextIO | None = None,
+) -> int:
+    """Run check ``name`` and deliver its result; returns the process exit code."""
+    start_ms = int(time.time() * 1000)
+    inputs: RunInputs | None = None
+    try:
+        inputs = load_inputs(run_dir)
+        result = run_check(name, inputs)
+    except AicrError as exc:
+        result = _crashed(name, f"unusable run inputs: {exc}", start_ms)
+    _print(result, out or sys.stdout)
+    if result_configmap and inputs is not None:
+        error = write_result_configmap(result, inputs.namespace, result_configmap)
+        if error:
+            print(
+                f"warning: could not write result ConfigMap {result_configmap}: {error}",
+                file=sys.stderr,
+            )
+    if termination_log is not None:
+        try:
+            termination_log.write_text(summary(result), encoding="utf-8")
+        except OSError as exc:
+            print(f"warning: cannot write {termination_log}: {exc.strerror}", file=sys.stderr)
+    return EXIT_BY_STATUS[result.status]
+
+
+def default_termination_log() -> Path | None:
+    """The termination-message file: the env override, else the pod's if it is writable."""
+    override = os.environ.get(d.TERMINATION_LOG_ENV)
+    if override:
+        return Path(override)
+    path = Path(d.TERMINATION_LOG)
+    return path if path.exists() and os.access(path, os.W_OK) else None

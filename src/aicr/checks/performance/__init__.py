@@ -1,0 +1,1 @@
+"""Performance-phase checks: measured throughput and latency against recipe thresholds."""
