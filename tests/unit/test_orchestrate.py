@@ -4,7 +4,7 @@ import threading
 import time
 
 import pytest
-from fakes import FakeExecutor, wait_until
+from executor_fakes import FakeExecutor, wait_until
 
 from aicr.catalog import load_catalog
 from aicr.config import EMPTY_CONFIG

@@ -10,17 +10,17 @@ from aicr.document import Document
 from aicr.phases import Phase
 
 Scalar = str | int | float | bool
+UNUSED = "Accepted for AICR compatibility; unused."
 
 
 class ConstraintWarning(Document):
     """A constraint an overlay could not satisfy when the recipe was hydrated."""
 
-    # accepted for AICR compatibility; unused
-    overlay: str | None = None
-    constraint: str | None = None
-    expected: str | None = None
-    actual: str | None = None
-    reason: str | None = None
+    overlay: str | None = Field(default=None, description=UNUSED)
+    constraint: str | None = Field(default=None, description=UNUSED)
+    expected: str | None = Field(default=None, description=UNUSED)
+    actual: str | None = Field(default=None, description=UNUSED)
+    reason: str | None = Field(default=None, description=UNUSED)
 
 
 class RecipeMetadata(Document):
@@ -28,7 +28,7 @@ class RecipeMetadata(Document):
 
     version: str | None = Field(default=None, description="AICR version that hydrated it.")
     applied_overlays: list[str] | None = None
-    excluded_overlays: list[str] | None = None  # accepted for AICR compatibility; unused
+    excluded_overlays: list[str] | None = Field(default=None, description=UNUSED)
     constraint_warnings: list[ConstraintWarning] | None = None
 
 
@@ -75,14 +75,17 @@ class ComponentRef(Document):
     overrides: dict[str, Any] | None = Field(
         default=None, description="Helm value overrides; overrides.enabled: false disables."
     )
-    patches: list[Any] | None = None  # accepted for AICR compatibility; unused
+    patches: list[Any] | None = Field(default=None, description=UNUSED)
     dependency_refs: list[str] | None = None
-    manifest_files: list[str] | None = None  # accepted for AICR compatibility; unused
-    path: str | None = None  # accepted for AICR compatibility; unused
-    cleanup: bool | None = None  # accepted for AICR compatibility; unused
-    expected_resources: list[ExpectedResource] | None = None
-    health_check_asserts: Any = None  # accepted for AICR compatibility; unused
-    enabled: bool | None = None
+    manifest_files: list[str] | None = Field(default=None, description=UNUSED)
+    path: str | None = Field(default=None, description=UNUSED)
+    cleanup: bool | None = Field(default=None, description=UNUSED)
+    expected_resources: list[ExpectedResource] | None = Field(
+        default=None, description="Objects the component must have created (checked by "
+        "expected-resources and platform-health)."
+    )
+    health_check_asserts: Any = Field(default=None, description=UNUSED)
+    enabled: bool | None = Field(default=None, description="false disables the component.")
 
     @property
     def is_enabled(self) -> bool:
@@ -105,9 +108,11 @@ class ValidationPhase(Document):
 
     timeout: str | None = Field(default=None, description="Overrides each check's timeout.")
     constraints: list[Constraint] | None = None
-    checks: list[str] | None = None
+    checks: list[str] | None = Field(
+        default=None, description="Catalog check names to run in this phase, in order."
+    )
     node_selection: NodeSelection | None = None
-    infrastructure: str | None = None  # accepted for AICR compatibility; unused
+    infrastructure: str | None = Field(default=None, description=UNUSED)
 
 
 class Validation(Document):

@@ -1,0 +1,208 @@
+"""Generate docs/cli.md and docs/formats.md from the code, so the docs cannot drift.
+
+    python hack/gen_docs.py          # rewrite the files
+    python hack/gen_docs.py --check  # exit 1 when they are stale (the tests do this)
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import types
+import typing
+from pathlib import Path
+from typing import Any, Union
+
+import click
+from pydantic import BaseModel
+
+REPO = Path(__file__).resolve().parents[1]
+DOCS = REPO / "docs"
+
+CLI_INTRO = """# Command-line reference
+
+Generated from the code by `python hack/gen_docs.py`; do not edit by hand.
+
+`aicr` writes reports to stdout (or the file given with `-o`) and everything else
+(progress, tables, warnings, errors) to stderr.
+
+## Exit codes
+
+| code | meaning |
+|---|---|
+| 0 | every planned check passed, or was skipped for an allowed reason (`--skip-check`, `--no-cluster`, not applicable) |
+| 2 | invalid input: flags, recipe, snapshot, config or report; one message per problem naming file, line and field; nothing is created in the cluster |
+| 8 | validation failed: the readiness gate failed, a check failed or ended `other` (timeout, crash, unschedulable, missing result), or a CNCF submission was blocked or rejected by the verifier |
+| 130 | interrupted (Ctrl-C or SIGTERM): running checks are stopped, everything is cleaned up and the partial report is written, marked interrupted |
+
+`aicr evidence verify` exits 0 when the submission is valid, 1 when it is not, 2 on bad invocation.
+
+## Environment variables
+
+Options that show `env var:` below read that variable when the flag is absent
+(flag > environment > default). `KUBECONFIG` is left to the Kubernetes client
+(it may hold a list of paths). `AICR_VALIDATOR_IMAGE_REGISTRY` replaces the
+registry of the default validator image (for mirrors).
+"""
+
+FORMATS_INTRO = """# File formats
+
+Generated from the pydantic models by `python hack/gen_docs.py`; do not edit by hand.
+Keys are camelCase. Unknown keys are refused everywhere (with the closest known
+key suggested), so a typo never goes unnoticed; fields marked *accepted for AICR
+compatibility* are read and ignored.
+
+The report is [CTRF](https://ctrf.io) JSON, valid against the official schema:
+one test per check; `suite` is `[phase]`; `labels` holds `phase`, `check` and
+`requirements` (CNCF requirement ids, omitted when none); `extra` holds
+`evidence` (sections: title, asked, answer, verdict), `statusDetail` (why a check
+ended `other` or skipped: timeout, unschedulable, image-pull, oom-killed, crashed,
+evicted, deleted, no-result, bad-result, api-unreachable, interrupted, skip-check,
+no-cluster, phase-stopped...), `reason` for skips, `node`, `timeoutSeconds`. The
+report's `extra.aicr` records the run id, recipe and snapshot sources, the phases
+run, the readiness gate (`evaluated`, `passed`, each constraint's verdict), whether
+the run was interrupted or timed out, warnings, and the CNCF requirement map when
+the conformance phase ran.
+"""
+
+
+def _type_name(annotation: Any) -> str:
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin in (Union, types.UnionType):
+        names = [_type_name(a) for a in args if a is not type(None)]
+        return " \\| ".join(names) + (" \\| null" if type(None) in args else "")
+    if origin is list:
+        return f"list of {_type_name(args[0])}"
+    if origin is dict:
+        return f"map of {_type_name(args[0])} to {_type_name(args[1])}"
+    if origin is typing.Literal:
+        return " \\| ".join(f"`{a}`" for a in args)
+    if isinstance(annotation, type):
+        if issubclass(annotation, BaseModel):
+            return f"[{annotation.__name__}](#{annotation.__name__.lower()})"
+        return {"str": "string", "int": "integer", "float": "number", "bool": "boolean",
+                "timedelta": "duration (90s, 5m, 1h30m)"}.get(annotation.__name__,
+                                                             annotation.__name__)
+    return str(annotation).replace("typing.", "")
+
+
+def _models(annotation: Any) -> list[type[BaseModel]]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    found: list[type[BaseModel]] = []
+    for arg in typing.get_args(annotation):
+        found.extend(_models(arg))
+    return found
+
+
+def _model_section(model: type[BaseModel], seen: set[type[BaseModel]]) -> list[str]:
+    if model in seen:
+        return []
+    seen.add(model)
+    doc = (model.__doc__ or "").strip().splitlines()[0] if model.__doc__ else ""
+    lines = [f"### {model.__name__}", "", doc, "", "| key | type | required | description |",
+             "|---|---|---|---|"]
+    nested: list[type[BaseModel]] = []
+    for name, info in model.model_fields.items():
+        key = info.alias or name
+        required = "yes" if info.is_required() else ""
+        desc = (info.description or "").replace("|", "\\|")
+        lines.append(f"| `{key}` | {_type_name(info.annotation)} | {required} | {desc} |")
+        nested.extend(_models(info.annotation))
+    lines.append("")
+    for sub in nested:
+        lines.extend(_model_section(sub, seen))
+    return lines
+
+
+def formats_md() -> str:
+    from aicr.catalog.model import Catalog
+    from aicr.config import ValidateConfig
+    from aicr.recipe.model import Recipe
+    from aicr.snapshot.model import Snapshot
+
+    out = [FORMATS_INTRO]
+    seen: set[type[BaseModel]] = set()
+    for title, model, note in [
+        ("Recipe (`kind: RecipeResult`)", Recipe,
+         "AICR's hydrated recipe. `validation.<phase>.checks` selects the checks; top-level "
+         "`constraints` are the readiness gate, evaluated against the snapshot."),
+        ("Snapshot (`kind: Snapshot`, header optional)", Snapshot,
+         "What the cluster is. Constraint paths are `Type.subtype.key`; keys may contain "
+         "dots and slashes (`OS.sysctl./proc/sys/kernel/osrelease`). Quote versions such as "
+         "`\"22.10\"`: YAML reads an unquoted 22.10 as the number 22.1."),
+        ("Validate config (`kind: ValidateConfig`)", ValidateConfig,
+         "Given with `--config`. Vendor metadata and N/A justifications feed CNCF "
+         "submissions; `checks.<name>` holds per-check settings."),
+        ("Catalog (package data)", Catalog,
+         "The checks aicr knows (`aicr check list`). Shipped inside the package."),
+    ]:
+        out += [f"## {title}", "", note, ""]
+        out += _model_section(model, seen)
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _command_section(cmd: click.Command, path: str, ctx: click.Context) -> list[str]:
+    lines = [f"## `{path}`", "", (cmd.help or "").split("\b")[0].strip(), ""]
+    sub_ctx = click.Context(cmd, info_name=path.split()[-1], parent=ctx)
+    params = [p for p in cmd.get_params(sub_ctx) if isinstance(p, click.Option)]
+    args = [p for p in cmd.params if isinstance(p, click.Argument)]
+    if args:
+        lines.append("Arguments: " + ", ".join(f"`{a.human_readable_name}`" for a in args))
+        lines.append("")
+    if params:
+        lines += ["| option | env var | default | description |", "|---|---|---|---|"]
+        for opt in params:
+            names = ", ".join(f"`{o}`" for o in [*opt.opts, *opt.secondary_opts])
+            if opt.multiple:
+                names += " (repeatable)"
+            env = f"`{opt.envvar}`" if isinstance(opt.envvar, str) else ""
+            default = ""
+            if opt.show_default and opt.default not in (None, (), False):
+                default = f"`{opt.default}`"
+            if isinstance(opt.type, click.Choice):
+                default += (" " if default else "") + "one of " + ", ".join(
+                    f"`{c}`" for c in opt.type.choices)
+            desc = (opt.help or "").replace("|", "\\|")
+            lines.append(f"| {names} | {env} | {default} | {desc} |")
+        lines.append("")
+    if isinstance(cmd, click.Group):
+        for name in cmd.list_commands(sub_ctx):
+            sub = cmd.get_command(sub_ctx, name)
+            if sub is not None and not sub.hidden:
+                lines += _command_section(sub, f"{path} {name}", sub_ctx)
+    return lines
+
+
+def cli_md() -> str:
+    from aicr.cli.main import cli
+
+    ctx = click.Context(cli, info_name="aicr")
+    out = [CLI_INTRO]
+    for name in cli.list_commands(ctx):
+        cmd = cli.get_command(ctx, name)
+        if cmd is not None:
+            out += _command_section(cmd, f"aicr {name}", ctx)
+    return "\n".join(out).rstrip() + "\n"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--check", action="store_true", help="fail when the docs are stale")
+    args = parser.parse_args()
+    stale = []
+    for path, text in ((DOCS / "cli.md", cli_md()), (DOCS / "formats.md", formats_md())):
+        current = path.read_text() if path.exists() else ""
+        if current != text:
+            stale.append(path.relative_to(REPO))
+            if not args.check:
+                path.write_text(text)
+    if args.check and stale:
+        print("stale: " + ", ".join(map(str, stale)) + " (run python hack/gen_docs.py)")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
