@@ -181,10 +181,12 @@ def _make_executor(kind: str) -> Executor:
     if kind == "local":
         from aicr.runner.local import LocalExecutor
 
-        return LocalExecutor()
+        local: Executor = LocalExecutor()
+        return local
     from aicr.runner.job import JobExecutor
 
-    return JobExecutor()
+    job: Executor = JobExecutor()
+    return job
 
 
 def _context(

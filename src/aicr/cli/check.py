@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import click
 
@@ -20,7 +21,7 @@ def check() -> None:
 def list_checks(output_format: str | None) -> None:
     """Print every check: name, phase, CNCF requirements, timeout."""
     catalog = load_catalog()
-    rows = [
+    rows: list[dict[str, Any]] = [
         {
             "name": c.name,
             "phase": c.phase.value,
