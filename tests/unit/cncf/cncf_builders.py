@@ -1,0 +1,137 @@
+"""Builders for the CNCF layer's tests: reports, configs, recipes and snapshots made inline."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from aicr import ctrf
+from aicr.catalog import load_catalog
+from aicr.config import ValidateConfig, parse_config
+from aicr.ctrf import Report, Status, Test
+from aicr.recipe import Recipe
+from aicr.recipe.load import parse_recipe
+from aicr.snapshot import Snapshot
+from aicr.snapshot.load import parse_snapshot
+
+SHARED = Path(__file__).parents[3] / ".." / "shared"
+SUBMISSIONS = SHARED / "fixtures" / "cncf-submissions"
+CTRF_SCHEMA = SHARED / "fixtures" / "ctrf" / "ctrf.schema.json"
+TEMPLATES = SHARED / "cncf"
+
+CONFORMANCE = [c.name for c in load_catalog().checks if c.phase == "conformance"]
+
+VENDOR = {
+    "vendorName": "Example Corp",
+    "platformName": "Example GPU Cloud",
+    "platformVersion": "1.0",
+    "websiteUrl": "https://example.com",
+    "repoUrl": "https://github.com/example/platform",
+    "documentationUrl": "https://docs.example.com",
+    "productLogoUrl": "https://example.com/logo.svg",
+    "description": "A GPU Kubernetes platform.",
+    "contactEmailAddress": "conformance@example.com",
+    "k8sConformanceUrl": "https://github.com/cncf/k8s-conformance/tree/main/v1.35/example",
+}
+
+
+def config_yaml(vendor: dict[str, Any] | None = None, not_applicable: dict[str, str] | None = None,
+                redaction: dict[str, Any] | None = None, version: str | None = None) -> str:
+    cncf: dict[str, Any] = {"vendor": VENDOR if vendor is None else vendor}
+    if not_applicable:
+        cncf["notApplicable"] = not_applicable
+    if version:
+        cncf["version"] = version
+    spec: dict[str, Any] = {"validate": {"evidence": {"cncf": cncf}}}
+    if redaction:
+        spec["validate"]["redaction"] = redaction
+    return json.dumps({"apiVersion": "aicr.nvidia.com/v1alpha1", "kind": "ValidateConfig",
+                       "spec": spec})
+
+
+def make_config(**kwargs: Any) -> ValidateConfig:
+    return parse_config(config_yaml(**kwargs), "config.yaml")
+
+
+def make_test(name: str, status: Status = Status.PASSED, *, message: str | None = None,
+              phase: str = "conformance", stdout: list[str] | None = None,
+              evidence: list[dict[str, Any]] | None = None, reason: str | None = None,
+              detail: str | None = None, duration: int = 1500) -> Test:
+    extra: dict[str, Any] = {}
+    if evidence:
+        extra["evidence"] = evidence
+    if reason:
+        extra["reason"] = reason
+    if detail:
+        extra["statusDetail"] = detail
+    spec = load_catalog().get(name)
+    labels: dict[str, Any] = {"phase": phase, "check": name}
+    if spec and spec.requirements:
+        labels["requirements"] = spec.requirements
+    return Test(name=name, status=status, duration=duration, suite=[phase],
+                message=message or f"{name} {status.value}", stdout=stdout,
+                labels=labels, extra=extra or None)
+
+
+def make_report(tests: list[Test], **aicr: Any) -> Report:
+    report = ctrf.build(tests, start=1_780_000_000_000, stop=1_780_000_100_000, version="0.1.0",
+                        run_id="run-1234", timestamp="2026-06-01T10:00:00Z",
+                        extra={"aicr": {"runId": "run-1234", "interrupted": False, **aicr}})
+    assert_schema_valid(report)
+    return report
+
+
+def assert_schema_valid(report: Report) -> None:
+    schema = json.loads(CTRF_SCHEMA.read_text())
+    jsonschema.validate(json.loads(ctrf.dumps(report)), schema)
+
+
+def all_passed(version_checks: list[str] | None = None, **overrides: Status) -> list[Test]:
+    names = version_checks or CONFORMANCE
+    return [make_test(n, overrides.get(n.replace("-", "_"), Status.PASSED)) for n in names]
+
+
+def recipe_yaml(checks: list[str] | None = None) -> str:
+    checks = CONFORMANCE if checks is None else checks
+    return json.dumps({
+        "kind": "RecipeResult", "apiVersion": "aicr.nvidia.com/v1alpha1",
+        "metadata": {"version": "0.11.1"},
+        "criteria": {"service": "eks", "accelerator": "h100", "intent": "training"},
+        "validation": {"deployment": {"checks": ["operator-health"]},
+                       "conformance": {"checks": checks}},
+    })
+
+
+def make_recipe(checks: list[str] | None = None) -> Recipe:
+    return parse_recipe(recipe_yaml(checks), "recipe.yaml")
+
+
+SNAPSHOT_YAML = """
+kind: Snapshot
+apiVersion: aicr.nvidia.com/v1alpha1
+metadata:
+  source-node: gpu-worker-canary-7
+  clusterName: prod-canary-cluster
+measurements:
+  - type: K8s
+    subtypes:
+      - subtype: server
+        data: {version: v1.35.2}
+      - subtype: node
+        data: {osImage: Ubuntu 24.04.2 LTS, containerRuntimeVersion: containerd://2.0.5}
+  - type: GPU
+    subtypes:
+      - subtype: smi
+        data: {gpu.model: NVIDIA H100 80GB HBM3, driver: "570.86.16"}
+  - type: OS
+    subtypes:
+      - subtype: release
+        data: {ID: ubuntu, VERSION_ID: "24.04"}
+"""
+
+
+def make_snapshot(text: str = SNAPSHOT_YAML) -> Snapshot:
+    return parse_snapshot(text, "snapshot.yaml")

@@ -1,0 +1,116 @@
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from cncf_builders import CONFORMANCE, SUBMISSIONS, VENDOR, config_yaml, make_report, make_test
+
+from aicr.cli.main import run as run_cli
+from aicr.ctrf import Status
+
+
+def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = run_cli(args)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _render_args(paths: dict[str, Path], out: Path, *extra: str) -> list[str]:
+    return ["evidence", "render", "--report", str(paths["report"]), "--recipe",
+            str(paths["recipe"]), "--snapshot", str(paths["snapshot"]), "--config",
+            str(paths["config"]), "--out", str(out), *extra]
+
+
+def test_render_writes_a_submission_and_prints_the_summary(
+        tmp_path: Path, write_inputs: Callable[..., dict[str, Path]],
+        capsys: pytest.CaptureFixture[str]) -> None:
+    paths = write_inputs(make_report([make_test(n) for n in CONFORMANCE]))
+    out = tmp_path / "v1.35" / "example"
+    code, _, err = run(_render_args(paths, out), capsys)
+    assert code == 0, err
+    assert (out / "PRODUCT.yaml").is_file()
+    assert "gang_scheduling" in err and "verifier passed" in err
+    code, stdout, _ = run(["evidence", "verify", str(out)], capsys)
+    assert code == 0 and stdout.strip().endswith("passes the v1.35 checks")
+
+
+def test_render_blocked_exits_8_and_writes_nothing(
+        tmp_path: Path, write_inputs: Callable[..., dict[str, Path]],
+        capsys: pytest.CaptureFixture[str]) -> None:
+    tests = [make_test(n, Status.FAILED if n == "gang-scheduling" else Status.PASSED)
+             for n in CONFORMANCE]
+    paths = write_inputs(make_report(tests))
+    out = tmp_path / "v1.35" / "example"
+    code, _, err = run(_render_args(paths, out), capsys)
+    assert code == 8
+    assert "MUST gang_scheduling is incomplete: gang-scheduling failed" in err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("config", "extra", "message"),
+    [(config_yaml(vendor={k: v for k, v in VENDOR.items() if k != "k8sConformanceUrl"}), [],
+      "spec.validate.evidence.cncf.vendor.k8sConformanceUrl: required"),
+     (config_yaml().replace('"platformVersion": "1.0"', '"platformVersion": 1.0'), [],
+      "spec.validate.evidence.cncf.vendor.platformVersion"),
+     (config_yaml(not_applicable={"gang_scheduling": "no"}), [],
+      "gang_scheduling is not conditional"),
+     (None, ["--cncf-version", "1.32"], "supported: 1.33, 1.34"),
+     (None, ["--cncf-version", "banana"], "'banana' is not a version")],
+    ids=["missing-k8s-url", "float-platform-version", "na-on-unconditional",
+         "unsupported-version", "malformed-version"],
+)
+def test_render_bad_input_exits_2(tmp_path: Path, write_inputs: Callable[..., dict[str, Path]],
+                                  capsys: pytest.CaptureFixture[str], config: str | None,
+                                  extra: list[str], message: str) -> None:
+    paths = write_inputs(make_report([make_test(n) for n in CONFORMANCE]), config=config)
+    out = tmp_path / "v1.35" / "example"
+    code, _, err = run(_render_args(paths, out, *extra), capsys)
+    assert code == 2
+    assert message in err
+    assert not out.exists()
+
+
+def test_render_refuses_non_empty_out_without_force(
+        tmp_path: Path, write_inputs: Callable[..., dict[str, Path]],
+        capsys: pytest.CaptureFixture[str]) -> None:
+    paths = write_inputs(make_report([make_test(n) for n in CONFORMANCE]))
+    out = tmp_path / "v1.35" / "example"
+    out.mkdir(parents=True)
+    (out / "old.txt").write_text("x")
+    code, _, err = run(_render_args(paths, out), capsys)
+    assert code == 2 and "directory is not empty" in err and "--force" in err
+    code, _, _ = run(_render_args(paths, out, "--force"), capsys)
+    assert code == 0 and not (out / "old.txt").exists()
+
+
+@pytest.mark.parametrize(
+    ("rel", "code"),
+    [("v1.36/aks", 0), ("v1.36/Softbank", 0), ("v1.35/daocloud", 0), ("v1.35/kops", 0),
+     ("v1.34/Taichu", 0), ("v1.34/ovh", 1), ("v1.33/talos", 1), ("v1.35/cks", 1)],
+    ids=lambda v: str(v),
+)
+def test_verify_exit_codes_on_real_submissions(rel: str, code: int,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    got, stdout, _ = run(["evidence", "verify", str(SUBMISSIONS / rel)], capsys)
+    assert got == code
+    lines = stdout.strip().splitlines()
+    assert lines[-1].startswith("VALID" if code == 0 else "INVALID")
+    assert lines[:-1] == sorted(lines[:-1])
+
+
+def test_verify_bad_invocation_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(["evidence", "verify", str(tmp_path)], capsys)
+    assert code == 2 and "--cncf-version" in err
+    code, _, err = run(["evidence", "verify", str(SUBMISSIONS / "v1.36/aks"),
+                        "--cncf-version", "1.35"], capsys)
+    assert code == 2 and "contradicts" in err
+
+
+def test_verify_members_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    members = tmp_path / "members.txt"
+    members.write_text("Google\nAmazon\n")
+    code, stdout, _ = run(["evidence", "verify", str(SUBMISSIONS / "v1.36/aks"), "--members",
+                           str(members)], capsys)
+    assert code == 1 and "'Microsoft' is not a CNCF member name" in stdout
