@@ -1,0 +1,114 @@
+"""The whole validate pipeline with a fake executor: exit codes, reports, submissions."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+from executor_fakes import FakeExecutor
+
+from aicr import cncf
+from aicr.ctrf import Status
+from aicr.errors import InputError
+from aicr.validate import ValidateRequest, run
+
+DATA = Path(__file__).parents[1] / "data"
+SUBMISSION_RECIPE = str(DATA / "recipes/submission.yaml")
+SNAPSHOT = str(DATA / "snapshots/ok.yaml")
+VENDOR = str(DATA / "configs/vendor.yaml")
+
+
+def request(**kw: object) -> ValidateRequest:
+    base: dict[str, object] = {"recipe": SUBMISSION_RECIPE, "snapshot": SNAPSHOT}
+    base.update(kw)
+    return ValidateRequest(**base)  # type: ignore[arg-type]
+
+
+def statuses(outcome: object) -> dict[str, Status]:
+    return {t.name: t.status for t in outcome.report.tests}  # type: ignore[attr-defined]
+
+
+def test_all_pass_exits_0_and_records_the_requirement_map() -> None:
+    fake = FakeExecutor()
+    outcome = run(request(), executor=fake)
+    assert outcome.exit_code == 0
+    assert set(statuses(outcome).values()) == {Status.PASSED}
+    assert fake.finished_cleanup
+    cncf_extra = outcome.report.extra["aicr"]["cncf"]  # type: ignore[index]
+    assert cncf_extra["version"] == "1.35"
+    rows = {r["id"]: r["status"] for r in cncf_extra["requirements"]}
+    assert rows["dra_support"] == "Implemented"
+    assert rows["cluster_autoscaling"] != "Implemented"  # not planned: never claimed
+
+
+def test_failed_deployment_check_stops_conformance_and_exits_8() -> None:
+    fake = FakeExecutor(results={"operator-health": (Status.FAILED, "gpu-operator not ready")})
+    outcome = run(request(), executor=fake)
+    assert outcome.exit_code == 8
+    got = statuses(outcome)
+    assert got["operator-health"] == Status.FAILED
+    assert {got[n] for n in got if n != "operator-health"} == {Status.SKIPPED}
+    assert fake.started == ["operator-health"]
+
+
+def test_no_fail_on_error_reports_but_exits_0() -> None:
+    fake = FakeExecutor(results={"dra-support": (Status.FAILED, "no DeviceClass")})
+    outcome = run(request(fail_on_error=False), executor=fake)
+    assert outcome.exit_code == 0
+    assert statuses(outcome)["dra-support"] == Status.FAILED
+
+
+def test_interrupt_exits_130_with_partial_report_marked() -> None:
+    cancel = threading.Event()
+    fake = FakeExecutor(durations={"operator-health": 5.0})
+    threading.Timer(0.2, cancel.set).start()
+    outcome = run(request(), executor=fake, cancel=cancel)
+    assert outcome.exit_code == 130
+    assert outcome.report.extra["aicr"]["interrupted"] is True  # type: ignore[index]
+    assert set(statuses(outcome).values()) == {Status.OTHER}
+    assert fake.finished_cleanup
+
+
+def submission(tmp_path: Path, **kw: object) -> ValidateRequest:
+    return request(config=VENDOR, cncf_submission=True,
+                   evidence_dir=str(tmp_path / "v1.35" / "example"), **kw)
+
+
+def test_submission_is_written_and_verified(tmp_path: Path) -> None:
+    outcome = run(submission(tmp_path), executor=FakeExecutor())
+    assert outcome.exit_code == 0
+    assert outcome.submission_path == (tmp_path / "v1.35" / "example").absolute()
+    product = (outcome.submission_path / "PRODUCT.yaml").read_text()
+    assert 'vendorName: "Example Corp"' in product or "vendorName: 'Example Corp'" in product
+    assert cncf.verify(outcome.submission_path, version=None).ok
+
+
+def test_failed_should_only_check_does_not_block_a_submission(tmp_path: Path) -> None:
+    fake = FakeExecutor(results={"driver-runtime-management": (Status.FAILED, "drift")})
+    outcome = run(submission(tmp_path), executor=fake)
+    assert outcome.exit_code == 0
+    rows = {r["id"]: r["status"] for r in
+            outcome.report.extra["aicr"]["cncf"]["requirements"]}  # type: ignore[index]
+    assert rows["driver_runtime_management"] == "Not Implemented"
+    assert outcome.submission_path is not None
+
+
+@pytest.mark.parametrize("status", [Status.FAILED, Status.OTHER], ids=["failed", "other"])
+def test_incomplete_must_writes_nothing_and_exits_8(tmp_path: Path, status: Status) -> None:
+    fake = FakeExecutor(results={"gang-scheduling": (status, "gang split")})
+    outcome = run(submission(tmp_path), executor=fake)
+    assert outcome.exit_code == 8
+    assert outcome.submission_path is None
+    assert not (tmp_path / "v1.35").exists()
+
+
+def test_submission_coverage_gap_is_refused_before_any_check(tmp_path: Path) -> None:
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text("validation:\n  conformance:\n    checks: [platform-health]\n")
+    fake = FakeExecutor()
+    with pytest.raises(InputError) as exc:
+        run(submission(tmp_path, recipe=str(recipe)), executor=fake)
+    assert exc.value.exit_code == 2
+    assert "dra_support" in str(exc.value)
+    assert fake.started == [] and not fake.finished_cleanup
