@@ -9,7 +9,8 @@
 Every test under tests/cluster gets the `cluster` marker. When the simulator's
 binaries are not built and CI is not "true", these tests are skipped and the
 reason is printed once in the report header; with CI=true they fail instead,
-so a broken simulator cannot let changes land untested.
+so a broken simulator cannot let changes land untested. The loopback guard
+(tests/netguard.py) is installed for every tier by tests/conftest.py.
 """
 
 from __future__ import annotations
@@ -22,15 +23,13 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-for extra in (ROOT / "hack" / "sim", ROOT / "tests"):
+for extra in (ROOT / "hack" / "sim", ROOT / "tests", Path(__file__).resolve().parent):
     if str(extra) not in sys.path:
         sys.path.insert(0, str(extra))
 
 from harness import SimCluster  # noqa: E402
 from simcluster import paths  # noqa: E402
 from simcluster.cluster import Sim, SimUnavailable  # noqa: E402
-
-import netguard  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 IN_CI = os.environ.get("CI", "").lower() == "true"
@@ -99,12 +98,3 @@ def namespace(sim_cluster: SimCluster) -> Iterator[str]:
     name = sim_cluster.fresh_namespace()
     yield name
     sim_cluster.delete_namespace(name, wait=False)
-
-
-@pytest.fixture(autouse=True)
-def _loopback_only() -> Iterator[None]:
-    """Fail any cluster test that tried to reach a non-loopback address."""
-    netguard.install()
-    netguard.take_violations()
-    yield
-    netguard.assert_clean()

@@ -148,8 +148,16 @@ class PodWorker(threading.Thread):
         self._finish_deletion()
 
     def request_delete(self) -> None:
-        """The pod got a deletionTimestamp: stop it as a kubelet would."""
+        """The pod got a deletionTimestamp: stop its processes as a kubelet would."""
+        if self.deleting.is_set():
+            return
         self.deleting.set()
+        threading.Thread(target=self._stop_processes, daemon=True).start()
+
+    def _stop_processes(self) -> None:
+        grace = self._grace()
+        for proc in list(self.procs.values()):
+            _kill_group(proc, grace)
 
     def _grace(self) -> float:
         try:
@@ -162,9 +170,7 @@ class PodWorker(threading.Thread):
         )
 
     def _finish_deletion(self) -> None:
-        grace = self._grace()
-        for proc in list(self.procs.values()):
-            _kill_group(proc, grace)
+        self._stop_processes()
         try:
             self.ctx.core.delete_namespaced_pod(
                 self.name,
