@@ -1,5 +1,8 @@
 """junit.xml and e2e.log: the run's checks as test cases, both built from one list.
 
+junit.xml carries each check's captured output (system-out), so the output of checks
+that back no requirement reaches reviewers too; e2e.log stays one block per check.
+
 Each check becomes one test case under its own catalog name. A non-passing check that
 sits behind a Not Implemented or N/A requirement is exported as skipped with that reason,
 because a reviewer's validator fails a whole artifact on any failing test case.
@@ -35,6 +38,7 @@ class ExportedCase:
     outcome: Outcome
     seconds: float
     message: str
+    output: str = ""  # captured output, shown as the test case's system-out
 
 
 def cases(report: Report, agg: Aggregation | None) -> list[ExportedCase]:
@@ -53,7 +57,8 @@ def cases(report: Report, agg: Aggregation | None) -> list[ExportedCase]:
             outcome = Outcome.FAIL
             message = f"{test.status.value}: {skip_reason(test)}"
         out.append(
-            ExportedCase(test.name, test.phase or "checks", outcome, test.duration / 1000, message)
+            ExportedCase(test.name, test.phase or "checks", outcome, test.duration / 1000,
+                         message, "\n".join(test.stdout or []))
         )
     return out
 
@@ -63,7 +68,7 @@ def junit(exported: list[ExportedCase]) -> str:
     suites: dict[str, list[junit_xml.TestCase]] = {}
     for case in exported:
         tc = junit_xml.TestCase(case.name, classname=f"{SUITE_NAME}.{case.phase}",
-                                elapsed_sec=case.seconds)
+                                elapsed_sec=case.seconds, stdout=case.output or None)
         if case.outcome == Outcome.SKIP:
             tc.add_skipped_info(case.message or "skipped")
         elif case.outcome == Outcome.FAIL:
