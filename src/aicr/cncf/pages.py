@@ -323,7 +323,7 @@ def readme(
     ]
     unbacked = agg.unbacked_tests
     if unbacked:
-        out += ["Listed for completeness; they never decide a requirement.", "",
+        out += ["They decide no requirement; a failed one would have blocked this submission.", "",
                 "| check | phase | status | message |", "|---|---|---|---|"]
         out += [
             f"| `{t.name}` | {t.phase or '-'} | {t.status.value} | "
