@@ -174,6 +174,7 @@ def load_inputs(request: ValidateRequest) -> Inputs:
         reqs = cncf.load_requirements(version)
         warnings += cncf.check_not_applicable(reqs, config, request.config or "--config")
         cncf.check_recipe_coverage(reqs, plan.check_names, config)
+        cncf.check_output_dir(Path(request.evidence_dir or ""), request.force)
     return Inputs(recipe, snapshot, config, plan, warnings)
 
 

@@ -112,3 +112,26 @@ def test_submission_coverage_gap_is_refused_before_any_check(tmp_path: Path) -> 
     assert exc.value.exit_code == 2
     assert "dra_support" in str(exc.value)
     assert fake.started == [] and not fake.finished_cleanup
+
+
+def test_non_empty_evidence_dir_is_refused_before_any_check(tmp_path: Path) -> None:
+    target = tmp_path / "v1.35" / "example"
+    target.mkdir(parents=True)
+    (target / "old.md").write_text("stale")
+    fake = FakeExecutor()
+    with pytest.raises(InputError) as exc:
+        run(submission(tmp_path), executor=fake)
+    assert str(exc.value) == (
+        f"{target}: directory is not empty (pass --force to replace it whole, or choose "
+        "another directory)"
+    )
+    assert fake.started == []
+
+
+def test_force_replaces_the_evidence_dir_whole(tmp_path: Path) -> None:
+    target = tmp_path / "v1.35" / "example"
+    target.mkdir(parents=True)
+    (target / "old.md").write_text("stale")
+    outcome = run(submission(tmp_path, force=True), executor=FakeExecutor())
+    assert outcome.exit_code == 0
+    assert not (target / "old.md").exists() and (target / "PRODUCT.yaml").is_file()

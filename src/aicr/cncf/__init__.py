@@ -24,7 +24,12 @@ from aicr.cncf.requirements import (
     load_requirements,
     resolve_version,
 )
-from aicr.cncf.submission import SubmissionResult, planned_checks, write_submission
+from aicr.cncf.submission import (
+    SubmissionResult,
+    check_output_dir,
+    planned_checks,
+    write_submission,
+)
 from aicr.cncf.vendor import check_vendor
 from aicr.cncf.verifier import VerifyResult, read_members, verify
 
@@ -43,6 +48,7 @@ __all__ = [
     "VerifyResult",
     "aggregate",
     "check_not_applicable",
+    "check_output_dir",
     "check_recipe_coverage",
     "check_vendor",
     "load_requirements",

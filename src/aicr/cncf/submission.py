@@ -103,7 +103,11 @@ def redact(files: dict[str, str], redactor: Redactor) -> dict[str, str]:
     return out
 
 
-def _refuse_existing(out_dir: Path, force: bool) -> None:
+def check_output_dir(out_dir: Path, force: bool) -> None:
+    """Refuse a non-empty output directory without --force.
+
+    validate asks before any cluster work; the writer asks again before writing.
+    """
     if out_dir.exists() and not out_dir.is_dir():
         raise InputError(Problem("exists and is not a directory", source=str(out_dir)))
     if out_dir.is_dir() and any(out_dir.iterdir()) and not force:
@@ -129,7 +133,7 @@ def write_submission(
     warnings = check_vendor(config, config_source)
     reqs = load_requirements(version)
     warnings += check_not_applicable(reqs, config, config_source)
-    _refuse_existing(out_dir, force)
+    check_output_dir(out_dir, force)
     agg = aggregate(reqs, report, planned_checks(recipe), config)
     if agg.blocking:
         raise SubmissionFailed(
