@@ -282,8 +282,11 @@ def _requirement_summary(
     request: ValidateRequest, inputs: Inputs, snapshot: Snapshot | None, report: Report,
     warnings: list[str],
 ) -> tuple[str, Aggregation] | None:
-    """The requirement map, whenever the conformance phase ran (informational outside a
-    submission); a version we cannot resolve is a warning there, not an error."""
+    """The requirement map, whenever the conformance phase ran.
+
+    Outside a submission it is informational, and a version we cannot resolve is a
+    warning, not an error.
+    """
     if Phase.CONFORMANCE not in {p.phase for p in inputs.plan.phases}:
         return None
     from aicr import cncf
@@ -333,7 +336,9 @@ def run(
         from aicr.runner.manifests import render_run
 
         ctx = _context(request, inputs, inputs.snapshot, run_id, events, cancel)
-        results = _all_ended(plan, Status.SKIPPED, "dry run: nothing was applied", Detail.NO_CLUSTER)
+        results = _all_ended(
+            plan, Status.SKIPPED, "dry run: nothing was applied", Detail.NO_CLUSTER
+        )
         not_run = gate.run(inputs.recipe, None, why_not="dry run")
         report = _report(request, run_id, start, results, not_run, plan, request.snapshot,
                          warnings, None)

@@ -4,7 +4,6 @@ import threading
 import time
 
 import pytest
-from executor_fakes import FakeExecutor, wait_until
 
 from aicr.catalog import load_catalog
 from aicr.config import EMPTY_CONFIG
@@ -15,6 +14,7 @@ from aicr.recipe.load import parse_recipe
 from aicr.result import Detail
 from aicr.runner import RunContext
 from aicr.runner.orchestrate import StopReason, run_plan
+from executor_fakes import FakeExecutor, wait_until
 
 RECIPE = parse_recipe(
     """

@@ -6,12 +6,12 @@ import threading
 from pathlib import Path
 
 import pytest
-from executor_fakes import FakeExecutor
 
 from aicr import cncf
 from aicr.ctrf import Status
 from aicr.errors import InputError
 from aicr.validate import ValidateRequest, run
+from executor_fakes import FakeExecutor
 
 DATA = Path(__file__).parents[1] / "data"
 SUBMISSION_RECIPE = str(DATA / "recipes/submission.yaml")

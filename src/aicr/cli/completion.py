@@ -9,7 +9,7 @@ from click.shell_completion import get_completion_class
 @click.command()
 @click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
 def completion(shell: str) -> None:
-    """Print the completion script for SHELL.
+    r"""Print the completion script for SHELL.
 
     \b
     bash: eval "$(aicr completion bash)"   (in ~/.bashrc)

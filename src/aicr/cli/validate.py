@@ -184,7 +184,7 @@ def _render(outcome: Outcome, opts: dict[str, Any]) -> None:
 @options.log_json
 @options.debug
 def validate(**opts: Any) -> int:
-    """Validate a cluster against a recipe and write a CTRF report.
+    r"""Validate a cluster against a recipe and write a CTRF report.
 
     \b
     Exit codes: 0 every planned check passed or was skipped for an allowed reason,
