@@ -1,0 +1,127 @@
+"""Delete everything runs created, by label, and wait until it is really gone.
+
+Used at the end of every run (pass, fail, timeout, interrupt) and by
+``aicr cleanup --run-id ID | --all``. A run namespace still holding objects of
+another run that is not being cleaned up is handed over to that run (its
+run-id label is rewritten) rather than deleted under it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import TYPE_CHECKING, Any
+
+from aicr.errors import ClusterError
+from aicr.k8s import KubeTarget, api_client, describe_api_error
+from aicr.runner import defaults as d
+from aicr.runner import kinds, names
+
+if TYPE_CHECKING:
+    from kubernetes.client import ApiClient
+
+WAIT_POLL_SECONDS = 0.25  # re-list while deletions finish; cheap label-selected lists
+
+
+def _core(api: ApiClient) -> Any:
+    """CoreV1Api, untyped: we read raw JSON (``_preload_content=False``), not models."""
+    from kubernetes import client
+
+    return client.CoreV1Api(api)
+
+
+def _other_runs_in(api: ApiClient, namespace: str, run_id: str) -> set[str]:
+    """Run ids (other than ``run_id``) of aicr objects inside ``namespace``."""
+    response = _core(api).list_namespaced_config_map(
+        namespace, label_selector=names.run_selector(None), _preload_content=False
+    )
+    items = json.loads(response.data).get("items") or []
+    found = {(cm["metadata"].get("labels") or {}).get(names.RUN_ID_LABEL) for cm in items}
+    return {r for r in found if r and r != run_id}
+
+
+def _hand_over(api: ApiClient, namespace: str, run_id: str) -> bool:
+    """Give a shared run namespace to a run still using it; True when handed over."""
+    others = sorted(_other_runs_in(api, namespace, run_id))
+    if not others:
+        return False
+    patch = {"metadata": {"labels": {names.RUN_ID_LABEL: others[0]}}}
+    _core(api).patch_namespace(namespace, patch)
+    return True
+
+
+def remaining(api: ApiClient, selector: str) -> list[str]:
+    """``Kind ns/name`` of every object still carrying ``selector``'s labels."""
+    out: list[str] = []
+    for kind in kinds.KINDS:
+        out += [kinds.describe(kind, o) for o in kinds.list_all(api, kind, selector)]
+    return out
+
+
+def delete_by_label(api: ApiClient, run_id: str | None) -> None:
+    """Ask for the deletion of every object of one run (or of all runs)."""
+    selector = names.run_selector(run_id)
+    for kind in kinds.KINDS:
+        for obj in kinds.list_all(api, kind, selector):
+            meta = obj["metadata"]
+            if meta.get("deletionTimestamp"):
+                continue
+            if kind.name == "Namespace" and run_id and _hand_over(api, meta["name"], run_id):
+                continue
+            kinds.delete(api, kind, meta["name"], meta.get("namespace"))
+
+
+def wait_gone(api: ApiClient, run_id: str | None, timeout: float) -> list[str]:
+    """Wait until nothing carries the run's labels; return what is left at the deadline."""
+    selector = names.run_selector(run_id)
+    deadline = time.monotonic() + timeout
+    while True:
+        left = remaining(api, selector)
+        if run_id:
+            left = [
+                x for x in left if not x.startswith("Namespace ") or _still_ours(api, x, run_id)
+            ]
+        if not left or time.monotonic() >= deadline:
+            return left
+        time.sleep(WAIT_POLL_SECONDS)
+
+
+def _still_ours(api: ApiClient, described: str, run_id: str) -> bool:
+    from kubernetes.client.exceptions import ApiException
+
+    name = described.split(" ", 1)[1]
+    try:
+        response = _core(api).read_namespace(name, _preload_content=False)
+    except ApiException as exc:
+        return bool(exc.status != 404)
+    labels = json.loads(response.data)["metadata"].get("labels") or {}
+    return bool(labels.get(names.RUN_ID_LABEL) == run_id)
+
+
+def cleanup_with(api: ApiClient, run_id: str | None, timeout: float) -> list[str]:
+    """Delete and wait, with an existing client; returns the leftovers."""
+    from kubernetes.client.exceptions import ApiException
+
+    try:
+        delete_by_label(api, run_id)
+        return wait_gone(api, run_id, timeout)
+    except ApiException as exc:
+        raise ClusterError(f"cleanup failed: {describe_api_error(exc)}") from None
+
+
+def cleanup(
+    kube: KubeTarget,
+    run_id: str | None,
+    all_runs: bool,
+    timeout: float = d.CLEANUP_TIMEOUT_SECONDS,
+) -> list[str]:
+    """Remove one run's objects (or every run's with ``all_runs``); return what remains."""
+    if not all_runs and not run_id:
+        raise ValueError("give a run id or all_runs")
+    api = api_client(kube)
+    try:
+        return cleanup_with(api, None if all_runs else run_id, timeout)
+    except Exception as exc:
+        if isinstance(exc, ClusterError):
+            raise
+        raise ClusterError(f"cleanup failed: cannot reach the cluster: {exc}") from None

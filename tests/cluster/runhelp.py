@@ -1,0 +1,80 @@
+"""Helpers for the executor's cluster tests: a RunContext on the sim, runs, leftovers."""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from datetime import timedelta
+from typing import Any
+
+from harness import SimCluster
+
+from aicr.catalog import load_catalog
+from aicr.catalog.model import CheckSpec
+from aicr.config import EMPTY_CONFIG
+from aicr.k8s import KubeTarget, api_client
+from aicr.plan import PlannedCheck
+from aicr.recipe.load import parse_recipe
+from aicr.result import CheckResult
+from aicr.runner import Placement, RunContext, TOLERATE_ALL, cleanup, names
+from aicr.runner.events import Event
+
+RECIPE = """
+componentRefs:
+  - name: kube-prometheus-stack
+    namespace: monitoring
+"""
+
+
+def new_run_id() -> str:
+    return "r" + secrets.token_hex(4)
+
+
+def make_ctx(
+    cluster: SimCluster,
+    recipe: str = RECIPE,
+    namespace: str | None = None,
+    events: list[Event] | None = None,
+    **overrides: Any,
+) -> RunContext:
+    run_id = overrides.pop("run_id", None) or new_run_id()
+    sink = events.append if events is not None else (lambda e: None)
+    fields: dict[str, Any] = {
+        "run_id": run_id,
+        "namespace": namespace or f"aicr-{run_id}-ns",
+        "recipe": parse_recipe(recipe),
+        "recipe_source": "test",
+        "snapshot": None,
+        "config": EMPTY_CONFIG,
+        "kube": KubeTarget(str(cluster.kubeconfig)),
+        "image": cluster.validator_image,
+        "orchestrator": Placement(tolerations=TOLERATE_ALL),
+        "events": sink,
+        "cancel": threading.Event(),
+    }
+    fields.update(overrides)
+    return RunContext(**fields)
+
+
+def planned(name: str, timeout: timedelta | None = None, **spec_changes: Any) -> PlannedCheck:
+    spec = load_catalog().get(name)
+    assert spec is not None
+    if spec_changes:
+        spec = CheckSpec.model_validate({**spec.model_dump(), **spec_changes})
+    return PlannedCheck(spec, timeout or spec.timeout)
+
+
+def run_one(executor: Any, ctx: RunContext, check: PlannedCheck) -> tuple[CheckResult, list[str]]:
+    """start, run one check, finish; the result and what finish says is left."""
+    executor.start(ctx)
+    try:
+        result = executor.run(check, ctx)
+    finally:
+        left = executor.finish(ctx)
+    return result, left
+
+
+def remaining(cluster: SimCluster, run_id: str) -> list[str]:
+    """Every object still carrying the run's label (namespaced kinds, cluster kinds, pods)."""
+    api = api_client(KubeTarget(str(cluster.kubeconfig)))
+    return cleanup.remaining(api, names.run_selector(run_id))
