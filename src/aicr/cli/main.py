@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import importlib
+import logging
 import sys
+import traceback
 
 import click
 
 from aicr import __version__
-from aicr.errors import EXIT_INTERRUPTED, AicrError, InputError
+from aicr.errors import EXIT_INTERRUPTED, EXIT_VALIDATION_FAILED, AicrError, InputError
 
 # Subcommands are imported on first use so `aicr --help` stays fast.
 _COMMANDS = {
@@ -83,6 +85,12 @@ def run(argv: list[str] | None = None) -> int:
     except AicrError as exc:
         click.echo(f"error: {exc}", err=True)
         return exc.exit_code
+    except Exception as exc:  # a bug: say so plainly, fail closed, keep the trace for --debug
+        if logging.getLogger("aicr").isEnabledFor(logging.DEBUG):
+            traceback.print_exc()
+        click.echo(f"internal error: {type(exc).__name__}: {exc} (--debug shows the trace)",
+                   err=True)
+        return EXIT_VALIDATION_FAILED
     return code if isinstance(code, int) else 0
 
 

@@ -7,6 +7,8 @@ kubernetes client because it may hold a list of paths.
 
 from __future__ import annotations
 
+import logging
+import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -63,4 +65,14 @@ log_json = _option(
     "--log-json", envvar="AICR_LOG_JSON", is_flag=True,
     help="Progress as one JSON object per line on stderr (for pipelines).",
 )
-debug = _option("--debug", envvar="AICR_DEBUG", is_flag=True, help="Verbose logs on stderr.")
+def _setup_logging(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+    """--debug turns on the library's debug log on stderr (and tracebacks of internal errors)."""
+    if value:
+        logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
+                            format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        logging.getLogger("aicr").setLevel(logging.DEBUG)
+    return value
+
+
+debug = _option("--debug", envvar="AICR_DEBUG", is_flag=True, callback=_setup_logging,
+                expose_value=True, help="Debug log and internal-error traces on stderr.")

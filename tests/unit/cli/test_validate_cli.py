@@ -176,3 +176,17 @@ def test_check_list_plain_and_json(capsys: pytest.CaptureFixture[str]) -> None:
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = aicr(capsys, "--version")
     assert code == 0 and out.startswith("aicr, version ")
+
+
+def test_an_internal_error_fails_closed_with_exit_8(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*_: object, **__: object) -> None:
+        raise RuntimeError("unexpected state")
+
+    monkeypatch.setattr("aicr.cli.validate.run", broken)
+    code, out, err = aicr(capsys, "validate", "-r", RECIPE, "--no-cluster")
+    assert code == 8 and out == ""
+    assert err.strip().splitlines()[-1] == (
+        "internal error: RuntimeError: unexpected state (--debug shows the trace)"
+    )
