@@ -241,3 +241,23 @@ def _pids_named(marker: str) -> list[int]:
             except OSError:
                 continue
     return [p for p in out if p != os.getpid()]
+
+
+def test_mounts_are_private_to_the_pod_and_leave_no_trace(
+    cluster: SimCluster, namespace: str
+) -> None:
+    root = Path(f"/etc/aicr-sim-test-{cluster.run_id}")
+    cluster.apply(RBAC, namespace)
+    manifest = validator_pod(
+        "mounts",
+        ["sh", "-c", f"cat {root}/cfg/config.yaml; grep -c {root} /proc/self/mountinfo"],
+        volumeMounts=[{"name": "config", "mountPath": f"{root}/cfg"}],
+        volumes=[{"name": "config", "configMap": {"name": "probe-config"}}],
+    )
+    cluster.apply(manifest, namespace)
+    cluster.wait_for_phase(namespace, "mounts", "Succeeded")
+    assert cluster.core().read_namespaced_pod_log("mounts", namespace) == (
+        "checks: [platform-health]\n1\n"
+    )
+    assert not root.exists()
+    assert str(root) not in Path("/proc/self/mountinfo").read_text()

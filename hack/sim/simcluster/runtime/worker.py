@@ -303,7 +303,11 @@ class PodWorker(threading.Thread):
                 self.deleting.wait()
                 return 1
             if json.loads(spec.read_text())["argv"]:
-                code = self._spawn_and_wait(c, cs, spec, cid, logw)
+                created = _make_mount_points(json.loads(spec.read_text())["mounts"])
+                try:
+                    code = self._spawn_and_wait(c, cs, spec, cid, logw)
+                finally:
+                    _remove_created(created)
             else:
                 code = 128
         finally:
@@ -461,3 +465,36 @@ def _kill_group(proc: subprocess.Popen[bytes], grace: float) -> None:
         proc.wait()
     except ProcessLookupError:
         pass
+
+
+def _make_mount_points(mounts: list[dict[str, Any]]) -> list[Path]:
+    """Create missing mount points on the host; return what was created, parents first.
+
+    A bind mount needs an existing target. What we create here is removed again
+    when the container ends (`_remove_created`), so runs leave no empty
+    /etc/<something> folders or /dev/termination-log behind.
+    """
+    created: list[Path] = []
+    for m in mounts:
+        target = Path(m["target"])
+        is_dir = Path(m["source"]).is_dir()
+        missing = [p for p in [*reversed(target.parents), target] if not p.exists()]
+        for p in missing:
+            if p == target and not is_dir:
+                p.touch()
+            else:
+                p.mkdir()
+            created.append(p)
+    return created
+
+
+def _remove_created(created: list[Path]) -> None:
+    """Remove mount points we created, deepest first, only while still empty."""
+    for p in reversed(created):
+        try:
+            if p.is_dir():
+                p.rmdir()
+            elif p.stat().st_size == 0:
+                p.unlink()
+        except OSError:
+            pass
