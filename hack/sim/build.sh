@@ -15,13 +15,24 @@ key="k8s-${KUBERNETES_VERSION}_etcd-${ETCD_VERSION}_kwok-${KWOK_VERSION}"
 bin="$cache_root/$key/bin"
 want=(kube-apiserver kube-controller-manager kube-scheduler etcd kwok)
 
+log() { echo "sim-build: $*" >&2; }
+
+# The cluster PKI is generated with the openssl CLI at every sim-up.
+if ! command -v openssl >/dev/null; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    log "installing openssl"
+    apt-get update -qq >/dev/null && apt-get install -y -qq openssl >/dev/null
+  else
+    log "openssl is required (install it with your package manager)"; exit 1
+  fi
+fi
+
 complete() { for b in "${want[@]}"; do [ -x "$bin/$b" ] || return 1; done; }
 if complete; then echo "$bin"; exit 0; fi
 
 mkdir -p "$bin"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-log() { echo "sim-build: $*" >&2; }
 export GOFLAGS="${GOFLAGS:-} -mod=mod"
 export CGO_ENABLED=0
 
