@@ -28,11 +28,13 @@ from aicr.ctrf import Status
 from aicr.errors import AicrError
 from aicr.result import CheckResult, Detail
 from aicr.runner import defaults as d
+from aicr.runner.outcome import RESULT_KEY, STATUS_BY_EXIT, SUMMARY_MARK
 
-RESULT_KEY = "result.json"
-SUMMARY_MARK = "aicrResult"
-EXIT_BY_STATUS = {Status.PASSED: 0, Status.FAILED: 1, Status.SKIPPED: 2, Status.OTHER: 3}
-STATUS_BY_EXIT = {code: status for status, code in EXIT_BY_STATUS.items()}
+EXIT_BY_STATUS = {status: code for code, status in STATUS_BY_EXIT.items()}
+# `spec.validate.checks.<name>.params.aicrDelaySeconds: N` makes any check wait N
+# seconds before it runs: synthetic checks of known duration for tests and the
+# executor benchmark, through the same Job path as real runs.
+DELAY_PARAM = "aicrDelaySeconds"
 
 
 def not_implemented(ctx: CheckContext) -> CheckResult:
@@ -59,6 +61,9 @@ def run_check(name: str, inputs: RunInputs) -> CheckResult:
     if spec is None:
         return _crashed(name, f"unknown check {name!r}", start_ms)
     ctx = CheckContext(spec, inputs)
+    delay = ctx.settings.params.get(DELAY_PARAM)
+    if isinstance(delay, int | float) and delay > 0:
+        time.sleep(float(delay))  # tests and benchmarks: a check of known duration
     try:
         fn = registry.find(spec)
         result = not_implemented(ctx) if fn is None else fn(ctx)
