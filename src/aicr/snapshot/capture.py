@@ -140,16 +140,12 @@ def capture(kube: KubeTarget) -> Snapshot:
     from kubernetes.client.exceptions import ApiException
 
     api = api_client(kube)
+    versions: Any = client.VersionApi(api)
+    core: Any = client.CoreV1Api(api)  # raw JSON (_preload_content=False), not models
     try:
-        version = json.loads(
-            client.VersionApi(api).get_code(_preload_content=False, _request_timeout=30).data
-        )
-        nodes = (
-            json.loads(
-                client.CoreV1Api(api).list_node(_preload_content=False, _request_timeout=30).data
-            ).get("items")
-            or []
-        )
+        version = json.loads(versions.get_code(_preload_content=False, _request_timeout=30).data)
+        listed = core.list_node(_preload_content=False, _request_timeout=30).data
+        nodes = json.loads(listed).get("items") or []
     except ApiException as exc:
         raise ClusterError(f"cannot capture a snapshot: {describe_api_error(exc)}") from None
     except Exception as exc:
