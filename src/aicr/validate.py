@@ -121,6 +121,7 @@ class Inputs:
     config: ValidateConfig
     plan: Plan
     warnings: list[str]
+    prepared: dict[str, Any] = field(default_factory=dict)  # check name -> preflight facts
 
 
 def new_run_id() -> str:
@@ -175,7 +176,15 @@ def load_inputs(request: ValidateRequest) -> Inputs:
         warnings += cncf.check_not_applicable(reqs, config, request.config or "--config")
         cncf.check_recipe_coverage(reqs, plan.check_names, config)
         cncf.check_output_dir(Path(request.evidence_dir or ""), request.force)
-    return Inputs(recipe, snapshot, config, plan, warnings)
+    from aicr.checks import preflight
+
+    prepared = {
+        c.name: out
+        for c in plan.checks
+        if c.skip_reason is None
+        and (out := preflight(c.name, recipe, request.data_dir, request.recipe)) is not None
+    }
+    return Inputs(recipe, snapshot, config, plan, warnings, prepared)
 
 
 def _make_executor(kind: str) -> Executor:
@@ -216,6 +225,7 @@ def _context(
         workloads=Placement(request.node_selector, request.tolerations),
         no_cleanup=request.no_cleanup,
         data_dir=request.data_dir,
+        check_inputs=inputs.prepared,
         events=events,
         cancel=cancel,
     )

@@ -50,6 +50,7 @@ class RunInputs:
     config: ValidateConfig
     snapshot: Snapshot | None = None
     workloads: Placement = field(default_factory=Placement)
+    prepared: dict[str, Any] = field(default_factory=dict)  # check name -> preflight facts
 
 
 def _placement(data: dict[str, Any]) -> Placement:
@@ -89,7 +90,24 @@ def load_inputs(run_dir: Path) -> RunInputs:
         config=parse_config(text("config.yaml"), str(run_dir / "config.yaml")),
         snapshot=snapshot,
         workloads=_placement(info.get("workloads") or {}),
+        prepared=dict(info.get("checkInputs") or {}),
     )
+
+
+def preflight(name: str, recipe: Recipe, data_dir: str | None, source: str) -> Any:
+    """Run check ``name``'s optional ``preflight(recipe, data_dir, source)`` before any Job.
+
+    A check module may define it to refuse a contradictory request up front
+    (raising InputError, exit 2) and to resolve facts the check's pod cannot
+    (values files under ``--data``). What it returns (JSON-able, or None) reaches
+    the check as ``CheckContext.prepared``.
+    """
+    from aicr.catalog import load_catalog
+    from aicr.checks import registry
+
+    spec = load_catalog().get(name)
+    fn = registry.find_preflight(spec) if spec else None
+    return fn(recipe, data_dir, source) if fn else None
 
 
 class CheckContext:
@@ -145,6 +163,11 @@ class CheckContext:
     def workloads(self) -> Placement:
         """Where the check's own workloads go (``--node-selector`` / ``--toleration``)."""
         return self.inputs.workloads
+
+    @property
+    def prepared(self) -> Any:
+        """What this check's preflight resolved in the orchestrator, or None."""
+        return self.inputs.prepared.get(self.name)
 
     # ---- cluster --------------------------------------------------------------------
     @functools.cached_property

@@ -40,6 +40,24 @@ KINDS: dict[str, Kind] = {
     "CustomResourceDefinition": Kind(
         "ApiextensionsV1Api", "custom_resource_definition", namespaced=False
     ),
+    "ResourceSlice": Kind("ResourceV1Api", "resource_slice", namespaced=False),
+    "DeviceClass": Kind("ResourceV1Api", "device_class", namespaced=False),
+}
+
+
+@dataclass(frozen=True)
+class CustomKind:
+    """A custom resource, reached through CustomObjectsApi."""
+
+    group: str
+    version: str
+    plural: str
+    namespaced: bool = True
+
+
+CUSTOM_KINDS: dict[str, CustomKind] = {
+    # GPU Operator's ClusterPolicy (nvidia.com/v1, cluster-scoped)
+    "ClusterPolicy": CustomKind("nvidia.com", "v1", "clusterpolicies", namespaced=False),
 }
 
 
@@ -73,10 +91,31 @@ class ApiReader:
             raise NotSupported(kind)
         return getattr(client, spec.api)(self.api), spec
 
+    def _custom(self, kind: str) -> tuple[Any, CustomKind] | None:
+        from kubernetes import client
+
+        spec = CUSTOM_KINDS.get(kind)
+        return (client.CustomObjectsApi(self.api), spec) if spec else None
+
     def get(self, kind: str, name: str, namespace: str | None = None) -> Obj | None:
         """One object, or None on 404."""
         from kubernetes.client.exceptions import ApiException
 
+        custom = self._custom(kind)
+        if custom is not None:
+            capi, c = custom
+            try:
+                if c.namespaced:
+                    found: Obj = capi.get_namespaced_custom_object(
+                        c.group, c.version, namespace, c.plural, name
+                    )
+                else:
+                    found = capi.get_cluster_custom_object(c.group, c.version, c.plural, name)
+            except ApiException as exc:
+                if exc.status == 404:
+                    return None
+                raise
+            return found
         api, spec = self._client(kind)
         try:
             if spec.namespaced:
@@ -96,6 +135,27 @@ class ApiReader:
         self, kind: str, namespace: str | None = None, label_selector: str | None = None
     ) -> list[Obj]:
         """Objects of ``kind``; the list's kind is copied onto each item."""
+        from kubernetes.client.exceptions import ApiException
+
+        custom = self._custom(kind)
+        if custom is not None:
+            capi, c = custom
+            sel = {"label_selector": label_selector} if label_selector else {}
+            try:
+                if c.namespaced and namespace:
+                    out = capi.list_namespaced_custom_object(
+                        c.group, c.version, namespace, c.plural, **sel
+                    )
+                else:
+                    out = capi.list_cluster_custom_object(c.group, c.version, c.plural, **sel)
+            except ApiException as exc:
+                if exc.status == 404:  # the CRD is not installed: no such objects
+                    return []
+                raise
+            found: list[Obj] = out.get("items") or []
+            for item in found:
+                item.setdefault("kind", kind)
+            return found
         api, spec = self._client(kind)
         kwargs: dict[str, Any] = {"_preload_content": False}
         if label_selector:

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from aicr.catalog import CheckSpec
 
 if TYPE_CHECKING:
     from aicr.checks import CheckContext
+    from aicr.recipe.model import Recipe
     from aicr.result import CheckResult
 
 CheckFn = Callable[["CheckContext"], "CheckResult"]
+PreflightFn = Callable[["Recipe", "str | None", str], Any]
 
 
 def module_name(spec: CheckSpec) -> str:
@@ -20,14 +22,23 @@ def module_name(spec: CheckSpec) -> str:
     return f"aicr.checks.{spec.phase.value}.{spec.name.replace('-', '_')}"
 
 
-def find(spec: CheckSpec) -> CheckFn | None:
-    """The check's ``run`` function, or None when the check is not implemented yet."""
+def _module(spec: CheckSpec) -> Any:
     name = module_name(spec)
     try:
-        module = importlib.import_module(name)
+        return importlib.import_module(name)
     except ModuleNotFoundError as exc:
         if exc.name == name:  # the module itself is absent; a broken import must surface
             return None
         raise
-    fn: CheckFn | None = getattr(module, "run", None)
+
+
+def find_preflight(spec: CheckSpec) -> PreflightFn | None:
+    """The check's optional orchestrator-side ``preflight`` function."""
+    fn: PreflightFn | None = getattr(_module(spec), "preflight", None)
+    return fn
+
+
+def find(spec: CheckSpec) -> CheckFn | None:
+    """The check's ``run`` function, or None when the check is not implemented yet."""
+    fn: CheckFn | None = getattr(_module(spec), "run", None)
     return fn

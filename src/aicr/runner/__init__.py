@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from aicr.config import ValidateConfig
 from aicr.k8s import KubeTarget
@@ -69,6 +69,8 @@ class RunContext:
     workloads: Placement = field(default_factory=Placement)
     no_cleanup: bool = False
     data_dir: str | None = None
+    # per-check facts resolved before any cluster work (``aicr.checks.preflight``)
+    check_inputs: dict[str, Any] = field(default_factory=dict, compare=False)
     events: EventSink = field(default=discard, compare=False)
     cancel: threading.Event = field(default_factory=threading.Event, compare=False)
 

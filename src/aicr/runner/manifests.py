@@ -78,7 +78,7 @@ def _tolerations(placement: Placement) -> list[dict[str, str]]:
 
 def run_info(ctx: RunContext) -> dict[str, Any]:
     """``run.json``: what a check needs to know about its run beyond recipe and config."""
-    return {
+    info: dict[str, Any] = {
         "runId": ctx.run_id,
         "namespace": ctx.namespace,
         "toolVersion": __version__,
@@ -88,6 +88,9 @@ def run_info(ctx: RunContext) -> dict[str, Any]:
             "tolerations": _tolerations(ctx.workloads),
         },
     }
+    if ctx.check_inputs:
+        info["checkInputs"] = ctx.check_inputs
+    return info
 
 
 def _dump_yaml(data: Any) -> str:

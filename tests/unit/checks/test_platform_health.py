@@ -117,4 +117,4 @@ def test_unsupported_kind_fails_closed() -> None:
     recipe = RECIPE.replace("kind: DaemonSet", "kind: ClusterPolicy")
     result = run(HEALTHY, recipe)
     assert result.status == Status.FAILED
-    assert "kind ClusterPolicy is not one platform-health can judge" in result.message
+    assert "kind ClusterPolicy is not one aicr can judge" in result.message

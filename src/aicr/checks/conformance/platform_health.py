@@ -49,7 +49,7 @@ def _expected(kube: KubeReader, kind: str, name: str, ns: str | None) -> list[st
     judge = h.JUDGES.get(kind)
     if judge is None:
         return [
-            f"kind {kind} is not one platform-health can judge (supported: "
+            f"kind {kind} is not one aicr can judge (supported: "
             f"{', '.join(sorted([*h.JUDGES, 'Service']))})"
         ]
     try:
@@ -69,6 +69,7 @@ def _workloads(kube: KubeReader, ns: str, verdict: Verdict) -> None:
             verdict.problems += [f"{kind} {ns}/{name}: {p}" for p in h.JUDGES[kind](obj)]
     pods = kube.list("Pod", ns)
     for pod in pods:
+        verdict.looked_at.append(f"Pod {ns}/{pod['metadata']['name']}")
         owners = {o.get("kind") for o in (pod.get("metadata") or {}).get("ownerReferences") or []}
         if "Job" in owners and (pod.get("status") or {}).get("phase") != "Failed":
             continue  # finished or running job pods say nothing about health
@@ -78,7 +79,6 @@ def _workloads(kube: KubeReader, ns: str, verdict: Verdict) -> None:
             verdict.problems += [f"Pod {ns}/{name}: {p}" for p in problems]
     if found == 0:
         if pods:
-            verdict.looked_at.append(f"{len(pods)} pods in {ns}")
             for pod in pods:
                 if h.pod(pod) == [] and (pod.get("status") or {}).get("phase") == "Running":
                     return
