@@ -344,16 +344,16 @@ class JobExecutor:
             node = outcome.node_of(pod)
             if node:
                 self._tell(ctx, f, "scheduled", f"scheduled on {node}", node)
+            evicted = outcome.evicted(pod)
+            if evicted:
+                return self._end(f, Status.OTHER, f"the check pod was evicted: {evicted}",
+                                 Detail.EVICTED)  # fmt: skip
             state = outcome.terminated(pod)
             if state is not None:
                 return self._finished(api, ctx, f, state)
             cs = outcome.container_status(pod)
             if cs and (cs.get("state") or {}).get("running"):
                 self._tell(ctx, f, "running", f"running on {node}", node)
-            evicted = outcome.evicted(pod)
-            if evicted:
-                return self._end(f, Status.OTHER, f"the check pod was evicted: {evicted}",
-                                 Detail.EVICTED)  # fmt: skip
         failure = outcome.job_failure(f.job) if f.job else None
         if failure and failure[0] == "DeadlineExceeded":
             return self._end(
@@ -362,14 +362,8 @@ class JobExecutor:
                 f"{int(f.check.timeout.total_seconds())}s (the Job's activeDeadlineSeconds)",
                 Detail.TIMEOUT,
             )  # fmt: skip
-        if f.job_deleted:
+        if f.job_deleted or f.pod_deleted:
             return self._end(f, Status.OTHER, self._deleted_message(api, ctx, f), Detail.DELETED)
-        if f.pod_deleted:
-            return self._end(
-                f, Status.OTHER,
-                f"the check pod of Job {f.job_name} was deleted before it finished",
-                Detail.DELETED,
-            )  # fmt: skip
         if failure and pod is None:
             return self._end(f, Status.OTHER, f"the Job failed: {failure[0]}: {failure[1]}",
                              Detail.CRASHED)  # fmt: skip
@@ -435,7 +429,9 @@ class JobExecutor:
             gone = False
         if gone:
             return f"the run namespace {ctx.namespace} was deleted from outside the run"
-        return f"the check's Job {ctx.namespace}/{f.job_name} was deleted from outside the run"
+        if f.job_deleted:
+            return f"the check's Job {ctx.namespace}/{f.job_name} was deleted from outside the run"
+        return f"the check pod of Job {f.job_name} was deleted before it finished"
 
     def _finished(self, api: ApiClient, ctx: RunContext, f: _Follow, state: Obj) -> CheckResult:
         """The container ended: read the result object (with retries) and the logs."""
