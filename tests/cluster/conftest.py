@@ -7,8 +7,9 @@
 - `namespace` (function): a run-unique namespace, deleted after the test.
 
 Every test under tests/cluster gets the `cluster` marker. When the simulator's
-binaries are not built and CI is not "true", these tests are skipped and the
-reason is printed once in the report header; with CI=true they fail instead,
+binaries are not built and CI is not "true", these tests are skipped (left out
+of the run as one group) and the reason is printed once, in the report header
+and in the summary; with CI=true they fail instead,
 so a broken simulator cannot let changes land untested. The loopback guard
 (tests/netguard.py) is installed for every tier by tests/conftest.py.
 """
@@ -56,13 +57,26 @@ def pytest_report_header(config: pytest.Config) -> str | None:
     return f"simulated cluster: unavailable, cluster tests skipped: {reason}"
 
 
+_SKIPPED: list[str] = []
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    ours = [i for i in items if HERE in Path(str(i.fspath)).resolve().parents]
+    for item in ours:
+        item.add_marker(pytest.mark.cluster)
     reason = None if IN_CI else _unavailable_reason()
-    for item in items:
-        if HERE in Path(str(item.fspath)).resolve().parents:
-            item.add_marker(pytest.mark.cluster)
-            if reason:
-                item.add_marker(pytest.mark.skip(reason=reason))
+    if reason and ours:
+        # Left out as a group, with the reason printed once in the summary, rather
+        # than one skip line per test file that would bury it.
+        config.hook.pytest_deselected(items=ours)
+        items[:] = [i for i in items if i not in ours]
+        _SKIPPED[:] = [f"{len(ours)} cluster tests skipped: {reason}"]
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    for line in _SKIPPED:
+        terminalreporter.write_sep("=", "simulated cluster", yellow=True)
+        terminalreporter.write_line(line, yellow=True)
 
 
 @pytest.fixture(scope="session")
@@ -78,13 +92,31 @@ def sim_cluster() -> Iterator[SimCluster]:
             pytest.skip(str(e))
         started = True
     harness = SimCluster(sim)
+    user = sim.dir / "users" / str(os.getpid())
+    user.parent.mkdir(exist_ok=True)
+    user.touch()
     try:
         yield harness
     finally:
-        if started:
+        user.unlink(missing_ok=True)
+        others = [u for u in user.parent.iterdir() if _pid_alive(int(u.name))]
+        if started and not others:
             sim.down()
-        else:
+        else:  # another session still uses it, or it was started by hand
             harness.delete_test_namespaces()
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.fixture(autouse=True)
+def _needs_sim(sim_cluster: SimCluster) -> None:
+    """Every test here needs the cluster, even one that uses no cluster fixture."""
 
 
 @pytest.fixture
