@@ -168,8 +168,14 @@ class SimCluster:
 
     # ---- scenarios --------------------------------------------------------------------
     def apply(self, manifests: Any, namespace: str | None = None) -> list[dict[str, Any]]:
-        """Server-side apply YAML text, a Path, a dict or a list of those."""
-        return scenario.apply(self.sim, manifests, namespace)
+        """Server-side apply YAML text, a Path, a dict or a list of those.
+
+        Applying a Node (e.g. extra labels or taints) marks the cluster for `reset()`.
+        """
+        docs = scenario.load_manifests(manifests)
+        if any(d.get("kind") == "Node" for d in docs):
+            self._dirty = True
+        return scenario.apply(self.sim, docs, namespace)
 
     def set_mode(self, mode: str) -> None:
         """GPU allocation mode: "device-plugin" (default), "dra" or "dual" (broken)."""
