@@ -1,0 +1,50 @@
+"""Run one deployment check through ``aicr validate`` (Job executor) on the simulated cluster."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from harness import SimCluster
+
+from aicr import validate
+from aicr.catalog import load_catalog
+from aicr.k8s import KubeTarget
+from aicr.phases import Phase
+
+ROOT = Path(__file__).resolve().parents[2]
+SNAPSHOT = str(ROOT / "tests/data/snapshots/ok.yaml")
+DEPLOYMENT_CHECKS = [c.name for c in load_catalog().checks if c.phase == Phase.DEPLOYMENT]
+
+
+def recipe_text(components: str, checks: list[str], constraints: str = "") -> str:
+    """A recipe with ``components`` (YAML list items) and a deployment phase."""
+    text = "kind: RecipeResult\napiVersion: aicr.nvidia.com/v1alpha1\ncomponentRefs:\n"
+    text += components
+    text += "validation:\n  deployment:\n"
+    if constraints:
+        text += f"    constraints:\n{constraints}"
+    text += "    checks: [" + ", ".join(checks) + "]\n"
+    return text
+
+
+def run_check(
+    cluster: SimCluster, tmp_path: Path, check: str, components: str, constraints: str = "",
+    **request: Any,
+) -> dict[str, Any]:
+    """Validate the deployment phase with only ``check`` and return its CTRF test."""
+    path = tmp_path / "recipe.yaml"
+    path.write_text(recipe_text(components, [check], constraints))
+    req = validate.ValidateRequest(
+        recipe=str(path),
+        snapshot=SNAPSHOT,
+        phases=("deployment",),
+        kube=KubeTarget(str(cluster.kubeconfig)),
+        image=cluster.validator_image,
+        executor="job",
+        **request,
+    )
+    outcome = validate.run(req)
+    tests = [t.model_dump(mode="json", exclude_none=True) for t in outcome.report.results.tests]
+    assert [t["name"] for t in tests] == [check], tests
+    return tests[0]
