@@ -63,3 +63,22 @@ def test_all_simulator_sockets_are_loopback(cluster: SimCluster) -> None:
             )
             checked += 1
     assert checked > 10  # the check saw the listeners and the client connections
+
+
+def test_kubelet_endpoint_serves_only_the_api_server(cluster: SimCluster) -> None:
+    import ssl
+    import urllib.error
+    import urllib.request
+
+    pki = cluster.sim.pki_dir
+    ctx = ssl.create_default_context(cafile=str(pki / "ca.crt"))
+    ctx.load_cert_chain(str(pki / "admin.crt"), str(pki / "admin.key"))
+    opener = urllib.request.build_opener(
+        urllib.request.ProxyHandler({}), urllib.request.HTTPSHandler(context=ctx)
+    )
+    url = f"https://127.0.0.1:{cluster.sim.ports.kubelet}/containerLogs/default/x/y"
+    try:
+        opener.open(url, timeout=5)
+        raise AssertionError("the kubelet endpoint served a non-API-server client")
+    except urllib.error.HTTPError as e:
+        assert e.code == 403
