@@ -261,3 +261,54 @@ def test_mounts_are_private_to_the_pod_and_leave_no_trace(
     )
     assert not root.exists()
     assert str(root) not in Path("/proc/self/mountinfo").read_text()
+
+
+def test_init_container_and_empty_dir(cluster: SimCluster, namespace: str) -> None:
+    manifest = validator_pod(
+        "init",
+        ["sh", "-c", "cat /work/greeting"],
+        volumeMounts=[{"name": "work", "mountPath": "/work"}],
+        volumes=[{"name": "work", "emptyDir": {}}],
+    )
+    manifest["spec"]["initContainers"] = [
+        {
+            "name": "prepare",
+            "image": cluster.validator_image,
+            "command": ["sh", "-c", "echo prepared > /work/greeting"],
+            "volumeMounts": [{"name": "work", "mountPath": "/work"}],
+        }
+    ]
+    cluster.apply(manifest, namespace)
+    p = cluster.wait_for_phase(namespace, "init", "Succeeded")
+    init = p["status"]["initContainerStatuses"][0]["state"]["terminated"]
+    assert init["exitCode"] == 0 and init["reason"] == "Completed"
+    assert cluster.core().read_namespaced_pod_log("init", namespace) == "prepared\n"
+
+
+def test_on_failure_restarts_with_back_off_and_previous_logs(
+    cluster: SimCluster, namespace: str
+) -> None:
+    manifest = validator_pod("flaky", ["sh", "-c", "echo run; exit 4"], restart_policy="OnFailure")
+    cluster.apply(manifest, namespace)
+
+    def backing_off(p: dict[str, Any]) -> bool:
+        cs = (p.get("status", {}).get("containerStatuses") or [{}])[0]
+        return cs.get("state", {}).get("waiting", {}).get("reason") == "CrashLoopBackOff"
+
+    p = cluster.wait_for_pod(namespace, "flaky", backing_off)
+    cs = p["status"]["containerStatuses"][0]
+    assert cs["restartCount"] == 1
+    assert cs["lastState"]["terminated"]["exitCode"] == 4
+    assert p["status"]["phase"] == "Running"
+    core = cluster.core()
+    assert core.read_namespaced_pod_log("flaky", namespace, previous=True) == "run\n"
+
+
+def test_follow_streams_logs_until_the_container_ends(cluster: SimCluster, namespace: str) -> None:
+    manifest = validator_pod("talker", ["sh", "-c", "for i in 1 2 3; do echo $i; sleep 0.5; done"])
+    cluster.apply(manifest, namespace)
+    cluster.wait_for_phase(namespace, "talker", "Running", "Succeeded")
+    stream = cluster.core().read_namespaced_pod_log(
+        "talker", namespace, follow=True, _preload_content=False
+    )
+    assert stream.data.decode() == "1\n2\n3\n"

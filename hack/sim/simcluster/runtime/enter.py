@@ -51,7 +51,7 @@ def private_namespace() -> None:
 def bind(source: str, target: str, read_only: bool) -> None:
     """Bind-mount `source` at `target`, creating the mount point if needed."""
     t = Path(target)
-    if Path(source).is_dir():
+    if os.path.isdir(source):
         t.mkdir(parents=True, exist_ok=True)
     else:
         t.parent.mkdir(parents=True, exist_ok=True)
@@ -67,8 +67,13 @@ def main(spec_path: str) -> None:
     spec = json.loads(Path(spec_path).read_text())
     try:
         private_namespace()
-        for m in spec["mounts"]:
-            bind(m["source"], m["target"], bool(m.get("readOnly")))
+        # Hold every source open first: an earlier mount may hide a later source
+        # (a volume mounted at /work hides a run folder under /work/...).
+        sources = [os.open(m["source"], os.O_PATH | os.O_CLOEXEC) for m in spec["mounts"]]
+        for m, fd in zip(spec["mounts"], sources, strict=True):
+            bind(f"/proc/self/fd/{fd}", m["target"], bool(m.get("readOnly")))
+        for fd in sources:
+            os.close(fd)
         os.chdir(spec.get("cwd") or "/")
         os.execvpe(spec["argv"][0], spec["argv"], spec["env"])
     except OSError as e:
