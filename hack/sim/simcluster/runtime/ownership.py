@@ -3,12 +3,16 @@
 A pod is runtime-owned when one of its containers uses the validator image
 (the image repository's last path component is `aicr-validator`, any registry,
 tag or digest), or when a test asked for a fault with the annotation
-`sim.aicr.dev/fault`. The product never has to know about the simulator.
+`sim.aicr.dev/fault`, or when a container runs `nvidia-smi` (the GPU node
+model in simcluster/gpu plays it). The product never has to know about the
+simulator.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from simcluster.gpu.model import pod_runs_smi
 
 VALIDATOR_REPO = "aicr-validator"
 FAULT_ANNOTATION = "sim.aicr.dev/fault"
@@ -18,6 +22,9 @@ RUNTIME_OWNED_JQ = (
     '(.spec.containers | map(.image | split("@")[0] | split("/") | last | split(":")[0])'
     f' | any(. == "{VALIDATOR_REPO}"))'
     f' or (.metadata.annotations["{FAULT_ANNOTATION}"] != null)'
+    # GPU pods running nvidia-smi (simcluster/gpu): must agree with `pod_runs_smi`.
+    ' or (.spec.containers | map((.command // [])[0] // "" | split("/") | last)'
+    ' | any(. == "nvidia-smi"))'
 )
 
 
@@ -35,5 +42,7 @@ def runtime_owned(pod: dict[str, Any]) -> bool:
     """True if the runtime, not KWOK, plays this pod's lifecycle."""
     containers = pod.get("spec", {}).get("containers") or []
     if any(is_validator_image(c.get("image", "")) for c in containers):
+        return True
+    if pod_runs_smi(pod):
         return True
     return FAULT_ANNOTATION in (pod.get("metadata", {}).get("annotations") or {})

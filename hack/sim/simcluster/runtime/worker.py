@@ -22,7 +22,8 @@ from typing import Any
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from simcluster import paths, processes
+from simcluster import kube, paths, processes
+from simcluster.gpu.model import runs_smi, smi_argv
 from simcluster.runtime import faults, pod_status
 from simcluster.runtime.logs import LogWriter, now_rfc3339nano, tail_text
 from simcluster.runtime.ownership import is_validator_image
@@ -249,7 +250,10 @@ class PodWorker(threading.Thread):
             policy = "OnFailure"
         run = 0
         while not self.deleting.is_set():
-            shown_only = fault is None and not init and not is_validator_image(c["image"])
+            shown_only = (
+                fault is None and not init and not is_validator_image(c["image"])
+                and not runs_smi(c)
+            )  # fmt: skip
             if fault == "never-ready" or shown_only:
                 pod_status.running(cs, self._cid(c, run), ready=fault != "never-ready")
                 self.publish()
@@ -324,6 +328,12 @@ class PodWorker(threading.Thread):
         pod_status.terminated(cs, cid, code, "Completed" if code == 0 else "Error", msg, started)
         return code
 
+    def _current_pod(self) -> dict[str, Any]:
+        try:
+            return kube.to_dict(self.ctx.api, self.ctx.core.read_namespaced_pod(self.name, self.ns))
+        except ApiException:
+            return self.pod
+
     def _exec_spec(self, c: dict[str, Any], cdir: Path, run: int) -> Path:
         port = str(self.ctx.apiserver_port)
         path_dirs = [d for d in (self.ctx.aicr_bin_dir,) if d] + [
@@ -347,6 +357,8 @@ class PodWorker(threading.Thread):
         }
         env = self.mat.env(c, base)
         argv = [expand(a, env) for a in (c.get("command") or []) + (c.get("args") or [])]
+        if runs_smi(c):  # the GPU node model plays nvidia-smi for this pod
+            argv = smi_argv(self.ctx.api, self._current_pod(), argv, cdir, self.ctx.python)
         mounts = []
         kinds = {v["name"]: v for v in self.pod["spec"].get("volumes") or []}
         for m in c.get("volumeMounts") or []:

@@ -1,0 +1,28 @@
+"""A small model of GPU nodes, so pods that run `nvidia-smi` on them behave like GPU pods.
+
+What is modelled (and nothing more):
+
+- A node's GPU profile, read from its labels as GPU feature discovery writes
+  them: product (`nvidia.com/gpu.product`, dashes shown as spaces, as
+  nvidia-smi prints the name), count (`nvidia.com/gpu.count`), memory in MiB
+  (`nvidia.com/gpu.memory`) and driver version
+  (`nvidia.com/cuda.driver-version.full`, else major.minor.rev). The CUDA
+  version is `nvidia.com/cuda.runtime-version.full` when present, else the one
+  the driver branch ships (a small table in `model.py`).
+- The GPUs allocated to a pod: its `nvidia.com/gpu` limit, or (DRA) the devices
+  of driver `gpu.nvidia.com` in the ResourceClaims allocated to it. The pod sees
+  exactly those GPUs, numbered from 0, with stable UUIDs per node and device.
+- Faults, set on the Node as annotations (see `mark_node`):
+  `sim.aicr.dev/gpu-fault: driver-not-loaded` makes nvidia-smi fail as it does
+  on a node whose kernel module is not loaded (exit 9, the driver message);
+  `sim.aicr.dev/gpu-fault: gpu-lost` hides the pod's last GPU (a GPU that fell
+  off the bus: the pod sees one GPU fewer than it was given);
+  `sim.aicr.dev/gpu-driver: VERSION` is the driver actually loaded when it
+  differs from what the node's labels say.
+
+Ownership: a pod bound to a node whose first container command is `nvidia-smi`
+is played by the process runtime (not KWOK); the command runs `smi.py` with the
+profile instead of a real binary, and its output goes through the usual log
+files and the simulated kubelet's log endpoint. On a node without GPUs the
+command is not found, as in a container without the NVIDIA runtime hook.
+"""

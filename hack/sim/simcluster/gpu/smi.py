@@ -1,0 +1,179 @@
+"""Plays `nvidia-smi` inside a simulated GPU pod: `python smi.py PROFILE.json [ARGS...]`.
+
+Standalone (standard library only): the process runtime runs it in place of the
+binary. PROFILE.json is the node's GPU profile with the pod's GPUs (written by
+`model.smi_argv`), or `null` on a node without GPUs. Supported invocations, in
+the layout of the real tool (driver 5xx): no arguments (the summary table),
+`-q -x` / `--query --xml-format` (the XML log, nvsmi_device_v12.dtd) and `-L`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+import uuid
+from typing import Any
+
+DRIVER_NOT_LOADED = (
+    "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
+    "Make sure that the latest NVIDIA driver is installed and running.\n"
+)
+EXIT_DRIVER_NOT_LOADED = 9  # nvidia-smi's documented return value for this case
+EXIT_BAD_ARGS = 2
+BUS = (0x18, 0x2A, 0x3A, 0x5D, 0x9A, 0xAB, 0xBA, 0xDB)  # PCI buses of an 8-GPU board
+POWER_CAP_W = 700
+INNER = 89  # width between the table's outer bars
+COLS = (41, 24, 22)
+
+
+def gpu_uuid(node: str, index: int) -> str:
+    """Stable per node and device, in nvidia-smi's GPU-xxxxxxxx-... form."""
+    return "GPU-" + str(uuid.uuid5(uuid.NAMESPACE_DNS, f"{node}/gpu-{index}"))
+
+
+def bus_id(index: int) -> str:
+    """The PCI bus id nvidia-smi prints for host GPU ``index``."""
+    return f"00000000:{BUS[index % len(BUS)] + index // len(BUS):02X}:00.0"
+
+
+def visible(profile: dict[str, Any]) -> list[int]:
+    """Host indexes of the GPUs this pod sees (a lost GPU drops the last one)."""
+    gpus = list(profile.get("gpus") or [])
+    if profile.get("fault") == "gpu-lost" and gpus:
+        gpus = gpus[:-1]
+    return gpus
+
+
+def _row(*cells: str) -> str:
+    return "|" + "|".join(c[:w].ljust(w) for c, w in zip(cells, COLS, strict=True)) + "|"
+
+
+def _rule(fill: str = "-", edge: str = "|", mid: str = "+") -> str:
+    return edge + mid.join(fill * w for w in COLS) + edge
+
+
+def table(profile: dict[str, Any]) -> str:
+    """The default `nvidia-smi` summary."""
+    drv, cuda, mem = profile["driver"], profile["cuda"], profile["memoryMiB"]
+    lines = [
+        time.strftime("%a %b %d %H:%M:%S %Y").ljust(31),
+        "+" + "-" * INNER + "+",
+        f"| NVIDIA-SMI {drv:<23}Driver Version: {drv:<15}CUDA Version: {cuda:<9}|",
+        _rule("-", "|", "+"),
+        _row(" GPU  Name                 Persistence-M", " Bus-Id          Disp.A",
+             " Volatile Uncorr. ECC"),
+        _row(" Fan  Temp   Perf          Pwr:Usage/Cap", "           Memory-Usage",
+             " GPU-Util  Compute M."),
+        _row("", "", "               MIG M."),
+        _rule("=", "|", "+"),
+    ]  # fmt: skip
+    for n, host in enumerate(visible(profile)):
+        lines += [
+            _row(f"{n:>4}  {profile['product']:<29}  On  ", f"{bus_id(host):>19} Off ",
+                 f"{'0':>21} "),
+            _row(f" N/A   {30 + host}C    P0{69:>15}W / {POWER_CAP_W:>4}W ",
+                 f"{'1MiB':>11} / {str(mem) + 'MiB':>9} ", f"{'0%':>8}      Default "),
+            _row("", "", f"{'Disabled':>21} "),
+            "+" + "+".join("-" * w for w in COLS) + "+",
+        ]  # fmt: skip
+    lines += [
+        " " * (INNER + 2),
+        "+" + "-" * INNER + "+",
+        "| Processes:".ljust(INNER + 1) + "|",
+        "|  GPU   GI   CI              PID   Type   Process name"
+        "                        GPU Memory |",
+        "|        ID   ID" + " " * 63 + "Usage      |",
+        "|" + "=" * INNER + "|",
+        "|  No running processes found".ljust(INNER + 1) + "|",
+        "+" + "-" * INNER + "+",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def xml_log(profile: dict[str, Any]) -> str:
+    """`nvidia-smi -q -x`: the fields a consumer reads, in the real element layout."""
+    gpus = visible(profile)
+    mem = profile["memoryMiB"]
+    out = [
+        '<?xml version="1.0" ?>',
+        '<!DOCTYPE nvidia_smi_log SYSTEM "nvsmi_device_v12.dtd">',
+        "<nvidia_smi_log>",
+        f"\t<timestamp>{time.strftime('%a %b %d %H:%M:%S %Y')}</timestamp>",
+        f"\t<driver_version>{profile['driver']}</driver_version>",
+        f"\t<cuda_version>{profile['cuda']}</cuda_version>",
+        f"\t<attached_gpus>{len(gpus)}</attached_gpus>",
+    ]
+    for host in gpus:
+        bus = bus_id(host)
+        out += [
+            f'\t<gpu id="{bus}">',
+            f"\t\t<product_name>{profile['product']}</product_name>",
+            "\t\t<product_brand>NVIDIA</product_brand>",
+            "\t\t<persistence_mode>Enabled</persistence_mode>",
+            "\t\t<mig_mode>",
+            "\t\t\t<current_mig>Disabled</current_mig>",
+            "\t\t\t<pending_mig>Disabled</pending_mig>",
+            "\t\t</mig_mode>",
+            f"\t\t<uuid>{gpu_uuid(profile['node'], host)}</uuid>",
+            f"\t\t<minor_number>{host}</minor_number>",
+            "\t\t<pci>",
+            f"\t\t\t<pci_bus>{bus[9:11]}</pci_bus>",
+            "\t\t\t<pci_device>00</pci_device>",
+            "\t\t\t<pci_domain>0000</pci_domain>",
+            f"\t\t\t<pci_bus_id>{bus}</pci_bus_id>",
+            "\t\t</pci>",
+            "\t\t<fb_memory_usage>",
+            f"\t\t\t<total>{mem} MiB</total>",
+            "\t\t\t<used>1 MiB</used>",
+            f"\t\t\t<free>{mem - 1} MiB</free>",
+            "\t\t</fb_memory_usage>",
+            "\t\t<utilization>",
+            "\t\t\t<gpu_util>0 %</gpu_util>",
+            "\t\t\t<memory_util>0 %</memory_util>",
+            "\t\t</utilization>",
+            "\t\t<temperature>",
+            f"\t\t\t<gpu_temp>{30 + host} C</gpu_temp>",
+            "\t\t</temperature>",
+            "\t\t<processes>",
+            "\t\t</processes>",
+            "\t</gpu>",
+        ]
+    out.append("</nvidia_smi_log>")
+    return "\n".join(out) + "\n"
+
+
+def listing(profile: dict[str, Any]) -> str:
+    """`nvidia-smi -L`."""
+    return "".join(
+        f"GPU {n}: {profile['product']} (UUID: {gpu_uuid(profile['node'], host)})\n"
+        for n, host in enumerate(visible(profile))
+    )
+
+
+def main(argv: list[str]) -> int:
+    """Print what nvidia-smi would print on this node for this pod; return its exit code."""
+    with open(argv[0], encoding="utf-8") as f:
+        profile = json.load(f)
+    args = argv[1:]
+    if profile is None:
+        sys.stderr.write('exec: "nvidia-smi": executable file not found in $PATH\n')
+        return 127
+    if profile.get("fault") == "driver-not-loaded":
+        sys.stdout.write(DRIVER_NOT_LOADED)
+        return EXIT_DRIVER_NOT_LOADED
+    flags = set(args)
+    if not args:
+        sys.stdout.write(table(profile))
+    elif flags in ({"-q", "-x"}, {"--query", "--xml-format"}, {"-q", "--xml-format"}):
+        sys.stdout.write(xml_log(profile))
+    elif flags == {"-L"}:
+        sys.stdout.write(listing(profile))
+    else:
+        sys.stdout.write(f"Invalid combination of input arguments: {' '.join(args)}\n")
+        return EXIT_BAD_ARGS
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
