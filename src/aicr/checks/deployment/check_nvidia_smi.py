@@ -1,0 +1,154 @@
+"""check-nvidia-smi: nvidia-smi works on every schedulable GPU node and sees its GPUs.
+
+One pod per schedulable GPU node, pinned to it by required node affinity,
+requesting every GPU that is free there (all of them on an idle node), runs
+``nvidia-smi -q -x``. Its output, read through the pod log API, must parse, list
+exactly the allocated number of GPUs, and report the driver version the node's
+GPU feature discovery labels name. A node whose GPUs are all in use is skipped
+and named; the check fails when no node could be examined or any examined node
+fails. Pods go in the check's run-unique workload namespace, placed by
+``--node-selector`` / ``--toleration``; the image is
+``spec.validate.checks.check-nvidia-smi.params.image``.
+
+DRA mode (the recipe resolves whole GPUs to the NVIDIA DRA driver): nodes then
+advertise no ``nvidia.com/gpu``, so this check does not apply and skips, saying
+so; ``dra-support`` exercises GPUs allocated through claims.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from aicr.checks import CheckContext
+from aicr.checks.deployment import nvidia_smi as smi
+from aicr.checks.deployment.allocation import AllocationMode, resolve_mode
+from aicr.errors import InputError
+from aicr.recipe.model import Recipe
+from aicr.result import CheckResult
+
+POLL_SECONDS = 1.0
+POD_BUDGET_MARGIN = 30  # seconds kept from the check's timeout to read logs and clean up
+
+
+def preflight(recipe: Recipe, data_dir: str | None, source: str) -> dict[str, Any]:
+    """The whole-GPU mode, resolved in the orchestrator like gpu-allocation-policy does."""
+    return {"mode": resolve_mode(recipe, data_dir, source).mode.value}
+
+
+def _mode(ctx: CheckContext) -> AllocationMode:
+    if ctx.prepared:
+        return AllocationMode(ctx.prepared["mode"])
+    try:
+        return resolve_mode(ctx.recipe, None).mode
+    except InputError:
+        return (
+            AllocationMode.DEVICE_PLUGIN
+        )  # the recipe says nothing usable: probe what nodes offer
+
+
+def _wait(core: Any, ns: str, names: list[str], deadline: float) -> dict[str, Any]:
+    """Pods by name once each is terminal or the deadline passed (last state seen)."""
+    last: dict[str, Any] = {}
+    pending = set(names)
+    while pending:
+        for name in sorted(pending):
+            pod = core.api_client.sanitize_for_serialization(core.read_namespaced_pod(name, ns))
+            last[name] = pod
+            if (pod.get("status") or {}).get("phase") in smi.TERMINAL_PHASES:
+                pending.discard(name)
+        if pending and time.monotonic() < deadline:
+            time.sleep(POLL_SECONDS)
+        elif pending:
+            break
+    return last
+
+
+def _exit_code(pod: dict[str, Any]) -> int | None:
+    for cs in (pod.get("status") or {}).get("containerStatuses") or []:
+        terminated = (cs.get("state") or {}).get("terminated")
+        if terminated is not None:
+            return int(terminated.get("exitCode", -1))
+    return None
+
+
+def _stuck(pod: dict[str, Any], seconds: int) -> str:
+    status = pod.get("status") or {}
+    cond: dict[str, Any] = next(
+        (c for c in status.get("conditions") or [] if c.get("type") == "PodScheduled"), {}
+    )
+    why = f" ({cond.get('reason')}: {cond.get('message')})" if cond.get("status") == "False" else ""
+    return f"pod did not finish within {seconds}s: {status.get('phase', 'Pending')}{why}"
+
+
+def run(ctx: CheckContext) -> CheckResult:
+    """Probe every schedulable GPU node with a pinned nvidia-smi pod."""
+    mode = _mode(ctx)
+    if mode == AllocationMode.DRA:
+        return ctx.skipped(
+            "not applicable: the recipe allocates whole GPUs through DRA, so nodes advertise no "
+            "nvidia.com/gpu to request (dra-support runs GPU pods through claims)"
+        )
+    from kubernetes import client
+
+    plan = smi.plan_nodes(ctx.kube.list("Node"), ctx.kube.list("Pod"), ctx.workloads)
+    ctx.record(
+        "GPU nodes",
+        "Nodes with allocatable nvidia.com/gpu; GPU requests of non-terminated pods per node",
+        "; ".join(
+            [f"{t.node}: {t.gpus}/{t.total} free" for t in plan.targets]
+            + [f"{n}: all GPUs in use" for n in plan.busy]
+            + [f"{n}: not schedulable" for n in plan.unschedulable]
+            + [f"{n}: outside --node-selector" for n in plan.out_of_scope]
+        )
+        or "no node advertises nvidia.com/gpu",
+        f"{len(plan.targets)} to probe",
+    )
+    skipped = ", ".join(plan.busy + plan.unschedulable)
+    if not plan.targets:
+        return ctx.failed(
+            "no GPU node could be examined"
+            + (
+                f": skipped {skipped}"
+                if skipped
+                else ": no schedulable node advertises nvidia.com/gpu"
+            )
+        )
+    ns = ctx.workload_namespace
+    image = str(ctx.settings.params.get("image") or smi.DEFAULT_IMAGE)
+    core = client.CoreV1Api(ctx.api)
+    names = []
+    for target in plan.targets:
+        body = smi.probe_pod(target, image, ctx.workload_labels(), ctx.workloads)
+        core.create_namespaced_pod(ns, body)  # type: ignore[arg-type]  # dicts serialise as-is
+        names.append(body["metadata"]["name"])
+    budget = max(30, int(ctx.spec.timeout.total_seconds()) - POD_BUDGET_MARGIN)
+    pods = _wait(core, ns, names, time.monotonic() + budget)
+    failures, seen = [], []
+    for target, name in zip(plan.targets, names, strict=True):
+        pod = pods[name]
+        code = _exit_code(pod)
+        if code is None:
+            problems, answer = [_stuck(pod, budget)], "no result"
+        else:
+            log = core.read_namespaced_pod_log(name, ns, container=smi.CONTAINER)
+            problems, answer = smi.judge(target, code, log)
+        ctx.record(
+            f"node {target.node}",
+            f"pod {ns}/{name}: {' '.join(smi.COMMAND)} with {target.gpus} GPUs ({image})",
+            answer,
+            "; ".join(problems) or "matches the allocation and the node's driver label",
+        )
+        if problems:
+            failures.append(f"{target.node}: {'; '.join(problems)}")
+        else:
+            seen.append(f"{target.node} ({answer})")
+        core.delete_namespaced_pod(name, ns, grace_period_seconds=0)
+    tail = f"; skipped (busy or unschedulable): {skipped}" if skipped else ""
+    if failures:
+        return ctx.failed(
+            f"nvidia-smi failed on {len(failures)}/{len(plan.targets)} GPU nodes: "
+            + " | ".join(failures)
+            + tail
+        )
+    return ctx.passed(f"nvidia-smi on {len(seen)} GPU nodes: {', '.join(seen)}{tail}")

@@ -1,0 +1,241 @@
+"""The pure parts of check-nvidia-smi: which nodes to probe, the probe pod, reading its answer.
+
+No client and no I/O here, so every rule is tested on plain dicts.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from typing import Any
+
+from aicr.runner import Placement
+from aicr.runner import names as k8s_names
+
+Obj = dict[str, Any]
+GPU_RESOURCE = "nvidia.com/gpu"
+GPU_TAINT = "nvidia.com/gpu"
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+DRIVER_FULL_LABEL = "nvidia.com/cuda.driver-version.full"
+DRIVER_PART_LABELS = tuple(f"nvidia.com/cuda.driver.{p}" for p in ("major", "minor", "rev"))
+CONTAINER = "nvidia-smi"
+COMMAND = ["nvidia-smi", "-q", "-x"]
+DEFAULT_IMAGE = "nvcr.io/nvidia/cuda:12.8.1-base-ubuntu24.04"
+TERMINAL_PHASES = ("Succeeded", "Failed")
+
+
+@dataclass(frozen=True)
+class Gpu:
+    """One GPU as nvidia-smi lists it."""
+
+    product: str
+    uuid: str
+
+
+@dataclass(frozen=True)
+class SmiReport:
+    """What ``nvidia-smi -q -x`` said."""
+
+    driver: str
+    cuda: str
+    gpus: tuple[Gpu, ...]
+
+
+def parse_xml(text: str) -> SmiReport:
+    """Parse ``nvidia-smi -q -x`` output; ValueError when it is not that document."""
+    start = text.find("<?xml")
+    if start < 0:
+        start = text.find("<nvidia_smi_log")
+    if start < 0:
+        raise ValueError("no nvidia_smi_log document in the output")
+    try:
+        root = ET.fromstring(text[start:].encode())
+    except ET.ParseError as exc:
+        raise ValueError(f"malformed nvidia-smi XML: {exc}") from None
+    if root.tag != "nvidia_smi_log":
+        raise ValueError(f"unexpected XML root <{root.tag}>, not <nvidia_smi_log>")
+    driver = (root.findtext("driver_version") or "").strip()
+    if not driver:
+        raise ValueError("nvidia-smi XML has no driver_version")
+    gpus = tuple(
+        Gpu((g.findtext("product_name") or "").strip(), (g.findtext("uuid") or "").strip())
+        for g in root.findall("gpu")
+    )
+    return SmiReport(driver, (root.findtext("cuda_version") or "").strip(), gpus)
+
+
+def _quantity(raw: Any) -> int:
+    try:
+        return int(str(raw))
+    except ValueError:
+        return 0
+
+
+def gpu_requests(pod: Obj) -> int:
+    """GPUs a pod holds: the larger of its containers' sum and any init container's request."""
+    spec = pod.get("spec") or {}
+
+    def want(c: Obj) -> int:
+        res = c.get("resources") or {}
+        raw = (res.get("requests") or {}).get(GPU_RESOURCE) or (res.get("limits") or {}).get(
+            GPU_RESOURCE, 0
+        )
+        return _quantity(raw)
+
+    main = sum(want(c) for c in spec.get("containers") or [])
+    init = max((want(c) for c in spec.get("initContainers") or []), default=0)
+    return max(main, init)
+
+
+def driver_label(node: Obj) -> str | None:
+    """The driver version GPU feature discovery labelled the node with."""
+    labels = (node.get("metadata") or {}).get("labels") or {}
+    if labels.get(DRIVER_FULL_LABEL):
+        return str(labels[DRIVER_FULL_LABEL])
+    parts = [labels.get(k) for k in DRIVER_PART_LABELS]
+    return ".".join(str(p) for p in parts if p) if parts[0] else None
+
+
+@dataclass(frozen=True)
+class Target:
+    """A GPU node to probe and how many GPUs the probe takes there."""
+
+    node: str
+    gpus: int
+    total: int
+    driver: str | None
+
+
+@dataclass
+class NodePlan:
+    """Nodes to probe, nodes skipped (named, with why), nodes out of scope."""
+
+    targets: list[Target] = field(default_factory=list)
+    busy: list[str] = field(default_factory=list)
+    unschedulable: list[str] = field(default_factory=list)
+    out_of_scope: list[str] = field(default_factory=list)
+
+
+def _tolerated(taint: Obj, tolerations: list[Obj]) -> bool:
+    if taint.get("effect") not in ("NoSchedule", "NoExecute"):
+        return True
+    for t in tolerations:
+        if t.get("effect") and t["effect"] != taint.get("effect"):
+            continue
+        if t.get("operator") == "Exists" and (not t.get("key") or t["key"] == taint.get("key")):
+            return True
+        if t.get("key") == taint.get("key") and t.get("value") == taint.get("value"):
+            return True
+    return False
+
+
+def tolerations(placement: Placement) -> list[Obj]:
+    """The probe's tolerations: the GPU taint plus the user's ``--toleration``s."""
+    own: Obj = {"key": GPU_TAINT, "operator": "Exists", "effect": "NoSchedule"}
+    return [own, *(t.as_dict() for t in placement.tolerations)]
+
+
+def plan_nodes(nodes: list[Obj], pods: list[Obj], placement: Placement) -> NodePlan:
+    """Schedulable GPU nodes with their free GPUs; busy and unschedulable ones named."""
+    used: dict[str, int] = {}
+    for p in pods:
+        node = (p.get("spec") or {}).get("nodeName")
+        if node and (p.get("status") or {}).get("phase") not in TERMINAL_PHASES:
+            used[node] = used.get(node, 0) + gpu_requests(p)
+    plan = NodePlan()
+    tols = tolerations(placement)
+    for n in sorted(nodes, key=lambda n: str(n["metadata"]["name"])):
+        name = n["metadata"]["name"]
+        total = _quantity(((n.get("status") or {}).get("allocatable") or {}).get(GPU_RESOURCE, 0))
+        if total <= 0:
+            continue
+        labels = n["metadata"].get("labels") or {}
+        if any(labels.get(k) != v for k, v in placement.node_selector.items()):
+            plan.out_of_scope.append(name)
+            continue
+        spec, status = n.get("spec") or {}, n.get("status") or {}
+        ready = any(
+            c.get("type") == "Ready" and c.get("status") == "True"
+            for c in status.get("conditions") or []
+        )
+        untolerated = [t for t in spec.get("taints") or [] if not _tolerated(t, tols)]
+        if spec.get("unschedulable") or not ready or untolerated:
+            why = "cordoned" if spec.get("unschedulable") else "not Ready" if not ready else (
+                "taint " + ", ".join(f"{t.get('key')}:{t.get('effect')}" for t in untolerated)
+            )  # fmt: skip
+            plan.unschedulable.append(f"{name} ({why})")
+            continue
+        free = total - used.get(name, 0)
+        if free <= 0:
+            plan.busy.append(name)
+            continue
+        plan.targets.append(Target(name, free, total, driver_label(n)))
+    return plan
+
+
+def pod_name(node: str) -> str:
+    """The probe pod's name for ``node``."""
+    return k8s_names.bounded(f"nvidia-smi-{node}")
+
+
+def probe_pod(target: Target, image: str, labels: dict[str, str], placement: Placement) -> Obj:
+    """The pod that runs nvidia-smi on one node with ``target.gpus`` GPUs."""
+    pin = {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [
+                {"matchExpressions": [
+                    {"key": HOSTNAME_LABEL, "operator": "In", "values": [target.node]}
+                ]}
+            ]
+        }
+    }  # fmt: skip
+    spec: Obj = {
+        "restartPolicy": "Never",
+        "automountServiceAccountToken": False,
+        "enableServiceLinks": False,
+        "affinity": {"nodeAffinity": pin},
+        "tolerations": tolerations(placement),
+        "securityContext": {"runAsNonRoot": True, "runAsUser": 65534, "runAsGroup": 65534,
+                            "seccompProfile": {"type": "RuntimeDefault"}},
+        "containers": [{
+            "name": CONTAINER,
+            "image": image,
+            "command": list(COMMAND),
+            "resources": {"limits": {GPU_RESOURCE: str(target.gpus)}},
+            "securityContext": {"allowPrivilegeEscalation": False,
+                                "capabilities": {"drop": ["ALL"]}},
+        }],
+    }  # fmt: skip
+    if placement.node_selector:
+        spec["nodeSelector"] = dict(placement.node_selector)
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": pod_name(target.node), "labels": dict(labels)},
+        "spec": spec,
+    }
+
+
+def judge(target: Target, exit_code: int | None, log: str) -> tuple[list[str], str]:
+    """``(problems, what was seen)`` for one node's probe."""
+    first = next((line.strip() for line in log.splitlines() if line.strip()), "no output")
+    if exit_code != 0:
+        return [f"nvidia-smi exited {exit_code}: {first}"], first
+    try:
+        report = parse_xml(log)
+    except ValueError as exc:
+        return [str(exc)], first
+    seen = (
+        f"{len(report.gpus)} GPUs ({', '.join(sorted({g.product for g in report.gpus})) or '-'}), "
+        f"driver {report.driver}, CUDA {report.cuda or 'unknown'}"
+    )
+    problems = []
+    if len(report.gpus) != target.gpus:
+        problems.append(f"nvidia-smi sees {len(report.gpus)} GPUs, {target.gpus} were allocated")
+    if target.driver is None:
+        problems.append(
+            f"the node has no {DRIVER_FULL_LABEL} label to compare driver {report.driver}"
+        )
+    elif report.driver != target.driver:
+        problems.append(f"driver {report.driver} loaded, the node's labels say {target.driver}")
+    return problems, seen

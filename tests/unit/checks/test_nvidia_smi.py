@@ -1,0 +1,118 @@
+"""check-nvidia-smi's pure parts: XML parsing, node planning, the probe pod, verdicts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from aicr.checks.deployment import nvidia_smi as smi
+from aicr.runner import Placement, Toleration
+
+XML = """<?xml version="1.0" ?>
+<!DOCTYPE nvidia_smi_log SYSTEM "nvsmi_device_v12.dtd">
+<nvidia_smi_log>
+\t<timestamp>Mon Nov 30 14:29:35 2026</timestamp>
+\t<driver_version>570.86.16</driver_version>
+\t<cuda_version>12.8</cuda_version>
+\t<attached_gpus>2</attached_gpus>
+\t<gpu id="00000000:18:00.0">
+\t\t<product_name>NVIDIA H100 80GB HBM3</product_name>
+\t\t<uuid>GPU-1</uuid>
+\t</gpu>
+\t<gpu id="00000000:2A:00.0">
+\t\t<product_name>NVIDIA H100 80GB HBM3</product_name>
+\t\t<uuid>GPU-2</uuid>
+\t</gpu>
+</nvidia_smi_log>
+"""
+DRIVER_FAILED = (
+    "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
+    "Make sure that the latest NVIDIA driver is installed and running.\n"
+)
+
+
+def test_parse_xml_reads_driver_cuda_and_gpus() -> None:
+    report = smi.parse_xml("warning: something first\n" + XML)
+    assert (report.driver, report.cuda) == ("570.86.16", "12.8")
+    assert [g.uuid for g in report.gpus] == ["GPU-1", "GPU-2"]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (DRIVER_FAILED, "no nvidia_smi_log document in the output"),
+        ("<nvidia_smi_log><driver_version>1", "malformed nvidia-smi XML"),
+        ("<?xml version='1.0'?><other/>", "unexpected XML root <other>"),
+        ("<nvidia_smi_log></nvidia_smi_log>", "nvidia-smi XML has no driver_version"),
+    ],
+    ids=["driver-message", "truncated", "wrong-root", "no-driver"],
+)
+def test_parse_xml_refuses_what_is_not_the_log(text: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        smi.parse_xml(text)
+
+
+def node(name: str, gpus: int = 8, **spec: Any) -> dict[str, Any]:
+    labels = {"nvidia.com/cuda.driver-version.full": "570.86.16", "pool": "a"}
+    return {
+        "metadata": {"name": name, "labels": labels},
+        "spec": spec,
+        "status": {"allocatable": {"nvidia.com/gpu": str(gpus)},
+                   "conditions": [{"type": "Ready", "status": "True"}]},
+    }  # fmt: skip
+
+
+def holder(on: str, gpus: int, phase: str = "Running") -> dict[str, Any]:
+    res = {"limits": {"nvidia.com/gpu": str(gpus)}}
+    return {"spec": {"nodeName": on, "containers": [{"resources": res}]},
+            "status": {"phase": phase}}  # fmt: skip
+
+
+def test_plan_nodes_free_busy_and_unschedulable() -> None:
+    nodes = [
+        node("idle"), node("part"), node("full"), node("cpu", gpus=0),
+        node("cordoned", unschedulable=True),
+        node("tainted", taints=[{"key": "maint", "effect": "NoSchedule"}]),
+        node("gputaint", taints=[{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]),
+    ]  # fmt: skip
+    pods = [holder("part", 3), holder("full", 8), holder("idle", 8, "Succeeded")]
+    plan = smi.plan_nodes(nodes, pods, Placement())
+    assert [(t.node, t.gpus, t.total) for t in plan.targets] == [
+        ("gputaint", 8, 8), ("idle", 8, 8), ("part", 5, 8)]
+    assert plan.busy == ["full"]
+    assert plan.unschedulable == ["cordoned (cordoned)", "tainted (taint maint:NoSchedule)"]
+    tolerate = Placement({"pool": "a"}, (Toleration("maint", "NoSchedule", operator="Exists"),))
+    assert "tainted" in [t.node for t in smi.plan_nodes(nodes, pods, tolerate).targets]
+    assert smi.plan_nodes(nodes, pods, Placement({"pool": "b"})).out_of_scope[0] == "cordoned"
+
+
+def test_probe_pod_is_pinned_and_requests_the_free_gpus() -> None:
+    target = smi.Target("gpu-0", 5, 8, "570.86.16")
+    pod = smi.probe_pod(target, "img:1", {"l": "v"}, Placement({"pool": "a"}))
+    spec = pod["spec"]
+    term = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert term["nodeSelectorTerms"][0]["matchExpressions"][0]["values"] == ["gpu-0"]
+    assert spec["containers"][0]["resources"] == {"limits": {"nvidia.com/gpu": "5"}}
+    assert spec["containers"][0]["command"] == ["nvidia-smi", "-q", "-x"]
+    assert spec["nodeSelector"] == {"pool": "a"}
+    assert spec["tolerations"][0]["key"] == "nvidia.com/gpu"
+    assert spec["securityContext"]["runAsNonRoot"] is True
+
+
+@pytest.mark.parametrize(
+    ("target", "code", "log", "problems"),
+    [
+        (smi.Target("n", 2, 8, "570.86.16"), 0, XML, []),
+        (smi.Target("n", 3, 8, "570.86.16"), 0, XML, ["nvidia-smi sees 2 GPUs, 3 were allocated"]),
+        (smi.Target("n", 2, 8, "570.124.06"), 0, XML,
+         ["driver 570.86.16 loaded, the node's labels say 570.124.06"]),
+        (smi.Target("n", 2, 8, None), 0, XML, ["the node has no "
+         "nvidia.com/cuda.driver-version.full label to compare driver 570.86.16"]),
+        (smi.Target("n", 2, 8, "570.86.16"), 9, DRIVER_FAILED,
+         ["nvidia-smi exited 9: " + DRIVER_FAILED.strip()]),
+    ],
+    ids=["ok", "count", "driver", "no-label", "driver-not-loaded"],
+)  # fmt: skip
+def test_judge(target: smi.Target, code: int, log: str, problems: list[str]) -> None:
+    assert smi.judge(target, code, log)[0] == problems
