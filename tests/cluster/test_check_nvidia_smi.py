@@ -113,13 +113,24 @@ def test_a_broken_node_fails_the_check_by_name(
         "failed", f"nvidia-smi failed on 1/2 GPU nodes: {NODE1}: {problem}")
 
 
-def test_dra_recipe_does_not_apply(gpus: SimCluster, tmp_path: Path) -> None:
-    recipe = (
-        "- name: gpu-operator\n  namespace: gpu-operator\n"
-        "  overrides: {devicePlugin: {enabled: false}}\n"
-        "- name: nvidia-dra-driver-gpu\n  namespace: nvidia-dra-driver\n"
-        "  overrides: {resources: {gpus: {enabled: true}}, gpuResourcesEnabledOverride: true}\n"
-    )
-    test = run_check(gpus, tmp_path, "check-nvidia-smi", recipe)
-    assert test["status"] == "skipped"
-    assert test["message"].startswith("not applicable: the recipe allocates whole GPUs through DRA")
+DRA_RECIPE = (
+    "- name: gpu-operator\n  namespace: gpu-operator\n"
+    "  overrides: {devicePlugin: {enabled: false}}\n"
+    "- name: nvidia-dra-driver-gpu\n  namespace: nvidia-dra-driver\n"
+    "  overrides: {resources: {gpus: {enabled: true}}, gpuResourcesEnabledOverride: true}\n"
+)
+
+
+def test_dra_mode_probes_through_resource_claims(gpus: SimCluster, tmp_path: Path) -> None:
+    gpus.set_mode("dra")
+    mark_node(gpus.api(), NODE0, fault="gpu-lost")
+    test = run_check(gpus, tmp_path, "check-nvidia-smi", DRA_RECIPE)
+    assert (test["status"], test["message"]) == (
+        "failed", f"nvidia-smi failed on 1/2 GPU nodes: {NODE0}: nvidia-smi sees 7 GPUs, "
+        f"8 were allocated")  # fmt: skip
+    assert "8 GPUs (ResourceClaim;" in test["extra"]["evidence"][2]["asked"]
+    assert test["extra"]["evidence"][2]["answer"] == H100
+    mark_node(gpus.api(), NODE0)
+    test = run_check(gpus, tmp_path, "check-nvidia-smi", DRA_RECIPE)
+    assert (test["status"], test["message"]) == (
+        "passed", f"nvidia-smi on 2 GPU nodes: {NODE0} ({H100}), {NODE1} ({H100})")

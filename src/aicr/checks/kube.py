@@ -42,6 +42,7 @@ KINDS: dict[str, Kind] = {
     ),
     "ResourceSlice": Kind("ResourceV1Api", "resource_slice", namespaced=False),
     "DeviceClass": Kind("ResourceV1Api", "device_class", namespaced=False),
+    "ResourceClaim": Kind("ResourceV1Api", "resource_claim"),
 }
 
 

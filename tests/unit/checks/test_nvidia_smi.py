@@ -77,14 +77,36 @@ def test_plan_nodes_free_busy_and_unschedulable() -> None:
         node("gputaint", taints=[{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]),
     ]  # fmt: skip
     pods = [holder("part", 3), holder("full", 8), holder("idle", 8, "Succeeded")]
-    plan = smi.plan_nodes(nodes, pods, Placement())
+    capacity, used = smi.device_plugin_gpus(nodes, pods)
+    plan = smi.plan_nodes(nodes, capacity, used, Placement())
     assert [(t.node, t.gpus, t.total) for t in plan.targets] == [
         ("gputaint", 8, 8), ("idle", 8, 8), ("part", 5, 8)]
     assert plan.busy == ["full"]
     assert plan.unschedulable == ["cordoned (cordoned)", "tainted (taint maint:NoSchedule)"]
     tolerate = Placement({"pool": "a"}, (Toleration("maint", "NoSchedule", operator="Exists"),))
-    assert "tainted" in [t.node for t in smi.plan_nodes(nodes, pods, tolerate).targets]
-    assert smi.plan_nodes(nodes, pods, Placement({"pool": "b"})).out_of_scope[0] == "cordoned"
+    assert "tainted" in [t.node for t in smi.plan_nodes(nodes, capacity, used, tolerate).targets]
+    elsewhere = smi.plan_nodes(nodes, capacity, used, Placement({"pool": "b"}))
+    assert elsewhere.out_of_scope[0] == "cordoned"
+
+
+def test_dra_capacity_and_use_come_from_slices_and_allocated_claims() -> None:
+    gpu = {"type": {"string": "gpu"}}
+    devices = [{"name": f"gpu-{i}", "attributes": gpu} for i in range(4)]
+    devices.append({"name": "channel-0", "attributes": {"type": {"string": "channel"}}})
+    slices = [{"spec": {"driver": "gpu.nvidia.com", "nodeName": "n0", "pool": {"name": "n0"},
+                        "devices": devices}},
+              {"spec": {"driver": "other", "nodeName": "n1", "devices": devices}}]
+    results = [{"driver": "gpu.nvidia.com", "pool": "n0", "device": f"gpu-{i}"} for i in (0, 1)]
+    claims = [{"status": {"allocation": {"devices": {"results": results}}}}, {"status": {}}]
+    assert smi.dra_gpus(slices, claims) == ({"n0": 4}, {"n0": 2})
+    target = smi.Target("n0", 2, 4, None)
+    claim = smi.gpu_claim(target, {})
+    assert claim["spec"]["devices"]["requests"][0]["exactly"] == {
+        "deviceClassName": "gpu.nvidia.com", "allocationMode": "ExactCount", "count": 2}
+    spec = smi.probe_pod(target, "img", {}, Placement(), dra=True)["spec"]
+    ref = {"name": "gpus", "resourceClaimName": claim["metadata"]["name"]}
+    assert spec["resourceClaims"] == [ref]
+    assert spec["containers"][0]["resources"] == {"claims": [{"name": "gpus"}]}
 
 
 def test_probe_pod_is_pinned_and_requests_the_free_gpus() -> None:

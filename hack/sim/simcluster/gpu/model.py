@@ -62,10 +62,11 @@ def _claimed_devices(api: client.ApiClient, pod: dict[str, Any]) -> list[int]:
     ns = pod["metadata"]["namespace"]
     resource = client.ResourceV1Api(api)
     out: list[int] = []
-    for status in (pod.get("status") or {}).get("resourceClaimStatuses") or []:
-        name = status.get("resourceClaimName")
-        if not name:
-            continue
+    # Claims named in the spec, and claims generated from templates (named in the status).
+    named = [c.get("resourceClaimName") for c in pod["spec"].get("resourceClaims") or []]
+    statuses = (pod.get("status") or {}).get("resourceClaimStatuses") or []
+    generated = [s.get("resourceClaimName") for s in statuses]
+    for name in dict.fromkeys(n for n in named + generated if n):
         claim = kube.to_dict(api, resource.read_namespaced_resource_claim(name, ns))
         results = ((claim.get("status") or {}).get("allocation") or {}).get("devices") or {}
         for r in results.get("results") or []:

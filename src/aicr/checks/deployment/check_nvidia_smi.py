@@ -10,9 +10,10 @@ fails. Pods go in the check's run-unique workload namespace, placed by
 ``--node-selector`` / ``--toleration``; the image is
 ``spec.validate.checks.check-nvidia-smi.params.image``.
 
-DRA mode (the recipe resolves whole GPUs to the NVIDIA DRA driver): nodes then
-advertise no ``nvidia.com/gpu``, so this check does not apply and skips, saying
-so; ``dra-support`` exercises GPUs allocated through claims.
+In DRA mode (the recipe resolves whole GPUs to the NVIDIA DRA driver) the
+capacity is each node's whole GPUs in ResourceSlices, the GPUs in use those
+allocated to ResourceClaims, and each probe gets a ResourceClaim for the free
+GPUs of its node instead of an ``nvidia.com/gpu`` limit.
 """
 
 from __future__ import annotations
@@ -84,17 +85,24 @@ def _stuck(pod: dict[str, Any], seconds: int) -> str:
 def run(ctx: CheckContext) -> CheckResult:
     """Probe every schedulable GPU node with a pinned nvidia-smi pod."""
     mode = _mode(ctx)
-    if mode == AllocationMode.DRA:
-        return ctx.skipped(
-            "not applicable: the recipe allocates whole GPUs through DRA, so nodes advertise no "
-            "nvidia.com/gpu to request (dra-support runs GPU pods through claims)"
-        )
+    dra = mode == AllocationMode.DRA
     from kubernetes import client
 
-    plan = smi.plan_nodes(ctx.kube.list("Node"), ctx.kube.list("Pod"), ctx.workloads)
+    nodes = ctx.kube.list("Node")
+    if dra:
+        capacity, used = smi.dra_gpus(
+            ctx.kube.list("ResourceSlice"), ctx.kube.list("ResourceClaim")
+        )
+    else:
+        capacity, used = smi.device_plugin_gpus(nodes, ctx.kube.list("Pod"))
+    plan = smi.plan_nodes(nodes, capacity, used, ctx.workloads)
     ctx.record(
         "GPU nodes",
-        "Nodes with allocatable nvidia.com/gpu; GPU requests of non-terminated pods per node",
+        (
+            "ResourceSlices of gpu.nvidia.com; devices allocated to ResourceClaims per node"
+            if dra
+            else "Nodes with allocatable nvidia.com/gpu; GPU requests of non-terminated pods"
+        ),
         "; ".join(
             [f"{t.node}: {t.gpus}/{t.total} free" for t in plan.targets]
             + [f"{n}: all GPUs in use" for n in plan.busy]
@@ -117,9 +125,13 @@ def run(ctx: CheckContext) -> CheckResult:
     ns = ctx.workload_namespace
     image = str(ctx.settings.params.get("image") or smi.DEFAULT_IMAGE)
     core = client.CoreV1Api(ctx.api)
+    claims = client.ResourceV1Api(ctx.api)
     names = []
     for target in plan.targets:
-        body = smi.probe_pod(target, image, ctx.workload_labels(), ctx.workloads)
+        if dra:
+            claim = smi.gpu_claim(target, ctx.workload_labels())
+            claims.create_namespaced_resource_claim(ns, claim)  # type: ignore[arg-type]
+        body = smi.probe_pod(target, image, ctx.workload_labels(), ctx.workloads, dra=dra)
         core.create_namespaced_pod(ns, body)  # type: ignore[arg-type]  # dicts serialise as-is
         names.append(body["metadata"]["name"])
     budget = max(30, int(ctx.spec.timeout.total_seconds()) - POD_BUDGET_MARGIN)
@@ -135,7 +147,8 @@ def run(ctx: CheckContext) -> CheckResult:
             problems, answer = smi.judge(target, code, log)
         ctx.record(
             f"node {target.node}",
-            f"pod {ns}/{name}: {' '.join(smi.COMMAND)} with {target.gpus} GPUs ({image})",
+            f"pod {ns}/{name}: {' '.join(smi.COMMAND)} with {target.gpus} GPUs "
+            f"({'ResourceClaim' if dra else 'nvidia.com/gpu limit'}; {image})",
             answer,
             "; ".join(problems) or "matches the allocation and the node's driver label",
         )
@@ -144,6 +157,8 @@ def run(ctx: CheckContext) -> CheckResult:
         else:
             seen.append(f"{target.node} ({answer})")
         core.delete_namespaced_pod(name, ns, grace_period_seconds=0)
+        if dra:
+            claims.delete_namespaced_resource_claim(smi.claim_name(target.node), ns)
     tail = f"; skipped (busy or unschedulable): {skipped}" if skipped else ""
     if failures:
         return ctx.failed(

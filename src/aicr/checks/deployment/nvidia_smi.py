@@ -22,6 +22,8 @@ CONTAINER = "nvidia-smi"
 COMMAND = ["nvidia-smi", "-q", "-x"]
 DEFAULT_IMAGE = "nvcr.io/nvidia/cuda:12.8.1-base-ubuntu24.04"
 TERMINAL_PHASES = ("Succeeded", "Failed")
+DRA_DRIVER = "gpu.nvidia.com"  # the NVIDIA DRA driver's name and GPU DeviceClass
+CLAIM_REQUEST = "gpus"
 
 
 @dataclass(frozen=True)
@@ -135,18 +137,56 @@ def tolerations(placement: Placement) -> list[Obj]:
     return [own, *(t.as_dict() for t in placement.tolerations)]
 
 
-def plan_nodes(nodes: list[Obj], pods: list[Obj], placement: Placement) -> NodePlan:
-    """Schedulable GPU nodes with their free GPUs; busy and unschedulable ones named."""
+def device_plugin_gpus(nodes: list[Obj], pods: list[Obj]) -> tuple[dict[str, int], dict[str, int]]:
+    """``(capacity, in use)`` per node: allocatable ``nvidia.com/gpu``, non-terminated requests."""
+    capacity = {
+        n["metadata"]["name"]: _quantity(
+            ((n.get("status") or {}).get("allocatable") or {}).get(GPU_RESOURCE, 0)
+        )
+        for n in nodes
+    }
     used: dict[str, int] = {}
     for p in pods:
         node = (p.get("spec") or {}).get("nodeName")
         if node and (p.get("status") or {}).get("phase") not in TERMINAL_PHASES:
             used[node] = used.get(node, 0) + gpu_requests(p)
+    return capacity, used
+
+
+def dra_gpus(slices: list[Obj], claims: list[Obj]) -> tuple[dict[str, int], dict[str, int]]:
+    """``(capacity, in use)`` per node: whole GPUs in ResourceSlices, devices claims hold."""
+    capacity: dict[str, int] = {}
+    owner: dict[tuple[str, str], str] = {}  # (pool, device) -> node
+    for s in slices:
+        spec = s.get("spec") or {}
+        node, pool = spec.get("nodeName"), str((spec.get("pool") or {}).get("name", ""))
+        if spec.get("driver") != DRA_DRIVER or not node:
+            continue
+        for d in spec.get("devices") or []:
+            if ((d.get("attributes") or {}).get("type") or {}).get("string") == "gpu":
+                capacity[node] = capacity.get(node, 0) + 1
+                owner[(pool, str(d.get("name")))] = node
+    used: dict[str, int] = {}
+    for c in claims:
+        allocation = (c.get("status") or {}).get("allocation") or {}
+        for r in (allocation.get("devices") or {}).get("results") or []:
+            if r.get("driver") != DRA_DRIVER:
+                continue
+            node_of = owner.get((str(r.get("pool")), str(r.get("device"))))
+            if node_of:
+                used[node_of] = used.get(node_of, 0) + 1
+    return capacity, used
+
+
+def plan_nodes(
+    nodes: list[Obj], capacity: dict[str, int], used: dict[str, int], placement: Placement
+) -> NodePlan:
+    """Schedulable GPU nodes with their free GPUs; busy and unschedulable ones named."""
     plan = NodePlan()
     tols = tolerations(placement)
     for n in sorted(nodes, key=lambda n: str(n["metadata"]["name"])):
         name = n["metadata"]["name"]
-        total = _quantity(((n.get("status") or {}).get("allocatable") or {}).get(GPU_RESOURCE, 0))
+        total = capacity.get(name, 0)
         if total <= 0:
             continue
         labels = n["metadata"].get("labels") or {}
@@ -173,13 +213,32 @@ def plan_nodes(nodes: list[Obj], pods: list[Obj], placement: Placement) -> NodeP
     return plan
 
 
+def claim_name(node: str) -> str:
+    """The ResourceClaim of the probe on ``node`` (DRA mode)."""
+    return k8s_names.bounded(f"nvidia-smi-{node}")
+
+
+def gpu_claim(target: Target, labels: dict[str, str]) -> Obj:
+    """A ResourceClaim for ``target.gpus`` whole GPUs of the NVIDIA DRA driver."""
+    request = {"deviceClassName": DRA_DRIVER, "allocationMode": "ExactCount",
+               "count": target.gpus}  # fmt: skip
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": claim_name(target.node), "labels": dict(labels)},
+        "spec": {"devices": {"requests": [{"name": CLAIM_REQUEST, "exactly": request}]}},
+    }
+
+
 def pod_name(node: str) -> str:
     """The probe pod's name for ``node``."""
     return k8s_names.bounded(f"nvidia-smi-{node}")
 
 
-def probe_pod(target: Target, image: str, labels: dict[str, str], placement: Placement) -> Obj:
-    """The pod that runs nvidia-smi on one node with ``target.gpus`` GPUs."""
+def probe_pod(
+    target: Target, image: str, labels: dict[str, str], placement: Placement, dra: bool = False
+) -> Obj:
+    """The pod that runs nvidia-smi on one node with ``target.gpus`` GPUs (limit, or claim)."""
     pin = {
         "requiredDuringSchedulingIgnoredDuringExecution": {
             "nodeSelectorTerms": [
@@ -206,6 +265,11 @@ def probe_pod(target: Target, image: str, labels: dict[str, str], placement: Pla
                                 "capabilities": {"drop": ["ALL"]}},
         }],
     }  # fmt: skip
+    if dra:
+        spec["resourceClaims"] = [
+            {"name": CLAIM_REQUEST, "resourceClaimName": claim_name(target.node)}
+        ]
+        spec["containers"][0]["resources"] = {"claims": [{"name": CLAIM_REQUEST}]}
     if placement.node_selector:
         spec["nodeSelector"] = dict(placement.node_selector)
     return {
