@@ -118,6 +118,15 @@ def apiserver_args(bin_dir: Path, run: Path, pki: Pki, ports: Ports) -> list[str
         f"--kubelet-client-key={pki.apiserver_kubelet_client.key}",
         f"--kubelet-certificate-authority={pki.ca.cert}",
         "--kubelet-preferred-address-types=InternalIP",
+        # Request-header authentication, so components that delegate authentication
+        # (controller manager, scheduler) find the client CA they look for.
+        f"--requestheader-client-ca-file={pki.front_proxy_ca.cert}",
+        "--requestheader-allowed-names=front-proxy-client",
+        "--requestheader-username-headers=X-Remote-User",
+        "--requestheader-group-headers=X-Remote-Group",
+        "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+        f"--proxy-client-cert-file={pki.front_proxy_client.cert}",
+        f"--proxy-client-key-file={pki.front_proxy_client.key}",
         "--allow-privileged=true",
         "--profiling=false",
         "--v=1",

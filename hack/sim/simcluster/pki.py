@@ -32,8 +32,8 @@ def _key(path: Path) -> None:
     path.chmod(0o600)
 
 
-def _ca(d: Path) -> Pair:
-    pair = Pair(d / "ca.crt", d / "ca.key")
+def _ca(d: Path, name: str = "ca") -> Pair:
+    pair = Pair(d / f"{name}.crt", d / f"{name}.key")
     _key(pair.key)
     _run(
         "req",
@@ -45,7 +45,7 @@ def _ca(d: Path) -> Pair:
         "-days",
         DAYS,
         "-subj",
-        "/CN=aicr-sim-ca",
+        f"/CN=aicr-sim-{name}",
         "-out",
         str(pair.cert),
         "-addext",
@@ -112,12 +112,15 @@ class Pki:
     scheduler: Pair
     sa_key: Path
     sa_pub: Path
+    front_proxy_ca: Pair  # request-header authentication (aggregation layer)
+    front_proxy_client: Pair
 
 
 def generate(d: Path) -> Pki:
     """Create a fresh CA and every certificate under `d`."""
     d.mkdir(parents=True, exist_ok=True)
     ca = _ca(d)
+    fp_ca = _ca(d, "front-proxy-ca")
     sa_key = d / "sa.key"
     _key(sa_key)
     sa_pub = d / "sa.pub"
@@ -143,4 +146,8 @@ def generate(d: Path) -> Pki:
         scheduler=_leaf(d, ca, "scheduler", "/CN=system:kube-scheduler", server=False, client=True),
         sa_key=sa_key,
         sa_pub=sa_pub,
+        front_proxy_ca=fp_ca,
+        front_proxy_client=_leaf(
+            d, fp_ca, "front-proxy-client", "/CN=front-proxy-client", server=False, client=True
+        ),
     )
