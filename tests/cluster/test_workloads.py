@@ -6,7 +6,7 @@ import pytest
 from harness import SimCluster
 from kubernetes import client
 from kubernetes.client.rest import ApiException
-from manifests import job, pod
+from manifests import job, pod, validator_pod
 
 
 def test_job_pod_is_scheduled_completes_and_job_is_complete(
@@ -31,7 +31,11 @@ def test_deleting_a_namespace_finishes(cluster: SimCluster) -> None:
     ns = cluster.fresh_namespace("del")
     cluster.apply(pod("p"), ns)
     cluster.apply({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}, ns)
+    cluster.apply(validator_pod("done", ["sh", "-c", "exit 0"]), ns)
+    cluster.apply(validator_pod("busy", ["sleep", "300"], terminationGracePeriodSeconds=1), ns)
     cluster.wait_for_phase(ns, "p", "Running")
+    cluster.wait_for_phase(ns, "done", "Succeeded")
+    cluster.wait_for_phase(ns, "busy", "Running")
     cluster.delete_namespace(ns, wait=True, timeout=90)
 
 
