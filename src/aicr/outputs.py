@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 from aicr import ctrf
 from aicr.ctrf import Report
@@ -41,7 +42,8 @@ def _write_configmap(report: Report, target: str, kube: KubeTarget) -> None:
     from aicr.k8s import api_client, describe_api_error
 
     api = client.CoreV1Api(api_client(kube))
-    body = {
+    # A plain dict is what the client serializes; its stubs only name the model class.
+    body: Any = {
         "metadata": {"name": name, "labels": {"app.kubernetes.io/managed-by": "aicr"}},
         "data": {key or REPORT_KEY: ctrf.dumps(report)},
     }
