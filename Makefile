@@ -32,7 +32,7 @@ lint: install
 	$(BIN)/mypy src
 
 demo: install
-	PATH="$(CURDIR)/$(BIN):$$PATH" bash hack/demo.sh
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python hack/demo.py
 
 bench: install
 	$(BIN)/python bench/cli_startup.py

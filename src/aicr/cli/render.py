@@ -26,6 +26,9 @@ if TYPE_CHECKING:
     from aicr.cncf import Aggregation
 
 console = Console(stderr=True, highlight=False, soft_wrap=True)
+if not console.is_terminal:
+    # Logs and CI output are read in wide viewers; 80 columns would fold every message.
+    console.width = max(console.width, 160)
 
 _STYLE = {
     Status.PASSED: "green",

@@ -1,0 +1,104 @@
+"""The demo of the main job: `aicr validate` against the simulated GPU cluster.
+
+Brings the simulated cluster up (building its binaries on first use), loads the
+demo scenario (the recipe's stack, healthy), runs `aicr validate` with live
+progress and a live snapshot capture, keeps the report in demo-out/, and brings
+the cluster down again, also on failure or Ctrl-C. Everything stays on loopback.
+
+    make demo            # or: python hack/demo.py [--keep]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SIM = REPO / "hack" / "sim" / "sim"
+OUT = REPO / "demo-out"
+DEMO = REPO / "hack" / "demo"
+
+
+def say(text: str) -> None:
+    print(f"\033[1m==> {text}\033[0m" if sys.stderr.isatty() else f"==> {text}",
+          file=sys.stderr, flush=True)
+
+
+def sim(*args: str) -> str:
+    """Run the simulator's CLI; its progress goes to the terminal, its last line is returned."""
+    proc = subprocess.run([str(SIM), *args], stdout=subprocess.PIPE, text=True, check=True)
+    return proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
+
+
+def wait_workloads(kubeconfig: str, timeout: float = 90.0) -> None:
+    """Wait until the scenario's Deployments, DaemonSets and StatefulSets are ready."""
+    from kubernetes import client, config
+
+    api = config.new_client_from_config(config_file=kubeconfig)
+    apps = client.AppsV1Api(api)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        pending = [
+            f"{d.metadata.namespace}/{d.metadata.name}"
+            for d in apps.list_deployment_for_all_namespaces().items
+            if (d.status.available_replicas or 0) < (d.spec.replicas or 0)
+        ] + [
+            f"{s.metadata.namespace}/{s.metadata.name}"
+            for s in apps.list_stateful_set_for_all_namespaces().items
+            if (s.status.ready_replicas or 0) < (s.spec.replicas or 0)
+        ] + [
+            f"{d.metadata.namespace}/{d.metadata.name}"
+            for d in apps.list_daemon_set_for_all_namespaces().items
+            if (d.status.number_ready or 0) < (d.status.desired_number_scheduled or 0)
+        ]
+        if not pending:
+            return
+        time.sleep(0.5)
+    raise SystemExit(f"demo: workloads not ready in {timeout:.0f} s: {', '.join(pending)}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--keep", action="store_true", help="leave the cluster running")
+    args = parser.parse_args()
+    if shutil.which("aicr") is None:
+        raise SystemExit("demo: `aicr` is not on PATH (run `make install` or `make demo`)")
+    os.environ.setdefault("AICR_SIM_DIR", str(OUT / "sim"))
+    OUT.mkdir(exist_ok=True)
+
+    say("starting the simulated GPU cluster (first run builds it from Go modules)")
+    kubeconfig = sim("up")
+    try:
+        say("loading the demo scenario: GPU Operator, DRA driver, Prometheus, cert-manager")
+        sys.path.insert(0, str(SIM.parent))
+        from simcluster import scenario
+        from simcluster.cluster import Sim
+
+        scenario.apply(Sim(), DEMO / "cluster.yaml")
+        wait_workloads(kubeconfig)
+
+        say("aicr validate (snapshot captured live from the cluster)")
+        report = OUT / "report.json"
+        cmd = ["aicr", "validate", "-r", str(DEMO / "recipe.yaml"), "--kubeconfig", kubeconfig,
+               "-o", str(report), "--junit", str(OUT / "junit.xml")]
+        print("$ " + " ".join(cmd), file=sys.stderr, flush=True)
+        code = subprocess.run(cmd, check=False).returncode
+        say(f"aicr validate exited {code}; report kept in {report.relative_to(REPO)}")
+        return code
+    finally:
+        if args.keep:
+            say(f"cluster left running: KUBECONFIG={kubeconfig}; stop it with "
+                f"AICR_SIM_DIR={os.environ['AICR_SIM_DIR']} make sim-down")
+        else:
+            say("bringing the simulated cluster down")
+            sim("down")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
