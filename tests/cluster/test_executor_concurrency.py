@@ -1,0 +1,62 @@
+"""Parallel runs: the report equals a serial run's; concurrent runs share a namespace safely."""
+
+from __future__ import annotations
+
+import threading
+
+from harness import SimCluster
+from runhelp import make_ctx, planned, remaining
+
+from aicr.plan import Plan, PhasePlan
+from aicr.phases import Phase
+from aicr.runner.job import JobExecutor
+from aicr.runner.orchestrate import run_plan
+
+CHECKS = ["platform-health", "ai-service-metrics", "gpu-operator-version", "robust-controller",
+          "check-nvidia-smi", "gpu-allocation-policy"]  # fmt: skip
+
+
+def _plan() -> Plan:
+    by_phase: dict[Phase, list] = {}
+    for name in CHECKS:
+        check = planned(name)
+        by_phase.setdefault(check.phase, []).append(check)
+    return Plan(phases=[PhasePlan(p, by_phase[p]) for p in (Phase.DEPLOYMENT, Phase.CONFORMANCE)
+                        if p in by_phase])  # fmt: skip
+
+
+def _run(cluster: SimCluster, parallel: int, namespace: str | None = None) -> list[tuple]:
+    ctx = make_ctx(cluster, namespace=namespace)
+    executor = JobExecutor()
+    executor.start(ctx)
+    try:
+        results = run_plan(_plan(), executor, ctx, parallel=parallel)
+    finally:
+        left = executor.finish(ctx)
+    assert left == [] and remaining(cluster, ctx.run_id) == []
+    return [(c.name, r.status, r.message, [s.model_dump() for s in r.evidence])
+            for c, r in results.results]  # fmt: skip
+
+
+def test_parallel_report_equals_serial(cluster: SimCluster) -> None:
+    assert _run(cluster, parallel=4) == _run(cluster, parallel=1)
+
+
+def test_two_concurrent_runs_in_one_namespace_do_not_interfere(cluster: SimCluster) -> None:
+    shared = f"aicr-shared-{cluster.run_id}"
+    out: dict[int, list[tuple]] = {}
+    threads = [
+        threading.Thread(target=lambda i=i: out.update({i: _run(cluster, 4, shared)}))
+        for i in range(2)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(300)
+    assert out[0] == out[1]
+    assert len(out[0]) == len(CHECKS)
+    cluster.wait_for(
+        lambda: not [n for n in cluster.core().list_namespace().items
+                     if n.metadata.name == shared],
+        timeout=60, message="shared namespace removed by the last run",
+    )  # fmt: skip
