@@ -1,0 +1,128 @@
+"""Executor overhead and parallel speed-up on the simulated cluster.
+
+Runs synthetic checks of known duration (any catalog check with the
+``aicrDelaySeconds`` param: it sleeps, then runs) through the real Job path and prints:
+
+- overhead per check: from the Job's creation to the result being recorded,
+  minus the check's own run time (the span it reports in its result);
+- wall time of 8 independent 10-second checks, serial and with --parallel 4,
+  and their ratio.
+
+Targets (issue 5): overhead <= 1.5 s per check; parallel/serial <= 0.35.
+
+    AICR_SIM_DIR=... PATH=.venv/bin:$PATH python bench/executor_overhead.py [--seconds 10]
+
+Uses the running simulated cluster (hack/sim/sim up), or starts one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "hack" / "sim"), str(ROOT / "tests" / "cluster"), str(ROOT / "tests")]
+
+from harness import SimCluster  # noqa: E402
+from runhelp import make_ctx, planned  # noqa: E402
+from simcluster.cluster import Sim  # noqa: E402
+
+from aicr.config import parse_config  # noqa: E402
+from aicr.phases import Phase  # noqa: E402
+from aicr.plan import PhasePlan, Plan  # noqa: E402
+from aicr.result import CheckResult  # noqa: E402
+from aicr.runner import RunContext  # noqa: E402
+from aicr.runner.job import JobExecutor  # noqa: E402
+from aicr.runner.orchestrate import run_plan  # noqa: E402
+
+# Eight catalog checks that take no exclusive GPUs, so all may overlap.
+CHECKS = ["operator-health", "expected-resources", "gpu-operator-version", "gpu-allocation-policy",
+          "inference-gateway", "robust-controller", "driver-runtime-management",
+          "workload-sandboxing"]  # fmt: skip
+
+
+def config(seconds: float) -> object:
+    checks = ", ".join(f"{c}: {{params: {{aicrDelaySeconds: {seconds}}}}}" for c in CHECKS)
+    return parse_config(
+        "kind: ValidateConfig\napiVersion: aicr.nvidia.com/v1alpha1\n"
+        f"spec: {{validate: {{checks: {{{checks}}}}}}}\n"
+    )
+
+
+class Timing(JobExecutor):
+    """JobExecutor recording when each check began (its objects, Job last, ms apart) and ended."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.began: dict[str, float] = {}
+        self.ended: dict[str, float] = {}
+        self._tlock = threading.Lock()
+
+    def run(self, check, ctx: RunContext) -> CheckResult:  # type: ignore[no-untyped-def]
+        with self._tlock:
+            self.began[check.name] = time.time()
+        result = super().run(check, ctx)
+        with self._tlock:
+            self.ended[check.name] = time.time()
+        return result
+
+
+def run(cluster: SimCluster, parallel: int, seconds: float) -> tuple[float, list[float]]:
+    """Wall time of the plan and per-check overhead (s)."""
+    # One phase holds all eight: a failing synthetic check must not stop the others.
+    plan = Plan(phases=[PhasePlan(Phase.CONFORMANCE, [planned(name) for name in CHECKS])])
+
+    ctx = make_ctx(cluster, config=config(seconds), events=[])
+    executor = Timing()
+    executor.start(ctx)
+    try:
+        start = time.monotonic()
+        results = run_plan(plan, executor, ctx, parallel=parallel)
+        wall = time.monotonic() - start
+    finally:
+        executor.finish(ctx)
+    overheads = []
+    for check, result in results.results:
+        own = (result.stop_ms - result.start_ms) / 1000  # the check's own span, delay included
+        total = executor.ended[check.name] - executor.began[check.name]
+        overheads.append(total - own)
+    return wall, overheads
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seconds", type=float, default=10.0, help="duration of each check")
+    parser.add_argument("--parallel", type=int, default=4)
+    args = parser.parse_args()
+    sim = Sim()
+    started = not sim.is_up()
+    if started:
+        sim.up()
+    cluster = SimCluster(sim)
+    try:
+        serial, over_serial = run(cluster, 1, args.seconds)
+        parallel, over_parallel = run(cluster, args.parallel, args.seconds)
+    finally:
+        if started:
+            sim.down()
+    both = over_serial + over_parallel
+    print(f"checks: {len(CHECKS)} x {args.seconds:g} s (synthetic, through the Job path)")
+    print(
+        f"overhead per check (Job creation -> result recorded, minus the check's own time): "
+        f"median {statistics.median(both):.2f} s, max {max(both):.2f} s, "
+        f"serial median {statistics.median(over_serial):.2f} s, "
+        f"parallel median {statistics.median(over_parallel):.2f} s  [target <= 1.5 s]"
+    )
+    print(
+        f"wall time: serial {serial:.1f} s, --parallel {args.parallel} {parallel:.1f} s, "
+        f"ratio {parallel / serial:.2f}  [target <= 0.35]"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
