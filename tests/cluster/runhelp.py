@@ -16,7 +16,7 @@ from aicr.k8s import KubeTarget, api_client
 from aicr.plan import PlannedCheck
 from aicr.recipe.load import parse_recipe
 from aicr.result import CheckResult
-from aicr.runner import Placement, RunContext, TOLERATE_ALL, cleanup, names
+from aicr.runner import TOLERATE_ALL, Placement, RunContext, cleanup, names
 from aicr.runner.events import Event
 
 RECIPE = """

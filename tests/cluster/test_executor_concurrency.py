@@ -7,8 +7,8 @@ import threading
 from harness import SimCluster
 from runhelp import make_ctx, planned, remaining
 
-from aicr.plan import Plan, PhasePlan
 from aicr.phases import Phase
+from aicr.plan import PhasePlan, Plan
 from aicr.runner.job import JobExecutor
 from aicr.runner.orchestrate import run_plan
 

@@ -25,9 +25,10 @@ from aicr.runner.job import JobExecutor
 
 
 def delayed(check: str, seconds: float) -> Any:
+    settings = f"{{{check}: {{params: {{aicrDelaySeconds: {seconds}}}}}}}"
     return parse_config(
         "kind: ValidateConfig\napiVersion: aicr.nvidia.com/v1alpha1\n"
-        f"spec: {{validate: {{checks: {{{check}: {{params: {{aicrDelaySeconds: {seconds}}}}}}}}}}}\n"
+        f"spec: {{validate: {{checks: {settings}}}}}\n"
     )
 
 
@@ -52,7 +53,8 @@ class Background:
 
 def wait_running(events: list[Event], timeout: float = 30) -> None:
     SimCluster.wait_for(
-        lambda: any(e.message.startswith("running on") for e in events), timeout,
+        lambda: any(e.message.startswith("running on") for e in events),
+        timeout,
         message="check pod running",
     )
 
@@ -125,7 +127,8 @@ def test_deleted_from_outside(cluster: SimCluster, what: str) -> None:
     wait_running(events)
     if what == "job":
         client.BatchV1Api(cluster.api()).delete_namespaced_job(
-            names.check_name(ctx.run_id, "platform-health"), ctx.namespace,
+            names.check_name(ctx.run_id, "platform-health"),
+            ctx.namespace,
             propagation_policy="Background",
         )
         says = "was deleted from outside the run"

@@ -35,7 +35,9 @@ def recipe(components: list[tuple[str, str]], expected: str = "") -> str:
     )
 
 
-def validate(cluster: SimCluster, tmp_path: Path, recipe_text: str, *extra: str) -> tuple[int, dict, str]:
+def validate(
+    cluster: SimCluster, tmp_path: Path, recipe_text: str, *extra: str
+) -> tuple[int, dict, str]:
     path = tmp_path / "recipe.yaml"
     path.write_text(recipe_text)
     out = tmp_path / "report.json"

@@ -36,8 +36,9 @@ def test_unimplemented_check_fails_as_not_implemented(run_dir: Path, tmp_path: P
 
 def test_bad_inputs_end_other_with_exit_3(tmp_path: Path) -> None:
     term = tmp_path / "t"
-    code = entrypoint.execute("platform-health", tmp_path, result_configmap=None,
-                              termination_log=term)
+    code = entrypoint.execute(
+        "platform-health", tmp_path, result_configmap=None, termination_log=term
+    )
     assert code == 3
     summary = json.loads(term.read_text())
     assert summary["status"] == "other"
@@ -65,7 +66,8 @@ def test_cli_exit_code_follows_status(run_dir: Path) -> None:
     from aicr.cli.main import cli
 
     out = CliRunner().invoke(
-        cli, ["check", "run", "ai-service-metrics", "--run-dir", str(run_dir)],
+        cli,
+        ["check", "run", "ai-service-metrics", "--run-dir", str(run_dir)],
         standalone_mode=False,
     )
     assert out.exception is None, out.output

@@ -6,14 +6,14 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from fakes import FakeReader, daemon_set, deployment, ns, pod  # noqa: E402
+from fakes import FakeReader, daemon_set, deployment, ns, pod
 
-from aicr.catalog import load_catalog  # noqa: E402
-from aicr.checks import CheckContext, RunInputs  # noqa: E402
-from aicr.checks.conformance import platform_health  # noqa: E402
-from aicr.config import EMPTY_CONFIG  # noqa: E402
-from aicr.ctrf import Status  # noqa: E402
-from aicr.recipe.load import parse_recipe  # noqa: E402
+from aicr.catalog import load_catalog
+from aicr.checks import CheckContext, RunInputs
+from aicr.checks.conformance import platform_health
+from aicr.config import EMPTY_CONFIG
+from aicr.ctrf import Status
+from aicr.recipe.load import parse_recipe
 
 RECIPE = """
 componentRefs:
@@ -50,7 +50,10 @@ def test_healthy_components_pass_with_evidence_per_component() -> None:
     result = run(HEALTHY)
     assert result.status == Status.PASSED, result.message
     assert result.message == "2 components healthy: gpu-operator, cert-manager"
-    assert [s.title for s in result.evidence] == ["component gpu-operator", "component cert-manager"]
+    assert [s.title for s in result.evidence] == [
+        "component gpu-operator",
+        "component cert-manager",
+    ]
     assert "Deployment gpu-operator/gpu-operator" in result.evidence[0].asked
 
 
@@ -63,7 +66,11 @@ def _replace(objs: list[dict], new: dict) -> list[dict]:
     ("objects", "message"),
     [
         (
-            [o for o in HEALTHY if o["metadata"]["name"] != "gpu-operator" or o["kind"] != "Namespace"],
+            [
+                o
+                for o in HEALTHY
+                if o["metadata"]["name"] != "gpu-operator" or o["kind"] != "Namespace"
+            ],
             "gpu-operator: namespace gpu-operator does not exist",
         ),
         (
@@ -83,12 +90,18 @@ def _replace(objs: list[dict], new: dict) -> list[dict]:
             "DaemonSet gpu-operator/nvidia-device-plugin-daemonset: not found",
         ),
         (
-            HEALTHY + [pod("cert-manager", "cert-manager-webhook-x", waiting="CrashLoopBackOff")],
+            [*HEALTHY, pod("cert-manager", "cert-manager-webhook-x", waiting="CrashLoopBackOff")],
             "Pod cert-manager/cert-manager-webhook-x: container c is CrashLoopBackOff",
         ),
     ],
-    ids=["ns-missing", "ns-terminating", "deploy-unavailable", "ds-no-nodes", "ds-missing",
-         "crashloop"],
+    ids=[
+        "ns-missing",
+        "ns-terminating",
+        "deploy-unavailable",
+        "ds-no-nodes",
+        "ds-missing",
+        "crashloop",
+    ],
 )
 def test_broken_components_fail_with_a_precise_message(objects: list[dict], message: str) -> None:
     result = run(objects)

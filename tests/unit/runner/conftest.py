@@ -6,10 +6,10 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from runctx import make_ctx, sample_plan_obj  # noqa: E402
+from runctx import make_ctx, sample_plan_obj
 
-from aicr.plan import Plan  # noqa: E402
-from aicr.runner import RunContext  # noqa: E402
+from aicr.plan import Plan
+from aicr.runner import RunContext
 
 
 @pytest.fixture

@@ -7,8 +7,8 @@ from datetime import timedelta
 from aicr.catalog import load_catalog
 from aicr.config import EMPTY_CONFIG
 from aicr.k8s import KubeTarget
-from aicr.plan import Plan, PhasePlan, PlannedCheck
 from aicr.phases import Phase
+from aicr.plan import PhasePlan, Plan, PlannedCheck
 from aicr.recipe.load import parse_recipe
 from aicr.runner import Placement, RunContext, Toleration
 from aicr.snapshot.model import Measurement, MeasurementType, Snapshot, Subtype

@@ -156,7 +156,9 @@ def test_workload_namespace_has_rules_only_inside(ctx: RunContext) -> None:
     ns, role, binding = objs
     assert ns["metadata"]["name"] == "aicr-r0123abcd-check-nvidia-smi-w"
     assert ns["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "baseline"
-    assert role["metadata"]["namespace"] == binding["metadata"]["namespace"] == ns["metadata"]["name"]
+    assert (
+        role["metadata"]["namespace"] == binding["metadata"]["namespace"] == ns["metadata"]["name"]
+    )
     assert binding["subjects"][0]["namespace"] == ctx.namespace
     assert manifests.workload_objects(ctx, planned("platform-health")) == []
 
