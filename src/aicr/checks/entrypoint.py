@@ -157,9 +157,15 @@ def execute(
 
 
 def default_termination_log() -> Path | None:
-    """The termination-message file: the env override, else the pod's if it is writable."""
+    """The termination-message file: the env override, else the pod's when inside a pod.
+
+    Outside a pod (the kubelet sets KUBERNETES_SERVICE_HOST in every container) a
+    /dev/termination-log that happens to exist belongs to someone else: never write it.
+    """
     override = os.environ.get(d.TERMINATION_LOG_ENV)
     if override:
         return Path(override)
+    if "KUBERNETES_SERVICE_HOST" not in os.environ:
+        return None
     path = Path(d.TERMINATION_LOG)
     return path if path.exists() and os.access(path, os.W_OK) else None
