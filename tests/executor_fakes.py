@@ -44,9 +44,13 @@ class FakeExecutor:
         try:
             if check.name in self.raises:
                 raise RuntimeError("boom")
-            if self._stop.wait(self.durations.get(check.name, 0.0)):
-                return CheckResult.ended(check, Status.OTHER, "stopped while running",
-                                         Detail.INTERRUPTED)
+            # Like the Job executor, a running check ends itself on the run's cancel flag.
+            deadline = time.monotonic() + self.durations.get(check.name, 0.0)
+            while time.monotonic() < deadline:
+                if self._stop.is_set() or ctx.cancel.is_set():
+                    return CheckResult.ended(check, Status.OTHER, "stopped while running",
+                                             Detail.INTERRUPTED)
+                time.sleep(0.005)
             status, message = self.results.get(check.name, (Status.PASSED, "ok"))
             return CheckResult.ended(check, status, message)
         finally:

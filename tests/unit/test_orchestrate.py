@@ -128,3 +128,22 @@ def test_events_report_every_start_and_finish() -> None:
     finished = [c for k, c in seen if k == "check-finished"]
     assert sorted(finished) == sorted(plan.check_names)
     assert seen[0] == ("phase-started", None) and seen[-1] == ("phase-finished", None)
+
+
+def test_interrupt_seen_first_by_the_executor_still_marks_the_run_interrupted() -> None:
+    plan = build(parse_recipe("validation: {conformance: {checks: [platform-health]}}"),
+                 load_catalog(), phases=resolve_phases(["all"]), config=EMPTY_CONFIG)
+    context = ctx()
+    threading.Timer(0.2, context.cancel.set).start()
+    out = run_plan(plan, FakeExecutor(durations={"platform-health": 5.0}), context, parallel=1)
+    assert out.stopped == StopReason.INTERRUPTED
+    assert out.results[0][1].detail == Detail.INTERRUPTED
+
+
+def test_a_signal_before_a_phase_starts_runs_nothing() -> None:
+    context = ctx()
+    context.cancel.set()
+    fake = FakeExecutor()
+    out = run_plan(make_plan("all"), fake, context, parallel=2)
+    assert out.stopped == StopReason.INTERRUPTED and fake.started == []
+    assert {r.status for _, r in out.results} == {Status.OTHER}

@@ -114,6 +114,9 @@ class _PhaseRun:
                         Event(EventKind.CHECK_FINISHED, check.phase.value, check.name,
                               result.message, result.node, result)
                     )
+        if self.ctx.cancel.is_set() and self.stopped is None:
+            # The executor saw the signal first and ended the last running check itself.
+            self.stopped = StopReason.INTERRUPTED
         return done
 
     def _timed_out(self, result: CheckResult) -> CheckResult:
@@ -144,6 +147,8 @@ def run_plan(
     )
     for phase_plan in plan.phases:
         phase = phase_plan.phase.value
+        if out.stopped is None and ctx.cancel.is_set():
+            out.stopped = StopReason.INTERRUPTED
         if failed_phase is not None or out.stopped is not None:
             for check in phase_plan.checks:
                 if out.stopped is not None:
