@@ -110,7 +110,12 @@ def evaluate(constraint: Constraint, snapshot: Snapshot) -> ConstraintResult:
 
     def result(verdict: Verdict, actual: str | None, message: str) -> ConstraintResult:
         return ConstraintResult(
-            constraint.name, expr_text, constraint.severity, verdict, actual, message,
+            constraint.name,
+            expr_text,
+            constraint.severity,
+            verdict,
+            actual,
+            message,
             constraint.remediation,
         )
 

@@ -190,9 +190,10 @@ def merge(reports: list[Report], *, version: str) -> Report:
 
 def dumps(report: Report) -> str:
     """Serialize with camelCase keys, omitting unset fields."""
-    return json.dumps(
-        report.model_dump(mode="json", by_alias=True, exclude_none=True), indent=2
-    ) + "\n"
+    return (
+        json.dumps(report.model_dump(mode="json", by_alias=True, exclude_none=True), indent=2)
+        + "\n"
+    )
 
 
 def write(report: Report, path: Path) -> None:
@@ -211,9 +212,7 @@ def parse(text: str, source: str) -> Report:
             Problem(f"malformed JSON: {exc.msg}", source=source, line=exc.lineno)
         ) from None
     if not isinstance(data, dict) or data.get("reportFormat") != "CTRF":
-        raise SchemaError(
-            Problem("not a CTRF report (expected reportFormat: CTRF)", source=source)
-        )
+        raise SchemaError(Problem("not a CTRF report (expected reportFormat: CTRF)", source=source))
     try:
         return Report.model_validate(data)
     except ValidationError as exc:

@@ -118,5 +118,5 @@ def validate(model: type[M], loaded: LoadedYaml) -> M:
         return model.model_validate(loaded.data)
     except ValidationError as exc:
         problems = [_problem(model, loaded, e) for e in exc.errors()]
-        problems.sort(key=lambda p: (p.line or 0))
+        problems.sort(key=lambda p: p.line or 0)
         raise SchemaError(problems) from None

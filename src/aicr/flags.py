@@ -37,8 +37,10 @@ def parse_node_selector(values: Iterable[str], flag: str) -> dict[str, str]:
             key, eq, value = item.partition("=")
             if not eq or not _LABEL_KEY.match(key) or not _LABEL_VALUE.match(value):
                 raise FlagConflictError(
-                    Problem(f"{flag} '{item}': invalid node selector",
-                            hint="expected key=value with Kubernetes label syntax")
+                    Problem(
+                        f"{flag} '{item}': invalid node selector",
+                        hint="expected key=value with Kubernetes label syntax",
+                    )
                 )
             if key in out and out[key] != value:
                 raise FlagConflictError(

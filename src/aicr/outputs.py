@@ -29,8 +29,9 @@ def write_report(report: Report, target: str | None, kube: KubeTarget) -> str:
     try:
         ctrf.write(report, path)
     except OSError as exc:
-        raise FileFormatError(Problem(f"cannot write report: {exc.strerror}", source=target)) \
-            from None
+        raise FileFormatError(
+            Problem(f"cannot write report: {exc.strerror}", source=target)
+        ) from None
     return str(path)
 
 
@@ -55,5 +56,4 @@ def _write_configmap(report: Report, target: str, kube: KubeTarget) -> None:
                 raise
             api.create_namespaced_config_map(namespace, body)
     except ApiException as exc:
-        raise ClusterError(f"cannot write report to {target}: {describe_api_error(exc)}") \
-            from None
+        raise ClusterError(f"cannot write report to {target}: {describe_api_error(exc)}") from None

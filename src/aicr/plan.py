@@ -160,7 +160,8 @@ def build(
                 problems.append(
                     Problem(
                         f"check '{name}' belongs to the {spec.phase.value} phase",
-                        source=source, field_path=where,
+                        source=source,
+                        field_path=where,
                         hint=f"move it to validation.{spec.phase.value}.checks",
                     )
                 )
@@ -169,9 +170,7 @@ def build(
             else:
                 seen.add(name)
                 reason = "skipped by --skip-check" if name in skips else None
-                checks.append(
-                    PlannedCheck(spec, _timeout(spec, recipe, config, source), reason)
-                )
+                checks.append(PlannedCheck(spec, _timeout(spec, recipe, config, source), reason))
         if not names:
             warnings.append(f"the recipe declares no {phase.value} checks; phase not run")
         planned.append(PhasePlan(phase, checks))
@@ -186,8 +185,9 @@ def build(
             problems.append(_unknown(name, catalog, "--skip-check", "command line"))
         elif name not in planned_names:
             problems.append(
-                Problem(f"--skip-check {name}: the check is not in the plan for the requested "
-                        "phases")
+                Problem(
+                    f"--skip-check {name}: the check is not in the plan for the requested phases"
+                )
             )
     if problems:
         raise InputError(problems)

@@ -69,7 +69,11 @@ class CheckResult(BaseModel):
 
     @classmethod
     def ended(
-        cls, check: PlannedCheck | str, status: Status, message: str, detail: Detail | None = None,
+        cls,
+        check: PlannedCheck | str,
+        status: Status,
+        message: str,
+        detail: Detail | None = None,
         **kwargs: Any,
     ) -> CheckResult:
         """A result decided by the orchestrator (skip, timeout, crash...), not by the check."""

@@ -68,8 +68,10 @@ def _read_configmap(ref: str, kube: KubeTarget | None) -> str:
         if len(data) != 1:
             keys = ", ".join(sorted(data)) or "none"
             raise FileFormatError(
-                Problem(f"ConfigMap has {len(data)} keys ({keys}); name one as cm://ns/name/key",
-                        source=ref)
+                Problem(
+                    f"ConfigMap has {len(data)} keys ({keys}); name one as cm://ns/name/key",
+                    source=ref,
+                )
             )
         return next(iter(data.values()))
     if key not in data:

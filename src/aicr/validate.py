@@ -82,8 +82,10 @@ class ValidateRequest:
             problems.append(Problem("--cncf-submission and --evidence-dir require each other"))
         if self.cncf_submission and self.skip_checks:
             problems.append(
-                Problem("--skip-check cannot be used with --cncf-submission",
-                        hint="a submission must run every check the recipe plans")
+                Problem(
+                    "--skip-check cannot be used with --cncf-submission",
+                    hint="a submission must run every check the recipe plans",
+                )
             )
         if self.cncf_submission and self.no_cluster:
             problems.append(Problem("--no-cluster cannot be used with --cncf-submission"))
@@ -200,8 +202,12 @@ def _make_executor(kind: str) -> Executor:
 
 
 def _context(
-    request: ValidateRequest, inputs: Inputs, snapshot: Snapshot | None, run_id: str,
-    events: EventSink, cancel: threading.Event,
+    request: ValidateRequest,
+    inputs: Inputs,
+    snapshot: Snapshot | None,
+    run_id: str,
+    events: EventSink,
+    cancel: threading.Event,
 ) -> RunContext:
     orchestrator = Placement(
         node_selector=request.orchestrator_node_selector or {},
@@ -240,7 +246,9 @@ def _all_ended(plan: Plan, status: Status, message: str, detail: Detail) -> Plan
 
 
 def _exit_code(
-    request: ValidateRequest, gate_outcome: gate.GateOutcome, results: PlanResults,
+    request: ValidateRequest,
+    gate_outcome: gate.GateOutcome,
+    results: PlanResults,
     aggregation: Aggregation | None,
 ) -> int:
     if results.stopped == StopReason.INTERRUPTED:
@@ -259,9 +267,15 @@ def _exit_code(
 
 
 def _report(
-    request: ValidateRequest, run_id: str, start: int, results: PlanResults,
-    gate_outcome: gate.GateOutcome, plan: Plan, snapshot_source: str | None,
-    warnings: list[str], cncf_extra: dict[str, Any] | None,
+    request: ValidateRequest,
+    run_id: str,
+    start: int,
+    results: PlanResults,
+    gate_outcome: gate.GateOutcome,
+    plan: Plan,
+    snapshot_source: str | None,
+    warnings: list[str],
+    cncf_extra: dict[str, Any] | None,
 ) -> Report:
     tests = [to_test(check, result) for check, result in results.results]
     extra: dict[str, Any] = {
@@ -289,7 +303,10 @@ def _report(
 
 
 def _requirement_summary(
-    request: ValidateRequest, inputs: Inputs, snapshot: Snapshot | None, report: Report,
+    request: ValidateRequest,
+    inputs: Inputs,
+    snapshot: Snapshot | None,
+    report: Report,
     warnings: list[str],
 ) -> tuple[str, Aggregation] | None:
     """The requirement map, whenever the conformance phase ran.
@@ -350,10 +367,10 @@ def run(
             plan, Status.SKIPPED, "dry run: nothing was applied", Detail.NO_CLUSTER
         )
         not_run = gate.run(inputs.recipe, None, why_not="dry run")
-        report = _report(request, run_id, start, results, not_run, plan, request.snapshot,
-                         warnings, None)
-        return Outcome(report, EXIT_OK, plan, not_run, warnings,
-                       manifests=render_run(plan, ctx))
+        report = _report(
+            request, run_id, start, results, not_run, plan, request.snapshot, warnings, None
+        )
+        return Outcome(report, EXIT_OK, plan, not_run, warnings, manifests=render_run(plan, ctx))
 
     snapshot = inputs.snapshot
     snapshot_source = request.snapshot
@@ -375,36 +392,59 @@ def run(
     else:
         run_executor = executor or _make_executor(request.executor)
         ctx = _context(request, inputs, snapshot, run_id, events, cancel)
-        deadline = (
-            time.monotonic() + request.timeout.total_seconds() if request.timeout else None
-        )
+        deadline = time.monotonic() + request.timeout.total_seconds() if request.timeout else None
         try:
             run_executor.start(ctx)
             results = run_plan(
-                plan, run_executor, ctx, parallel=request.parallel, events=events,
-                deadline=deadline, timeout_text=request.timeout_text,
+                plan,
+                run_executor,
+                ctx,
+                parallel=request.parallel,
+                events=events,
+                deadline=deadline,
+                timeout_text=request.timeout_text,
             )
         finally:
             leftovers = run_executor.finish(ctx)
 
-    report = _report(request, run_id, start, results, gate_outcome, plan, snapshot_source,
-                     warnings, None)
+    report = _report(
+        request, run_id, start, results, gate_outcome, plan, snapshot_source, warnings, None
+    )
     summary = _requirement_summary(request, inputs, snapshot, report, warnings)
     version, aggregation = summary if summary else ("", None)
     if aggregation is not None:
-        report = _report(request, run_id, start, results, gate_outcome, plan, snapshot_source,
-                         warnings, {"version": version, **cncf_extra(aggregation)})
+        report = _report(
+            request,
+            run_id,
+            start,
+            results,
+            gate_outcome,
+            plan,
+            snapshot_source,
+            warnings,
+            {"version": version, **cncf_extra(aggregation)},
+        )
     outcome = Outcome(
-        report, _exit_code(request, gate_outcome, results, aggregation), plan, gate_outcome,
-        warnings, aggregation, leftovers=leftovers,
+        report,
+        _exit_code(request, gate_outcome, results, aggregation),
+        plan,
+        gate_outcome,
+        warnings,
+        aggregation,
+        leftovers=leftovers,
     )
     if request.cncf_submission and outcome.exit_code == EXIT_OK and request.evidence_dir:
         from aicr import cncf
 
         result = cncf.write_submission(
-            Path(request.evidence_dir), report=report, recipe=inputs.recipe, snapshot=snapshot,
-            config=inputs.config, version=version,
-            force=request.force, recipe_source=request.recipe,
+            Path(request.evidence_dir),
+            report=report,
+            recipe=inputs.recipe,
+            snapshot=snapshot,
+            config=inputs.config,
+            version=version,
+            force=request.force,
+            recipe_source=request.recipe,
         )
         outcome.submission_path = result.path
         warnings.extend(result.warnings)

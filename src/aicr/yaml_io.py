@@ -56,9 +56,7 @@ def parse(text: str, source: str) -> LoadedYaml:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None
         what = exc.problem or exc.context or "malformed YAML"
-        raise FileFormatError(
-            Problem(f"malformed YAML: {what}", source=source, line=line)
-        ) from exc
+        raise FileFormatError(Problem(f"malformed YAML: {what}", source=source, line=line)) from exc
     except yaml.YAMLError as exc:
         raise FileFormatError(Problem(f"malformed YAML: {exc}", source=source)) from exc
     lines: dict[PathKey, int] = {}

@@ -16,8 +16,13 @@ def check() -> None:
 
 
 @check.command("list")
-@click.option("--output", "output_format", type=click.Choice(["table", "plain", "json"]),
-              default=None, help="Default: a table on a terminal, plain lines when piped.")
+@click.option(
+    "--output",
+    "output_format",
+    type=click.Choice(["table", "plain", "json"]),
+    default=None,
+    help="Default: a table on a terminal, plain lines when piped.",
+)
 def list_checks(output_format: str | None) -> None:
     """Print every check: name, phase, CNCF requirements, timeout."""
     catalog = load_catalog()
@@ -46,8 +51,13 @@ def list_checks(output_format: str | None) -> None:
         for column in ("check", "phase", "requirements", "timeout", "description"):
             table.add_column(column, overflow="fold")
         for row in rows:
-            table.add_row(row["name"], row["phase"], ", ".join(row["requirements"]) or "-",
-                          f"{row['timeoutSeconds']}s", row["description"])
+            table.add_row(
+                row["name"],
+                row["phase"],
+                ", ".join(row["requirements"]) or "-",
+                f"{row['timeoutSeconds']}s",
+                row["description"],
+            )
         console.print(table)
         return
     for row in rows:

@@ -15,19 +15,44 @@ def evidence() -> None:
 
 
 @evidence.command()
-@click.option("--report", "report_path", required=True, type=click.Path(dir_okay=False),
-              help="CTRF report of the run (aicr validate -o).")
+@click.option(
+    "--report",
+    "report_path",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="CTRF report of the run (aicr validate -o).",
+)
 @click.option("--recipe", required=True, help="Recipe of the run: path, URL or cm://ns/name.")
 @click.option("--snapshot", required=True, help="Snapshot of the cluster: path, URL or cm://.")
-@click.option("--config", "config_path", required=True, type=click.Path(dir_okay=False),
-              help="Validate config with spec.validate.evidence.cncf (vendor, notApplicable).")
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
-              help="Submission directory to write (vX.Y/<dir> as upstream expects).")
-@click.option("--cncf-version", default=None, help="Conformance version X.Y (default: config, "
-              "then the snapshot's Kubernetes version).")
+@click.option(
+    "--config",
+    "config_path",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="Validate config with spec.validate.evidence.cncf (vendor, notApplicable).",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="Submission directory to write (vX.Y/<dir> as upstream expects).",
+)
+@click.option(
+    "--cncf-version",
+    default=None,
+    help="Conformance version X.Y (default: config, then the snapshot's Kubernetes version).",
+)
 @click.option("--force", is_flag=True, help="Replace a non-empty --out whole.")
-def render(report_path: str, recipe: str, snapshot: str, config_path: str, out_dir: str,
-           cncf_version: str | None, force: bool) -> int:
+def render(
+    report_path: str,
+    recipe: str,
+    snapshot: str,
+    config_path: str,
+    out_dir: str,
+    cncf_version: str | None,
+    force: bool,
+) -> int:
     r"""Render a submission directory from a saved report.
 
     \b
@@ -48,24 +73,34 @@ def render(report_path: str, recipe: str, snapshot: str, config_path: str, out_d
     the_snapshot = load_snapshot(snapshot)
     version = cncf.resolve_version(the_snapshot, cncf_version, config)
     result = cncf.write_submission(
-        Path(out_dir), report=report, recipe=the_recipe, snapshot=the_snapshot, config=config,
-        version=version, force=force, recipe_source=recipe, config_source=config_path,
+        Path(out_dir),
+        report=report,
+        recipe=the_recipe,
+        snapshot=the_snapshot,
+        config=config,
+        version=version,
+        force=force,
+        recipe_source=recipe,
+        config_source=config_path,
     )
     show.requirements(result.aggregation, version)
     show.warnings(sorted(set(warnings + result.warnings)))
     redacted = sum(result.redaction_counts.values())
-    click.echo(f"wrote {result.path} (v{version}; {redacted} values redacted; verifier passed)",
-               err=True)
+    click.echo(
+        f"wrote {result.path} (v{version}; {redacted} values redacted; verifier passed)", err=True
+    )
     return EXIT_OK
 
 
 @evidence.command()
 @click.argument("directory", type=click.Path(file_okay=False))
 @click.option("--online", is_flag=True, help="Also fetch every http(s) URL (HEAD, then GET).")
-@click.option("--members", default=None,
-              help="CNCF member names (file or URL; one per line or a JSON list).")
-@click.option("--cncf-version", default=None,
-              help="Version X.Y when DIRECTORY has no vX.Y path component.")
+@click.option(
+    "--members", default=None, help="CNCF member names (file or URL; one per line or a JSON list)."
+)
+@click.option(
+    "--cncf-version", default=None, help="Version X.Y when DIRECTORY has no vX.Y path component."
+)
 def verify(directory: str, online: bool, members: str | None, cncf_version: str | None) -> int:
     r"""Check a submission directory the way the CNCF validator does.
 

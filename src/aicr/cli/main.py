@@ -88,8 +88,9 @@ def run(argv: list[str] | None = None) -> int:
     except Exception as exc:  # a bug: say so plainly, fail closed, keep the trace for --debug
         if logging.getLogger("aicr").isEnabledFor(logging.DEBUG):
             traceback.print_exc()
-        click.echo(f"internal error: {type(exc).__name__}: {exc} (--debug shows the trace)",
-                   err=True)
+        click.echo(
+            f"internal error: {type(exc).__name__}: {exc} (--debug shows the trace)", err=True
+        )
         return EXIT_VALIDATION_FAILED
     return code if isinstance(code, int) else 0
 

@@ -51,28 +51,51 @@ def _option(*decls: str, **attrs: Any) -> Callable[[F], F]:
 
 
 kubeconfig = _option(
-    "-k", "--kubeconfig", type=click.Path(dir_okay=False), default=None,
+    "-k",
+    "--kubeconfig",
+    type=click.Path(dir_okay=False),
+    default=None,
     help="Kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster).",
 )
 context = _option(
-    "--context", envvar="AICR_CONTEXT", default=None, help="Kubeconfig context to use.",
+    "--context",
+    envvar="AICR_CONTEXT",
+    default=None,
+    help="Kubeconfig context to use.",
 )
 namespace = _option(
-    "-n", "--namespace", envvar="AICR_NAMESPACE", default=defaults.NAMESPACE,
-    show_default=True, help="Namespace for the run's Jobs, ConfigMaps and ServiceAccounts.",
+    "-n",
+    "--namespace",
+    envvar="AICR_NAMESPACE",
+    default=defaults.NAMESPACE,
+    show_default=True,
+    help="Namespace for the run's Jobs, ConfigMaps and ServiceAccounts.",
 )
 log_json = _option(
-    "--log-json", envvar="AICR_LOG_JSON", is_flag=True,
+    "--log-json",
+    envvar="AICR_LOG_JSON",
+    is_flag=True,
     help="Progress as one JSON object per line on stderr (for pipelines).",
 )
+
+
 def _setup_logging(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
     """--debug turns on the library's debug log on stderr (and tracebacks of internal errors)."""
     if value:
-        logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
-                            format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        logging.basicConfig(
+            level=logging.WARNING,
+            stream=sys.stderr,
+            format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        )
         logging.getLogger("aicr").setLevel(logging.DEBUG)
     return value
 
 
-debug = _option("--debug", envvar="AICR_DEBUG", is_flag=True, callback=_setup_logging,
-                expose_value=True, help="Debug log and internal-error traces on stderr.")
+debug = _option(
+    "--debug",
+    envvar="AICR_DEBUG",
+    is_flag=True,
+    callback=_setup_logging,
+    expose_value=True,
+    help="Debug log and internal-error traces on stderr.",
+)

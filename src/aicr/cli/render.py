@@ -70,8 +70,10 @@ def gate(outcome: GateOutcome) -> None:
             continue
         level = "error" if result.blocks else "warning"
         fix = f" — {result.remediation}" if result.remediation else ""
-        console.print(f"  [{'red' if result.blocks else 'yellow'}]{level}[/] {result.name} "
-                      f"{result.expression}: {result.message}{fix}")
+        console.print(
+            f"  [{'red' if result.blocks else 'yellow'}]{level}[/] {result.name} "
+            f"{result.expression}: {result.message}{fix}"
+        )
 
 
 def summary(report: Report) -> None:
@@ -82,12 +84,19 @@ def summary(report: Report) -> None:
     table.add_column("message", overflow="fold")
     for test in report.tests:
         style = _STYLE.get(test.status, "")
-        table.add_row(test.phase or "", test.name, f"[{style}]{test.status.value}[/]",
-                      f"{test.duration / 1000:.1f}s", test.message or "")
+        table.add_row(
+            test.phase or "",
+            test.name,
+            f"[{style}]{test.status.value}[/]",
+            f"{test.duration / 1000:.1f}s",
+            test.message or "",
+        )
     console.print(table)
     s = report.results.summary
-    console.print(f"{s.tests} checks: {s.passed} passed, {s.failed} failed, "
-                  f"{s.skipped} skipped, {s.other} other")
+    console.print(
+        f"{s.tests} checks: {s.passed} passed, {s.failed} failed, "
+        f"{s.skipped} skipped, {s.other} other"
+    )
 
 
 def requirements(aggregation: Aggregation, version: str) -> None:
@@ -130,13 +139,16 @@ class Progress:
 
     def __enter__(self) -> Progress:
         if self.mode == "live":
-            self._live = Live(self._table(), console=console, refresh_per_second=4,
-                              get_renderable=self._table)
+            self._live = Live(
+                self._table(), console=console, refresh_per_second=4, get_renderable=self._table
+            )
             self._live.__enter__()
         return self
 
     def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None,
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
         if self._live is not None:

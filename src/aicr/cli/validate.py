@@ -29,8 +29,9 @@ def _signals(cancel: threading.Event) -> Iterator[None]:
         if cancel.is_set():
             os._exit(EXIT_INTERRUPTED)
         cancel.set()
-        render.console.print("[yellow]interrupted: stopping checks and cleaning up "
-                             "(again to exit at once)[/]")
+        render.console.print(
+            "[yellow]interrupted: stopping checks and cleaning up (again to exit at once)[/]"
+        )
 
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -54,14 +55,19 @@ def request_from_options(opts: dict[str, Any]) -> ValidateRequest:
         except ValueError as exc:
             raise FlagConflictError(Problem(f"--timeout: {exc}")) from None
     orch_tolerations = (
-        tuple(flags.parse_toleration(t, "--orchestrator-toleration")
-              for t in opts["orchestrator_toleration"])
-        if opts["orchestrator_toleration"] else None
+        tuple(
+            flags.parse_toleration(t, "--orchestrator-toleration")
+            for t in opts["orchestrator_toleration"]
+        )
+        if opts["orchestrator_toleration"]
+        else None
     )
     orch_selector = (
-        flags.parse_node_selector(opts["orchestrator_node_selector"],
-                                  "--orchestrator-node-selector")
-        if opts["orchestrator_node_selector"] else None
+        flags.parse_node_selector(
+            opts["orchestrator_node_selector"], "--orchestrator-node-selector"
+        )
+        if opts["orchestrator_node_selector"]
+        else None
     )
     return ValidateRequest(
         recipe=opts["recipe"],
@@ -101,8 +107,9 @@ def _render(outcome: Outcome, opts: dict[str, Any]) -> None:
         import yaml
 
         click.echo(yaml.safe_dump_all(outcome.manifests, sort_keys=False), nl=False)
-        render.console.print(f"dry run: {len(outcome.manifests)} objects would be applied; "
-                             "nothing was created")
+        render.console.print(
+            f"dry run: {len(outcome.manifests)} objects would be applied; nothing was created"
+        )
         return
     if outcome.gate is not None:
         render.gate(outcome.gate)
@@ -110,8 +117,9 @@ def _render(outcome: Outcome, opts: dict[str, Any]) -> None:
     cncf = (outcome.report.extra or {}).get("aicr", {}).get("cncf")
     if outcome.aggregation is not None and cncf:
         render.requirements(outcome.aggregation, cncf["version"])
-    where = write_report(outcome.report, opts["output"],
-                         KubeTarget(opts["kubeconfig"], opts["context"]))
+    where = write_report(
+        outcome.report, opts["output"], KubeTarget(opts["kubeconfig"], opts["context"])
+    )
     if where != "stdout":
         render.console.print(f"report: {where}")
     if opts["junit"]:
@@ -130,56 +138,137 @@ def _render(outcome: Outcome, opts: dict[str, Any]) -> None:
 
 
 @click.command(cls=options.StrictCommand)
-@click.option("-r", "--recipe", envvar="AICR_RECIPE", show_envvar=True, required=True,
-              help="Recipe: path, http(s) URL or cm://namespace/name.")
-@click.option("-s", "--snapshot", envvar="AICR_SNAPSHOT", show_envvar=True,
-              help="Snapshot: path, URL or cm://ns/name (default: captured live).")
-@click.option("--config", envvar="AICR_CONFIG", show_envvar=True,
-              help="Validate config (ValidateConfig YAML): vendor data, N/A, per-check settings.")
-@click.option("--phase", multiple=True, type=click.Choice(PHASE_CHOICES),
-              help="Phase to run; repeatable. Default: all.")
-@click.option("--skip-check", multiple=True, metavar="NAME",
-              help="Report this check as skipped; repeatable.")
-@click.option("--fail-on-error/--no-fail-on-error", default=True, show_default=True,
-              help="Exit 8 when the gate or a check fails.")
-@click.option("--no-cluster", is_flag=True,
-              help="Gate and plan only; every check is reported skipped; no cluster access.")
+@click.option(
+    "-r",
+    "--recipe",
+    envvar="AICR_RECIPE",
+    show_envvar=True,
+    required=True,
+    help="Recipe: path, http(s) URL or cm://namespace/name.",
+)
+@click.option(
+    "-s",
+    "--snapshot",
+    envvar="AICR_SNAPSHOT",
+    show_envvar=True,
+    help="Snapshot: path, URL or cm://ns/name (default: captured live).",
+)
+@click.option(
+    "--config",
+    envvar="AICR_CONFIG",
+    show_envvar=True,
+    help="Validate config (ValidateConfig YAML): vendor data, N/A, per-check settings.",
+)
+@click.option(
+    "--phase",
+    multiple=True,
+    type=click.Choice(PHASE_CHOICES),
+    help="Phase to run; repeatable. Default: all.",
+)
+@click.option(
+    "--skip-check", multiple=True, metavar="NAME", help="Report this check as skipped; repeatable."
+)
+@click.option(
+    "--fail-on-error/--no-fail-on-error",
+    default=True,
+    show_default=True,
+    help="Exit 8 when the gate or a check fails.",
+)
+@click.option(
+    "--no-cluster",
+    is_flag=True,
+    help="Gate and plan only; every check is reported skipped; no cluster access.",
+)
 @options.kubeconfig
 @options.context
 @options.namespace
-@click.option("--image", envvar="AICR_IMAGE", show_envvar=True,
-              help="Validator image (default: the catalog image at this version; "
-                   f"${defaults.IMAGE_REGISTRY_ENV} swaps the registry).")
-@click.option("--image-pull-secret", multiple=True, metavar="NAME",
-              help="Image pull secret for the check pods; repeatable.")
-@click.option("--node-selector", multiple=True, metavar="KEY=VALUE",
-              help="Place the workloads checks create (GPU test pods); repeatable.")
-@click.option("--toleration", multiple=True, metavar="KEY[=VALUE]:EFFECT",
-              help="Toleration for the workloads checks create; repeatable.")
-@click.option("--orchestrator-node-selector", multiple=True, metavar="KEY=VALUE",
-              help="Pin the check pods themselves; repeatable.")
-@click.option("--orchestrator-toleration", multiple=True, metavar="KEY[=VALUE]:EFFECT",
-              help="Tolerations for the check pods (replaces the default tolerate-all).")
+@click.option(
+    "--image",
+    envvar="AICR_IMAGE",
+    show_envvar=True,
+    help="Validator image (default: the catalog image at this version; "
+    f"${defaults.IMAGE_REGISTRY_ENV} swaps the registry).",
+)
+@click.option(
+    "--image-pull-secret",
+    multiple=True,
+    metavar="NAME",
+    help="Image pull secret for the check pods; repeatable.",
+)
+@click.option(
+    "--node-selector",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Place the workloads checks create (GPU test pods); repeatable.",
+)
+@click.option(
+    "--toleration",
+    multiple=True,
+    metavar="KEY[=VALUE]:EFFECT",
+    help="Toleration for the workloads checks create; repeatable.",
+)
+@click.option(
+    "--orchestrator-node-selector",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Pin the check pods themselves; repeatable.",
+)
+@click.option(
+    "--orchestrator-toleration",
+    multiple=True,
+    metavar="KEY[=VALUE]:EFFECT",
+    help="Tolerations for the check pods (replaces the default tolerate-all).",
+)
 @click.option("--no-cleanup", is_flag=True, help="Keep everything the run created.")
-@click.option("--parallel", type=int, default=defaults.PARALLEL, show_default=True,
-              envvar="AICR_PARALLEL", show_envvar=True,
-              help="Checks run at once (GPU-exclusive checks never overlap).")
-@click.option("--executor", type=click.Choice(["job", "local"]), default=defaults.EXECUTOR,
-              show_default=True, envvar="AICR_EXECUTOR", show_envvar=True,
-              help="job: each check is a Kubernetes Job; local: a subprocess here.")
-@click.option("--timeout", envvar="AICR_TIMEOUT", show_envvar=True, metavar="DURATION",
-              help="Bound the whole run (e.g. 45m); unfinished checks end as other.")
+@click.option(
+    "--parallel",
+    type=int,
+    default=defaults.PARALLEL,
+    show_default=True,
+    envvar="AICR_PARALLEL",
+    show_envvar=True,
+    help="Checks run at once (GPU-exclusive checks never overlap).",
+)
+@click.option(
+    "--executor",
+    type=click.Choice(["job", "local"]),
+    default=defaults.EXECUTOR,
+    show_default=True,
+    envvar="AICR_EXECUTOR",
+    show_envvar=True,
+    help="job: each check is a Kubernetes Job; local: a subprocess here.",
+)
+@click.option(
+    "--timeout",
+    envvar="AICR_TIMEOUT",
+    show_envvar=True,
+    metavar="DURATION",
+    help="Bound the whole run (e.g. 45m); unfinished checks end as other.",
+)
 @click.option("--dry-run", is_flag=True, help="Print every manifest the run would apply.")
-@click.option("--cncf-submission", is_flag=True,
-              help="Also write a CNCF AI Conformance submission (needs --evidence-dir).")
+@click.option(
+    "--cncf-submission",
+    is_flag=True,
+    help="Also write a CNCF AI Conformance submission (needs --evidence-dir).",
+)
 @click.option("--evidence-dir", type=click.Path(file_okay=False), help="Submission directory.")
-@click.option("--cncf-version", metavar="X.Y", help="CNCF conformance version (default: "
-              "from the snapshot's Kubernetes version).")
+@click.option(
+    "--cncf-version",
+    metavar="X.Y",
+    help="CNCF conformance version (default: from the snapshot's Kubernetes version).",
+)
 @click.option("--force", is_flag=True, help="Replace a non-empty --evidence-dir.")
-@click.option("--data", type=click.Path(file_okay=False, exists=True),
-              help="Folder with the values files the recipe references.")
-@click.option("-o", "--output", metavar="FILE|-|cm://NS/NAME",
-              help="Where the CTRF report goes (default: stdout).")
+@click.option(
+    "--data",
+    type=click.Path(file_okay=False, exists=True),
+    help="Folder with the values files the recipe references.",
+)
+@click.option(
+    "-o",
+    "--output",
+    metavar="FILE|-|cm://NS/NAME",
+    help="Where the CTRF report goes (default: stdout).",
+)
 @click.option("--junit", type=click.Path(dir_okay=False), help="Also write JUnit XML here.")
 @options.log_json
 @options.debug

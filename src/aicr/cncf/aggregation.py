@@ -188,15 +188,11 @@ class Aggregation:
         out = []
         for res in self.results:
             checks = [f"{c.name} ({c.verdict})" for c in res.checks]
-            out.append(
-                SummaryRow(res.id, res.requirement.level.value, res.status.value, checks)
-            )
+            out.append(SummaryRow(res.id, res.requirement.level.value, res.status.value, checks))
         return out
 
 
-def check_not_applicable(
-    reqs: RequirementSet, config: ValidateConfig, source: str
-) -> list[str]:
+def check_not_applicable(reqs: RequirementSet, config: ValidateConfig, source: str) -> list[str]:
     """Refuse N/A declarations the rules do not allow; return warnings for allowed ones."""
     problems: list[Problem] = []
     warnings: list[str] = []
@@ -223,8 +219,13 @@ def check_not_applicable(
             )
         if not justification or not justification.strip():
             problems.append(
-                Problem("N/A needs a written justification of why the requirement's context "
-                        "does not apply", source, None, path)
+                Problem(
+                    "N/A needs a written justification of why the requirement's context "
+                    "does not apply",
+                    source,
+                    None,
+                    path,
+                )
             )
         if req.level == Level.MUST and not reqs.hybrid and req.conditional:
             warnings.append(
@@ -281,7 +282,9 @@ def aggregate(
         if req.id in not_applicable and req.conditional:
             results.append(
                 RequirementResult(
-                    req, ReqStatus.NOT_APPLICABLE, outcomes,
+                    req,
+                    ReqStatus.NOT_APPLICABLE,
+                    outcomes,
                     justification=not_applicable[req.id].strip(),
                 )
             )

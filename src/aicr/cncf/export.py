@@ -57,8 +57,14 @@ def cases(report: Report, agg: Aggregation | None) -> list[ExportedCase]:
             outcome = Outcome.FAIL
             message = f"{test.status.value}: {skip_reason(test)}"
         out.append(
-            ExportedCase(test.name, test.phase or "checks", outcome, test.duration / 1000,
-                         message, "\n".join(test.stdout or []))
+            ExportedCase(
+                test.name,
+                test.phase or "checks",
+                outcome,
+                test.duration / 1000,
+                message,
+                "\n".join(test.stdout or []),
+            )
         )
     return out
 
@@ -67,8 +73,12 @@ def junit(exported: list[ExportedCase]) -> str:
     """junit.xml with one testsuite per phase and one testcase per check."""
     suites: dict[str, list[junit_xml.TestCase]] = {}
     for case in exported:
-        tc = junit_xml.TestCase(case.name, classname=f"{SUITE_NAME}.{case.phase}",
-                                elapsed_sec=case.seconds, stdout=case.output or None)
+        tc = junit_xml.TestCase(
+            case.name,
+            classname=f"{SUITE_NAME}.{case.phase}",
+            elapsed_sec=case.seconds,
+            stdout=case.output or None,
+        )
         if case.outcome == Outcome.SKIP:
             tc.add_skipped_info(case.message or "skipped")
         elif case.outcome == Outcome.FAIL:

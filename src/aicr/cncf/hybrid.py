@@ -41,8 +41,10 @@ def read_junit(path: Path) -> Artifact:
             if elem.tag == "testcase":
                 children = {c.tag for c in elem}
                 outcome = (
-                    "FAIL" if children & {"failure", "error"}
-                    else "SKIP" if "skipped" in children
+                    "FAIL"
+                    if children & {"failure", "error"}
+                    else "SKIP"
+                    if "skipped" in children
                     else "PASS"
                 )
                 cases[elem.get("name", "")] = outcome
@@ -83,8 +85,11 @@ def check_reference(ref: str, cache: ArtifactCache) -> list[str]:
     if not path.is_file():
         return [f"'{ref}': {target} does not exist"]
     if path.suffix not in (".xml", ".log"):
-        return [f"'{ref}': a fragment only names a test case in junit XML or a go test log"] \
-            if fragment else []
+        return (
+            [f"'{ref}': a fragment only names a test case in junit XML or a go test log"]
+            if fragment
+            else []
+        )
     artifact = cache.get(path)
     problems = []
     if artifact.problem:
@@ -114,11 +119,13 @@ def check_agreement(cache: ArtifactCache) -> list[str]:
         for log in logs:
             if junit.cases != log.cases:
                 differ = sorted(
-                    n for n in set(junit.cases) | set(log.cases)
+                    n
+                    for n in set(junit.cases) | set(log.cases)
                     if junit.cases.get(n) != log.cases.get(n)
                 )
                 problems.append(
-                    "junit.xml and e2e.log disagree on " + ", ".join(differ[:5])
+                    "junit.xml and e2e.log disagree on "
+                    + ", ".join(differ[:5])
                     + "; both must come from the same report"
                 )
     return problems

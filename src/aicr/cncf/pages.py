@@ -92,9 +92,7 @@ def note(res: RequirementResult, hybrid: bool, run: str) -> str:
     return "Not demonstrated by this run: " + "; ".join(res.reasons) + f". See {page}."
 
 
-def product_yaml(
-    reqs: RequirementSet, agg: Aggregation, metadata: dict[str, str], run: str
-) -> str:
+def product_yaml(reqs: RequirementSet, agg: Aggregation, metadata: dict[str, str], run: str) -> str:
     """PRODUCT.yaml: the template's spec in order, metadata quoted, statuses from ``agg``."""
     lines = [
         "# Kubernetes AI Conformance Checklist",
@@ -287,8 +285,13 @@ def readme(
     facts += [
         Fact("Recipe", recipe_source, "--recipe"),
         Fact("Recipe criteria", _criteria(recipe), "recipe.criteria"),
-        Fact("Recipe hydrated by", f"aicr {recipe.metadata.version}"
-             if recipe.metadata and recipe.metadata.version else "unknown", "recipe.metadata"),
+        Fact(
+            "Recipe hydrated by",
+            f"aicr {recipe.metadata.version}"
+            if recipe.metadata and recipe.metadata.version
+            else "unknown",
+            "recipe.metadata",
+        ),
         Fact("Run by", f"{tool.name} {tool.version or ''}".strip(), "report.results.tool"),
         Fact("Rendered by", f"aicr {__version__}", "this tool"),
         Fact("Run id", run, "report"),
@@ -323,8 +326,12 @@ def readme(
     ]
     unbacked = agg.unbacked_tests
     if unbacked:
-        out += ["They decide no requirement; a failed one would have blocked this submission.", "",
-                "| check | phase | status | message |", "|---|---|---|---|"]
+        out += [
+            "They decide no requirement; a failed one would have blocked this submission.",
+            "",
+            "| check | phase | status | message |",
+            "|---|---|---|---|",
+        ]
         out += [
             f"| `{t.name}` | {t.phase or '-'} | {t.status.value} | "
             f"{_cell(_first_line(t.message))} |"

@@ -65,7 +65,8 @@ BUILTIN_CLASSES: tuple[tuple[str, str, str], ...] = (
         r"|/subscriptions/(?P<v2>" + _UUID + r")"
         r"|\bprojects/(?P<v3>[a-z][a-z0-9-]{4,28}[a-z0-9])\b"
         r"|(?i:\b(?:aws[_-]?)?account[_-]?id|\bsubscription[_-]?id|\bproject[_-]?id|\btenant[_-]?id)"
-        + _KEY_SEP + r"(?P<v4>[A-Za-z0-9-]{6,})",
+        + _KEY_SEP
+        + r"(?P<v4>[A-Za-z0-9-]{6,})",
         "account",
     ),
     ("email", r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b", "email"),
@@ -80,8 +81,19 @@ BUILTIN_CLASSES: tuple[tuple[str, str, str], ...] = (
 # Literal classes come first: a name the snapshot told us about beats any shape.
 LITERAL_CLASSES = (("node-name", "node"), ("cluster-name", "cluster"))
 # Keys whose values, anywhere in the snapshot or report, name a node, host or cluster.
-NODE_KEYS = frozenset({"node", "nodename", "node-name", "node_name", "nodes", "hostname",
-                       "host", "source-node", "sourcenode"})
+NODE_KEYS = frozenset(
+    {
+        "node",
+        "nodename",
+        "node-name",
+        "node_name",
+        "nodes",
+        "hostname",
+        "host",
+        "source-node",
+        "sourcenode",
+    }
+)
 CLUSTER_KEYS = frozenset({"cluster", "clustername", "cluster-name", "cluster_name"})
 # RE2's DFA budget: the default 8 MiB falls back to a slower engine on big alternations.
 RE2_MAX_MEM = 256 << 20
@@ -109,8 +121,9 @@ class Redactor:
         for (cls, prefix), names in zip(
             LITERAL_CLASSES, (self.node_names, self.cluster_names), strict=True
         ):
-            literals = sorted({n for n in names if len(n) >= MIN_LITERAL_LENGTH},
-                              key=lambda n: (-len(n), n))
+            literals = sorted(
+                {n for n in names if len(n) >= MIN_LITERAL_LENGTH}, key=lambda n: (-len(n), n)
+            )
             if literals:
                 body = "|".join(re.escape(n) for n in literals)
                 parts.append(self._group(cls, prefix, r"\b(?:" + body + r")\b"))
@@ -121,8 +134,12 @@ class Redactor:
                 re.compile(pattern)
             except re.error as exc:
                 raise InputError(
-                    Problem(f"not a regular expression: {exc}", "config", None,
-                            f"spec.validate.redaction.patterns[{i}]")
+                    Problem(
+                        f"not a regular expression: {exc}",
+                        "config",
+                        None,
+                        f"spec.validate.redaction.patterns[{i}]",
+                    )
                 ) from None
             parts.append(self._group("custom", "redacted", f"(?:{pattern})"))
         self._pattern = _compile("|".join(parts))

@@ -66,9 +66,16 @@ def render(
     for res in agg.results:
         files[pages.evidence_path(res.id)] = pages.evidence_page(res, reqs.version)
     files[pages.README_FILE] = pages.readme(
-        reqs=reqs, agg=agg, report=report, recipe=recipe, snapshot=snapshot,
-        metadata=metadata, recipe_source=recipe_source, exported=exported,
-        verifier_revision=revision(reqs), warnings=warnings,
+        reqs=reqs,
+        agg=agg,
+        report=report,
+        recipe=recipe,
+        snapshot=snapshot,
+        metadata=metadata,
+        recipe_source=recipe_source,
+        exported=exported,
+        verifier_revision=revision(reqs),
+        warnings=warnings,
     )
     return files
 
@@ -88,8 +95,9 @@ def redactor_for(config: ValidateConfig, snapshot: Snapshot | None, report: Repo
     contact = config.cncf.vendor.contact_email_address
     if contact:
         allow.append(contact.strip())
-    return Redactor(node_names=nodes, cluster_names=clusters, allow=allow,
-                    extra_patterns=redaction.patterns)
+    return Redactor(
+        node_names=nodes, cluster_names=clusters, allow=allow, extra_patterns=redaction.patterns
+    )
 
 
 def redact(files: dict[str, str], redactor: Redactor) -> dict[str, str]:
@@ -112,8 +120,11 @@ def check_output_dir(out_dir: Path, force: bool) -> None:
         raise InputError(Problem("exists and is not a directory", source=str(out_dir)))
     if out_dir.is_dir() and any(out_dir.iterdir()) and not force:
         raise InputError(
-            Problem("directory is not empty", source=str(out_dir),
-                    hint="pass --force to replace it whole, or choose another directory")
+            Problem(
+                "directory is not empty",
+                source=str(out_dir),
+                hint="pass --force to replace it whole, or choose another directory",
+            )
         )
 
 
@@ -136,13 +147,19 @@ def write_submission(
     check_output_dir(out_dir, force)
     agg = aggregate(reqs, report, planned_checks(recipe), config)
     if agg.blocking:
-        raise SubmissionFailed(
-            "no submission written, because:\n  " + "\n  ".join(agg.blocking)
-        )
+        raise SubmissionFailed("no submission written, because:\n  " + "\n  ".join(agg.blocking))
     redactor = redactor_for(config, snapshot, report)
     files = redact(
-        render(reqs=reqs, agg=agg, report=report, recipe=recipe, snapshot=snapshot,
-               config=config, recipe_source=recipe_source, warnings=warnings),
+        render(
+            reqs=reqs,
+            agg=agg,
+            report=report,
+            recipe=recipe,
+            snapshot=snapshot,
+            config=config,
+            recipe_source=recipe_source,
+            warnings=warnings,
+        ),
         redactor,
     )
     out_dir = out_dir.absolute()

@@ -60,8 +60,9 @@ def check_vendor(config: ValidateConfig, source: str) -> list[str]:
     for key in URL_FIELDS:
         if key in values and not values[key].startswith(("https://", "http://")):
             problems.append(
-                Problem(f"'{values[key]}' is not an http(s) URL", source, None,
-                        f"{VENDOR_PATH}.{key}")
+                Problem(
+                    f"'{values[key]}' is not an http(s) URL", source, None, f"{VENDOR_PATH}.{key}"
+                )
             )
     url = values.get("k8sConformanceUrl")
     if url and not K8S_CONFORMANCE_URL.match(url):
@@ -77,8 +78,12 @@ def check_vendor(config: ValidateConfig, source: str) -> list[str]:
     email = values.get("contactEmailAddress")
     if email and not _EMAIL.match(email):
         problems.append(
-            Problem(f"'{email}' is not an e-mail address", source, None,
-                    f"{VENDOR_PATH}.contactEmailAddress")
+            Problem(
+                f"'{email}' is not an e-mail address",
+                source,
+                None,
+                f"{VENDOR_PATH}.contactEmailAddress",
+            )
         )
     if problems:
         raise InputError(problems)

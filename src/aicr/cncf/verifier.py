@@ -131,8 +131,9 @@ def check_directory(
     warnings: list[str] = []
 
     def err(where: str, problem: str) -> None:
-        errors.append(f"{PRODUCT_FILE}: {where}: {problem}" if where else
-                      f"{PRODUCT_FILE}: {problem}")
+        errors.append(
+            f"{PRODUCT_FILE}: {where}: {problem}" if where else f"{PRODUCT_FILE}: {problem}"
+        )
 
     if not product.is_file():
         err("", "not found; the validator reads only vX.Y/<dir>/PRODUCT.yaml")
@@ -164,8 +165,7 @@ def check_directory(
         if req.level == Level.SHOULD and status == "" and not evidence:
             continue  # upstream skips an untouched SHOULD entirely
         if status not in PRODUCT_STATUSES:
-            err(f"{where}.status",
-                f"'{status}' is not one of " + ", ".join(PRODUCT_STATUSES))
+            err(f"{where}.status", f"'{status}' is not one of " + ", ".join(PRODUCT_STATUSES))
         elif req.level == Level.MUST and status != "Implemented":
             if status == "N/A" and notes.strip():
                 warnings.append(
@@ -275,9 +275,11 @@ def _check_metadata(
             values[key] = value
     url = values.get("k8sConformanceUrl")
     if url is not None and not K8S_CONFORMANCE_URL.match(url):
-        err("metadata.k8sConformanceUrl",
+        err(
+            "metadata.k8sConformanceUrl",
             f"'{url}' does not match https://github.com/cncf/k8s-conformance/tree/"
-            "(master|main)/vX.Y/<dir>")
+            "(master|main)/vX.Y/<dir>",
+        )
     if members is not None and "vendorName" in values and values["vendorName"] not in members:
         err("metadata.vendorName", f"'{values['vendorName']}' is not a CNCF member name")
     if fetch is not None:
@@ -306,8 +308,10 @@ def _check_evidence(
     if not path.is_relative_to(directory.resolve()):
         return [f"'{entry}' points outside the submission directory"]
     if not path.exists():
-        return [f"'{entry}' does not exist (local evidence is a path relative to "
-                "the PRODUCT.yaml folder)"]
+        return [
+            f"'{entry}' does not exist (local evidence is a path relative to "
+            "the PRODUCT.yaml folder)"
+        ]
     return []
 
 

@@ -81,8 +81,9 @@ class ComponentRef(Document):
     path: str | None = Field(default=None, description=UNUSED)
     cleanup: bool | None = Field(default=None, description=UNUSED)
     expected_resources: list[ExpectedResource] | None = Field(
-        default=None, description="Objects the component must have created (checked by "
-        "expected-resources and platform-health)."
+        default=None,
+        description="Objects the component must have created (checked by "
+        "expected-resources and platform-health).",
     )
     health_check_asserts: Any = Field(default=None, description=UNUSED)
     enabled: bool | None = Field(default=None, description="false disables the component.")

@@ -45,8 +45,13 @@ class _PhaseRun:
     """The scheduling loop of one phase."""
 
     def __init__(
-        self, executor: Executor, ctx: RunContext, parallel: int, events: EventSink,
-        deadline: float | None, stop_message: str,
+        self,
+        executor: Executor,
+        ctx: RunContext,
+        parallel: int,
+        events: EventSink,
+        deadline: float | None,
+        stop_message: str,
     ) -> None:
         self.executor, self.ctx, self.parallel = executor, ctx, max(1, parallel)
         self.events, self.deadline, self.stop_message = events, deadline, stop_message
@@ -64,15 +69,15 @@ class _PhaseRun:
             return self.executor.run(check, self.ctx)
         except Exception as exc:  # an executor bug must still end as a fail-closed result
             return CheckResult.ended(
-                check, Status.OTHER, f"executor error: {type(exc).__name__}: {exc}",
+                check,
+                Status.OTHER,
+                f"executor error: {type(exc).__name__}: {exc}",
                 Detail.INTERNAL,
             )
 
     def _unstarted(self, check: PlannedCheck) -> CheckResult:
         detail = Detail.TIMEOUT if self.stopped == StopReason.TIMEOUT else Detail.INTERRUPTED
-        return CheckResult.ended(
-            check, Status.OTHER, f"not started: {self.stop_message}", detail
-        )
+        return CheckResult.ended(check, Status.OTHER, f"not started: {self.stop_message}", detail)
 
     def run(self, checks: list[PlannedCheck]) -> dict[str, CheckResult]:
         done: dict[str, CheckResult] = {}
@@ -111,8 +116,14 @@ class _PhaseRun:
                     result = self._timed_out(future.result())
                     done[check.name] = result
                     self.events(
-                        Event(EventKind.CHECK_FINISHED, check.phase.value, check.name,
-                              result.message, result.node, result)
+                        Event(
+                            EventKind.CHECK_FINISHED,
+                            check.phase.value,
+                            check.name,
+                            result.message,
+                            result.node,
+                            result,
+                        )
                     )
         if self.ctx.cancel.is_set() and self.stopped is None:
             # The executor saw the signal first and ended the last running check itself.
@@ -123,8 +134,10 @@ class _PhaseRun:
         """A check cut short by the run's deadline says so, rather than 'interrupted'."""
         if self.stopped == StopReason.TIMEOUT and result.detail == Detail.INTERRUPTED:
             return result.model_copy(
-                update={"detail": Detail.TIMEOUT, "message": f"{self.stop_message}: "
-                        f"{result.message}"}
+                update={
+                    "detail": Detail.TIMEOUT,
+                    "message": f"{self.stop_message}: {result.message}",
+                }
             )
         return result
 
@@ -160,7 +173,8 @@ def run_plan(
                     )
                 else:
                     result = CheckResult.ended(
-                        check, Status.SKIPPED,
+                        check,
+                        Status.SKIPPED,
                         f"not run: the {failed_phase} phase had failing checks",
                         Detail.PHASE_STOPPED,
                     )
