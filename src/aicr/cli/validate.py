@@ -104,9 +104,9 @@ def _render(outcome: Outcome, opts: dict[str, Any]) -> None:
 
     render.warnings(outcome.warnings)
     if outcome.manifests is not None:
-        import yaml
+        from aicr.runner.manifests import to_yaml
 
-        click.echo(yaml.safe_dump_all(outcome.manifests, sort_keys=False), nl=False)
+        click.echo(to_yaml(outcome.manifests), nl=False)
         render.console.print(
             f"dry run: {len(outcome.manifests)} objects would be applied; nothing was created"
         )

@@ -448,6 +448,18 @@ def render_run(
     return out
 
 
+class _ReadableDumper(yaml.SafeDumper):
+    """Multi-line strings (the recipe inside the inputs ConfigMap) as literal blocks."""
+
+
+def _str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_ReadableDumper.add_representer(str, _str)
+
+
 def to_yaml(objects: list[Manifest]) -> str:
-    """A multi-document YAML stream of ``objects``."""
-    return yaml.safe_dump_all(objects, sort_keys=False, allow_unicode=True)
+    """A multi-document YAML stream of ``objects``, readable by a security reviewer."""
+    return yaml.dump_all(objects, Dumper=_ReadableDumper, sort_keys=False, allow_unicode=True)

@@ -190,3 +190,28 @@ def test_an_internal_error_fails_closed_with_exit_8(
     assert err.strip().splitlines()[-1] == (
         "internal error: RuntimeError: unexpected state (--debug shows the trace)"
     )
+
+
+def test_dry_run_prints_every_manifest_and_touches_nothing(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import yaml
+
+    code, out, err = aicr(capsys, "validate", "-r", RECIPE, "--dry-run", "--phase",
+                          "conformance")
+    assert code == 0
+    docs = list(yaml.safe_load_all(out))
+    kinds = {d["kind"] for d in docs}
+    assert {"Namespace", "ConfigMap", "ServiceAccount", "ClusterRole", "ClusterRoleBinding",
+            "Role", "RoleBinding", "Job"} <= kinds
+    jobs = [d for d in docs if d["kind"] == "Job"]
+    assert [j["spec"]["template"]["spec"]["containers"][0]["command"][-1] for j in jobs] == [
+        "platform-health", "dra-support"
+    ]
+    bindings = [d for d in docs if d["kind"] in ("ClusterRoleBinding", "RoleBinding")]
+    assert all(b["roleRef"]["name"] != "cluster-admin" for b in bindings)
+    inputs = next(d for d in docs if d["kind"] == "ConfigMap" and "recipe.yaml" in d["data"])
+    from aicr.recipe.load import load_recipe, parse_recipe
+
+    assert parse_recipe(inputs["data"]["recipe.yaml"]) == load_recipe(RECIPE)
+    assert f"dry run: {len(docs)} objects would be applied; nothing was created" in err
