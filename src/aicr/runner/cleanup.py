@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from aicr.errors import ClusterError
 from aicr.k8s import KubeTarget, api_client, describe_api_error
+from aicr.runner import RunContext, kinds, names
 from aicr.runner import defaults as d
-from aicr.runner import kinds, names
+from aicr.runner.events import Event, EventKind
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
@@ -125,3 +126,27 @@ def cleanup(
         if isinstance(exc, ClusterError):
             raise
         raise ClusterError(f"cleanup failed: cannot reach the cluster: {exc}") from None
+
+
+def finish_run(api: ApiClient | None, ctx: RunContext, timeout: float) -> list[str]:
+    """An executor's last step: remove the run's objects, or say how to once --no-cleanup.
+
+    Returns what could not be removed, each with the command that retries it; a run
+    never ends with an exception here, because the report must still be written.
+    """
+    retry = f"`aicr cleanup --run-id {ctx.run_id}`"
+    if ctx.no_cleanup:
+        ctx.events(
+            Event(
+                EventKind.MESSAGE,
+                message=f"--no-cleanup: kept every object of run {ctx.run_id} "
+                f"(label {names.RUN_ID_LABEL}={ctx.run_id}); remove them with {retry}",
+            )
+        )
+        return []
+    try:
+        return cleanup_with(api or api_client(ctx.kube), ctx.run_id, timeout)
+    except ClusterError as exc:
+        return [f"{exc}; retry with {retry}"]
+    except Exception as exc:  # never lose the report to a cleanup bug
+        return [f"cleanup failed ({exc}); retry with {retry}"]

@@ -219,23 +219,7 @@ class JobExecutor:
     def finish(self, ctx: RunContext) -> list[str]:
         """Delete everything of the run and wait for it, unless ``--no-cleanup``."""
         self.stop()
-        if ctx.no_cleanup:
-            ctx.events(
-                Event(
-                    EventKind.MESSAGE,
-                    message=f"--no-cleanup: kept every object of run {ctx.run_id} "
-                    f"(label {names.RUN_ID_LABEL}={ctx.run_id}); remove them with "
-                    f"`aicr cleanup --run-id {ctx.run_id}`",
-                )
-            )
-            return []
-        api = self._api or api_client(ctx.kube)
-        try:
-            return cleanup.cleanup_with(api, ctx.run_id, self.cleanup_timeout_seconds)
-        except ClusterError as exc:
-            return [f"{exc}; retry with `aicr cleanup --run-id {ctx.run_id}`"]
-        except Exception as exc:
-            return [f"cleanup failed ({exc}); retry with `aicr cleanup --run-id {ctx.run_id}`"]
+        return cleanup.finish_run(self._api, ctx, self.cleanup_timeout_seconds)
 
     # ---- one check --------------------------------------------------------------------
     def run(self, check: PlannedCheck, ctx: RunContext) -> CheckResult:
@@ -356,12 +340,7 @@ class JobExecutor:
                 self._tell(ctx, f, "running", f"running on {node}", node)
         failure = outcome.job_failure(f.job) if f.job else None
         if failure and failure[0] == "DeadlineExceeded":
-            return self._end(
-                f, Status.OTHER,
-                f"timed out: the check did not finish within its timeout of "
-                f"{int(f.check.timeout.total_seconds())}s (the Job's activeDeadlineSeconds)",
-                Detail.TIMEOUT,
-            )  # fmt: skip
+            return self._timed_out(f)
         if f.job_deleted or f.pod_deleted:
             return self._end(f, Status.OTHER, self._deleted_message(api, ctx, f), Detail.DELETED)
         if failure and pod is None:
@@ -433,6 +412,16 @@ class JobExecutor:
             return f"the check's Job {ctx.namespace}/{f.job_name} was deleted from outside the run"
         return f"the check pod of Job {f.job_name} was deleted before it finished"
 
+    def _timed_out(self, f: _Follow) -> CheckResult:
+        """The Job's activeDeadlineSeconds ran out before the check finished."""
+        seconds = int(f.check.timeout.total_seconds())
+        return self._end(
+            f, Status.OTHER,
+            f"timed out: the check did not finish within its timeout of {seconds}s "
+            "(the Job's activeDeadlineSeconds)",
+            Detail.TIMEOUT,
+        )  # fmt: skip
+
     def _finished(self, api: ApiClient, ctx: RunContext, f: _Follow, state: Obj) -> CheckResult:
         """The container ended: read the result object (with retries) and the logs."""
         from kubernetes.client.exceptions import ApiException
@@ -442,12 +431,7 @@ class JobExecutor:
             self._refresh_job(api, ctx, f)
             failure = outcome.job_failure(f.job) if f.job else None
             if failure and failure[0] == "DeadlineExceeded":
-                return self._end(
-                    f, Status.OTHER,
-                    f"timed out: the check did not finish within its timeout of "
-                    f"{int(f.check.timeout.total_seconds())}s (the Job's activeDeadlineSeconds)",
-                    Detail.TIMEOUT,
-                )  # fmt: skip
+                return self._timed_out(f)
         configmap: Obj | None = None
         name = names.result_name(ctx.run_id, f.check.name)
         give_up = time.monotonic() + self.api_unreachable_seconds

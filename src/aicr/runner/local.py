@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from aicr.ctrf import Status
-from aicr.errors import ClusterError
 from aicr.k8s import api_client, describe_api_error
 from aicr.plan import PlannedCheck
 from aicr.result import CheckResult, Detail, bounded_lines
@@ -91,17 +90,7 @@ class LocalExecutor:
         self.stop()
         if self._dir is not None:
             self._dir.cleanup()
-        if ctx.no_cleanup:
-            kept = f"--no-cleanup: kept every object of run {ctx.run_id}; remove them with "
-            ctx.events(
-                Event(EventKind.MESSAGE, message=f"{kept}`aicr cleanup --run-id {ctx.run_id}`")
-            )
-            return []
-        api = self._api or api_client(ctx.kube)
-        try:
-            return cleanup.cleanup_with(api, ctx.run_id, self.cleanup_timeout_seconds)
-        except ClusterError as exc:
-            return [f"{exc}; retry with `aicr cleanup --run-id {ctx.run_id}`"]
+        return cleanup.finish_run(self._api, ctx, self.cleanup_timeout_seconds)
 
     def _token(self, api: ApiClient, ctx: RunContext, check: PlannedCheck) -> str:
         from kubernetes import client

@@ -9,6 +9,7 @@ vacuously.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from aicr.checks import CheckContext
@@ -115,25 +116,47 @@ def judge(kube: KubeReader, component: ComponentRef) -> Verdict:
     return verdict
 
 
-def run(ctx: CheckContext) -> CheckResult:
-    """Judge every enabled component of the recipe."""
+def judge_components(
+    ctx: CheckContext, title: Callable[[ComponentRef], str], healthy: str
+) -> list[Verdict] | None:
+    """Judge every enabled component, one evidence section each; None when there are none.
+
+    Shared by platform-health and expected-resources so both judge components the same way.
+    """
     components = [c for c in ctx.recipe.component_refs if c.is_enabled]
     if not components:
         ctx.record("components", "enabled componentRefs in the recipe", "none", "failed")
-        return ctx.failed("the recipe lists no enabled components: nothing to check")
-    failing: list[Verdict] = []
+        return None
+    verdicts = []
     for component in components:
         verdict = judge(ctx.kube, component)
         ctx.record(
-            title=f"component {component.name}",
+            title=title(component),
             asked="; ".join(verdict.looked_at) or "nothing",
-            answer="; ".join(verdict.problems) or "all healthy",
+            answer="; ".join(verdict.problems) or healthy,
             verdict="failed" if verdict.problems else "passed",
         )
-        if verdict.problems:
-            failing.append(verdict)
+        verdicts.append(verdict)
+    return verdicts
+
+
+NO_COMPONENTS = "the recipe lists no enabled components: nothing to check"
+
+
+def describe(failing: list[Verdict]) -> str:
+    """``component: problem, problem; component: problem``."""
+    return "; ".join(f"{v.component}: {', '.join(v.problems)}" for v in failing)
+
+
+def run(ctx: CheckContext) -> CheckResult:
+    """Judge every enabled component of the recipe."""
+    verdicts = judge_components(ctx, lambda c: f"component {c.name}", "all healthy")
+    if verdicts is None:
+        return ctx.failed(NO_COMPONENTS)
+    failing = [v for v in verdicts if v.problems]
     if failing:
-        details = "; ".join(f"{v.component}: {', '.join(v.problems)}" for v in failing)
-        return ctx.failed(f"{len(failing)}/{len(components)} components unhealthy: {details}")
-    names = ", ".join(c.name for c in components)
-    return ctx.passed(f"{len(components)} components healthy: {names}")
+        return ctx.failed(
+            f"{len(failing)}/{len(verdicts)} components unhealthy: {describe(failing)}"
+        )
+    names = ", ".join(v.component for v in verdicts)
+    return ctx.passed(f"{len(verdicts)} components healthy: {names}")

@@ -11,31 +11,25 @@ passes vacuously. The judgement is the one platform-health uses.
 from __future__ import annotations
 
 from aicr.checks import CheckContext
-from aicr.checks.conformance.platform_health import Verdict, judge
+from aicr.checks.conformance.platform_health import NO_COMPONENTS, describe, judge_components
+from aicr.recipe.model import ComponentRef
 from aicr.result import CheckResult
 
 
 def run(ctx: CheckContext) -> CheckResult:
     """Judge every enabled component's declared (or, failing that, namespaced) objects."""
-    components = [c for c in ctx.recipe.component_refs if c.is_enabled]
-    if not components:
-        ctx.record("components", "enabled componentRefs in the recipe", "none", "failed")
-        return ctx.failed("the recipe lists no enabled components: nothing to check")
-    failing: list[Verdict] = []
-    examined = 0
-    for component in components:
-        verdict = judge(ctx.kube, component)
+
+    def title(component: ComponentRef) -> str:
         how = "expectedResources" if component.expected_resources else "namespace workloads"
-        examined += len(verdict.looked_at)
-        ctx.record(
-            title=f"component {component.name} ({how})",
-            asked="; ".join(verdict.looked_at) or "nothing",
-            answer="; ".join(verdict.problems) or "all exist and are healthy",
-            verdict="failed" if verdict.problems else "passed",
-        )
-        if verdict.problems:
-            failing.append(verdict)
+        return f"component {component.name} ({how})"
+
+    verdicts = judge_components(ctx, title, "all exist and are healthy")
+    if verdicts is None:
+        return ctx.failed(NO_COMPONENTS)
+    failing = [v for v in verdicts if v.problems]
     if failing:
-        details = "; ".join(f"{v.component}: {', '.join(v.problems)}" for v in failing)
-        return ctx.failed(f"{len(failing)}/{len(components)} components not as expected: {details}")
-    return ctx.passed(f"{examined} objects of {len(components)} components exist and are healthy")
+        return ctx.failed(
+            f"{len(failing)}/{len(verdicts)} components not as expected: {describe(failing)}"
+        )
+    examined = sum(len(v.looked_at) for v in verdicts)
+    return ctx.passed(f"{examined} objects of {len(verdicts)} components exist and are healthy")
