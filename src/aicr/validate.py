@@ -157,9 +157,9 @@ def load_inputs(request: ValidateRequest) -> Inputs:
         from aicr import cncf
 
         warnings += cncf.check_vendor(config, request.config or "--config")
-    recipe, loaded = load_recipe_with_lines(request.recipe)
+    recipe, loaded = load_recipe_with_lines(request.recipe, request.kube)
     gate.check_paths(recipe, request.recipe)
-    snapshot = load_snapshot(request.snapshot) if request.snapshot else None
+    snapshot = load_snapshot(request.snapshot, request.kube) if request.snapshot else None
     plan = build(
         recipe,
         load_catalog(),

@@ -46,8 +46,19 @@ def _signals(cancel: threading.Event) -> Iterator[None]:
 
 def request_from_options(opts: dict[str, Any]) -> ValidateRequest:
     """Turn parsed click options into a checked request (exit 2 on any conflict)."""
-    if opts["no_cluster"] and (opts["output"] or "").startswith("cm://"):
-        raise FlagConflictError(Problem("-o cm://... needs the cluster; not with --no-cluster"))
+    if opts["no_cluster"]:
+        in_cluster = [
+            f"--{flag} {opts[flag]}"
+            for flag in ("recipe", "snapshot", "config", "output")
+            if (opts[flag] or "").startswith("cm://")
+        ]
+        if in_cluster:
+            raise FlagConflictError(
+                [
+                    Problem(f"{ref}: a ConfigMap needs the cluster; not with --no-cluster")
+                    for ref in in_cluster
+                ]
+            )
     timeout = None
     if opts["timeout"]:
         try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from aicr import sources
 from aicr.document import validate
+from aicr.k8s import KubeTarget
 from aicr.recipe.model import Recipe
 from aicr.yaml_io import LoadedYaml, parse
 
@@ -18,7 +19,10 @@ def load_recipe(ref: str) -> Recipe:
     return parse_recipe(sources.read(ref), ref)
 
 
-def load_recipe_with_lines(ref: str) -> tuple[Recipe, LoadedYaml]:
-    """Load a recipe and keep its line index, so later (plan-time) errors can name lines."""
-    loaded = parse(sources.read(ref), ref)
+def load_recipe_with_lines(ref: str, kube: KubeTarget | None = None) -> tuple[Recipe, LoadedYaml]:
+    """Load a recipe and keep its line index, so later (plan-time) errors can name lines.
+
+    ``kube`` is the cluster a ``cm://`` reference is read from.
+    """
+    loaded = parse(sources.read(ref, kube), ref)
     return validate(Recipe, loaded), loaded

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from aicr import sources
 from aicr.document import validate
+from aicr.k8s import KubeTarget
 from aicr.snapshot.model import Snapshot
 from aicr.yaml_io import parse
 
@@ -13,6 +14,6 @@ def parse_snapshot(text: str, source: str = "snapshot.yaml") -> Snapshot:
     return validate(Snapshot, parse(text, source))
 
 
-def load_snapshot(ref: str) -> Snapshot:
-    """Load a snapshot from a path, an http(s) URL or ``cm://namespace/name``."""
-    return parse_snapshot(sources.read(ref), ref)
+def load_snapshot(ref: str, kube: KubeTarget | None = None) -> Snapshot:
+    """Load a snapshot from a path, an http(s) URL or ``cm://namespace/name`` (read via kube)."""
+    return parse_snapshot(sources.read(ref, kube), ref)

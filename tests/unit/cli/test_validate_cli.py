@@ -77,7 +77,9 @@ BAD_INPUT = [
     (["-r", RECIPE, "--timeout", "soon"],
      "error: --timeout: invalid duration 'soon' (expected e.g. 90s, 5m, 1h30m)"),
     (["-r", RECIPE, "--no-cluster", "-o", "cm://ns/report"],
-     "error: -o cm://... needs the cluster; not with --no-cluster"),
+     "error: --output cm://ns/report: a ConfigMap needs the cluster; not with --no-cluster"),
+    (["-r", "cm://ns/recipes", "--no-cluster"],
+     "error: --recipe cm://ns/recipes: a ConfigMap needs the cluster; not with --no-cluster"),
     (["-r", RECIPE, "--phase", "conformance", "--skip-check", "operator-health"],
      "error: --skip-check operator-health: the check is not in the plan for the requested "
      "phases"),
