@@ -62,6 +62,18 @@ def bind(source: str, target: str, read_only: bool) -> None:
         _mount(None, target, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_REC)
 
 
+def restore_hidden(keep: list[tuple[str, int]], targets: list[str]) -> None:
+    """Bind back host folders the process needs that a pod volume now hides.
+
+    The simulated "image" is the host: the interpreter, the project and the run
+    folder. A pod's emptyDir at /tmp would hide them when the checkout lives
+    under /tmp; a real image keeps its own files, so they are mounted back on top.
+    """
+    for path, fd in keep:
+        if any(Path(path).is_relative_to(t) and Path(path) != Path(t) for t in targets):
+            bind(f"/proc/self/fd/{fd}", path, read_only=False)
+
+
 def main(spec_path: str) -> None:
     """Apply the spec and replace this process with the container command."""
     spec = json.loads(Path(spec_path).read_text())
@@ -70,9 +82,12 @@ def main(spec_path: str) -> None:
         # Hold every source open first: an earlier mount may hide a later source
         # (a volume mounted at /work hides a run folder under /work/...).
         sources = [os.open(m["source"], os.O_PATH | os.O_CLOEXEC) for m in spec["mounts"]]
+        keep = [(p, os.open(p, os.O_PATH | os.O_CLOEXEC)) for p in spec.get("keep", [])
+                if os.path.isdir(p)]  # fmt: skip
         for m, fd in zip(spec["mounts"], sources, strict=True):
             bind(f"/proc/self/fd/{fd}", m["target"], bool(m.get("readOnly")))
-        for fd in sources:
+        restore_hidden(keep, [m["target"] for m in spec["mounts"]])
+        for fd in [*sources, *(fd for _, fd in keep)]:
             os.close(fd)
         os.chdir(spec.get("cwd") or "/")
         os.execvpe(spec["argv"][0], spec["argv"], spec["env"])

@@ -12,6 +12,7 @@ import logging
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 import traceback
@@ -387,6 +388,8 @@ class PodWorker(threading.Thread):
             "cwd": c.get("workingDir") or "/",
             "mounts": mounts,
             "startErrorFile": str(cdir / f"start-error-{run}"),
+            # Host folders that stand in for the image's own files (see enter.restore_hidden).
+            "keep": sorted({sys.prefix, sys.base_prefix, str(paths.PROJECT_ROOT), str(cdir)}),
         }
         (cdir / f"start-error-{run}").unlink(missing_ok=True)
         if not argv:
