@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install test unit lint demo bench help
+.PHONY: install test unit lint demo bench bench-cluster help
 
 help:
 	@echo "install  create $(VENV) and install aicr with its test extras"
@@ -11,7 +11,8 @@ help:
 	@echo "unit     unit tests only"
 	@echo "lint     ruff + mypy --strict on src/"
 	@echo "demo     run aicr validate on an example recipe"
-	@echo "bench    print the benchmark figures"
+	@echo "bench    print the benchmark figures (start-up, CNCF rendering)"
+	@echo "bench-cluster  executor overhead and parallel speed-up on the simulated cluster"
 
 $(BIN)/aicr: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +36,10 @@ demo: install
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python hack/demo.py
 
 bench: install
-	$(BIN)/python bench/cli_startup.py
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python bench/cli_startup.py
+	$(BIN)/python bench/cncf_render.py
+
+bench-cluster: install
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python bench/executor_overhead.py
 
 -include hack/sim/sim.mk
