@@ -135,3 +135,26 @@ def test_force_replaces_the_evidence_dir_whole(tmp_path: Path) -> None:
     outcome = run(submission(tmp_path, force=True), executor=FakeExecutor())
     assert outcome.exit_code == 0
     assert not (target / "old.md").exists() and (target / "PRODUCT.yaml").is_file()
+
+
+@pytest.mark.parametrize(
+    ("image", "registry", "expected"),
+    [
+        (None, None, "ghcr.io/aicr-dev/aicr-validator:v{v}"),
+        (None, "mirror.internal:5000/ai", "mirror.internal:5000/ai/aicr-dev/aicr-validator:v{v}"),
+        (None, "mirror.internal/", "mirror.internal/aicr-dev/aicr-validator:v{v}"),
+        ("my/validator:dev", "mirror.internal", "my/validator:dev"),
+    ],
+    ids=["default-pinned-to-version", "registry-override", "trailing-slash", "image-flag-wins"],
+)
+def test_validator_image(
+    monkeypatch: pytest.MonkeyPatch, image: str | None, registry: str | None, expected: str
+) -> None:
+    from aicr import __version__
+    from aicr.validate import resolve_image
+
+    if registry is None:
+        monkeypatch.delenv("AICR_VALIDATOR_IMAGE_REGISTRY", raising=False)
+    else:
+        monkeypatch.setenv("AICR_VALIDATOR_IMAGE_REGISTRY", registry)
+    assert resolve_image(request(image=image)) == expected.format(v=__version__)
