@@ -178,8 +178,9 @@ def test_interrupt_returns_promptly_and_cleans_up(cluster: SimCluster) -> None:
     result = run.join()
     assert (result.status, result.detail) == (Status.OTHER, Detail.INTERRUPTED)
     assert run.left == [] and remaining(cluster, ctx.run_id) == []
-    # run() returned before finish() started deleting: check the result's stop time
-    assert result.stop_ms / 1000 - (time.time() - (time.monotonic() - stopped)) < 1.5
+    # run() returned on the signal, long before the check's own 60 s would end it (a
+    # generous bound: this asserts behaviour, not speed, and must hold on a loaded CI box)
+    assert result.stop_ms / 1000 - (time.time() - (time.monotonic() - stopped)) < 15
 
 
 def test_check_is_denied_access_it_did_not_declare(cluster: SimCluster) -> None:
