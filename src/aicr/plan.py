@@ -72,15 +72,17 @@ class Plan:
         """Names of every planned check, in run order."""
         return [c.name for c in self.checks]
 
-    def concurrency_groups(self, phase: Phase) -> list[list[str]]:
-        """Checks of ``phase`` that may overlap: the unlocked ones together, each locked alone."""
+    def exclusive_sets(self, phase: Phase) -> dict[str, list[str]]:
+        """Per lock, the checks of ``phase`` that hold it and so run one at a time.
+
+        Every other pair of checks in the phase may overlap (up to --parallel at once).
+        """
         plan = next((p for p in self.phases if p.phase == phase), None)
-        if plan is None:
-            return []
-        runnable = [c for c in plan.checks if c.skip_reason is None]
-        free = [c.name for c in runnable if c.lock is None]
-        locked = [[c.name] for c in runnable if c.lock is not None]
-        return ([free] if free else []) + locked
+        sets: dict[str, list[str]] = {}
+        for check in plan.checks if plan else []:
+            if check.lock is not None and check.skip_reason is None:
+                sets.setdefault(check.lock, []).append(check.name)
+        return sets
 
 
 def _with_line(problem: Problem, line_of: Callable[[PathKey], int | None]) -> Problem:

@@ -62,19 +62,19 @@ def test_timeouts_catalog_recipe_config_precedence() -> None:
     assert by_name["check-nvidia-smi"].timeout == timedelta(minutes=10)  # catalog
 
 
-def test_gpu_exclusive_checks_never_share_a_group() -> None:
+def test_gpu_exclusive_checks_share_one_lock() -> None:
     plan = plan_for("conformance")
-    groups = plan.concurrency_groups(Phase.CONFORMANCE)
-    assert groups == [["platform-health", "accelerator-metrics"], ["dra-support"],
-                      ["gang-scheduling"]]
-    assert {c.name for c in plan.checks if c.lock == GPU_LOCK} == {"dra-support", "gang-scheduling"}
+    assert plan.exclusive_sets(Phase.CONFORMANCE) == {GPU_LOCK: ["dra-support",
+                                                                "gang-scheduling"]}
+    assert plan.exclusive_sets(Phase.DEPLOYMENT) == {}  # not requested
+    assert plan_for().exclusive_sets(Phase.DEPLOYMENT) == {GPU_LOCK: ["check-nvidia-smi"]}
 
 
 def test_skip_check_is_recorded_with_reason() -> None:
     plan = plan_for("conformance", skips=("dra-support",))
     skipped = {c.name: c.skip_reason for c in plan.checks if c.skip_reason}
     assert skipped == {"dra-support": "skipped by --skip-check"}
-    assert ["dra-support"] not in plan.concurrency_groups(Phase.CONFORMANCE)
+    assert plan.exclusive_sets(Phase.CONFORMANCE) == {GPU_LOCK: ["gang-scheduling"]}
 
 
 @pytest.mark.parametrize(

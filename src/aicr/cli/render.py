@@ -56,6 +56,12 @@ def plan(the_plan: Plan) -> None:
             if check.skip_reason:
                 notes.append(check.skip_reason)
             console.print(f"  {check.name}  [dim]({', '.join(notes)})[/]")
+        for lock, names in the_plan.exclusive_sets(phase_plan.phase).items():
+            if len(names) > 1:
+                console.print(
+                    f"  [dim]one at a time ({lock}): {', '.join(names)}; "
+                    "all other checks may overlap[/]"
+                )
 
 
 def gate(outcome: GateOutcome) -> None:
