@@ -124,15 +124,16 @@ def run(ctx: CheckContext) -> CheckResult:
         )
     ns = ctx.workload_namespace
     image = str(ctx.settings.params.get("image") or smi.DEFAULT_IMAGE)
-    core = client.CoreV1Api(ctx.api)
-    claims = client.ResourceV1Api(ctx.api)
+    # Any: manifests are plain dicts, which the client serialises as they are.
+    core: Any = client.CoreV1Api(ctx.api)
+    claims: Any = client.ResourceV1Api(ctx.api)
     names = []
     for target in plan.targets:
         if dra:
             claim = smi.gpu_claim(target, ctx.workload_labels())
-            claims.create_namespaced_resource_claim(ns, claim)  # type: ignore[arg-type]
+            claims.create_namespaced_resource_claim(ns, claim)
         body = smi.probe_pod(target, image, ctx.workload_labels(), ctx.workloads, dra=dra)
-        core.create_namespaced_pod(ns, body)  # type: ignore[arg-type]  # dicts serialise as-is
+        core.create_namespaced_pod(ns, body)
         names.append(body["metadata"]["name"])
     budget = max(30, int(ctx.spec.timeout.total_seconds()) - POD_BUDGET_MARGIN)
     pods = _wait(core, ns, names, time.monotonic() + budget)
