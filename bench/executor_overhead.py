@@ -37,10 +37,7 @@ from aicr.config import parse_config  # noqa: E402
 from aicr.phases import Phase  # noqa: E402
 from aicr.plan import PhasePlan, Plan  # noqa: E402
 from aicr.result import CheckResult  # noqa: E402
-from aicr.runner import (
-    RunContext,
-    names,
-)
+from aicr.runner import RunContext, names  # noqa: E402
 from aicr.runner import job as job_module  # noqa: E402
 from aicr.runner.job import JobExecutor  # noqa: E402
 from aicr.runner.orchestrate import run_plan  # noqa: E402
