@@ -52,3 +52,14 @@ def describe_api_error(exc: Any) -> str:
     status = getattr(exc, "status", None)
     reason = getattr(exc, "reason", None) or "error"
     return f"HTTP {status} {reason}" if status else str(exc)
+
+
+def read_pod_log(core: Any, name: str, namespace: str, **params: Any) -> str:
+    """A pod's log as text, the same on every client version.
+
+    Some kubernetes client releases return the repr of the bytes (``"b'...'"``) from
+    read_namespaced_pod_log; reading the raw response and decoding it avoids that.
+    """
+    response = core.read_namespaced_pod_log(name, namespace, _preload_content=False, **params)
+    data: bytes = response.data
+    return data.decode("utf-8", errors="replace")

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from aicr.ctrf import Status
 from aicr.errors import ClusterError
-from aicr.k8s import api_client, describe_api_error
+from aicr.k8s import api_client, describe_api_error, read_pod_log
 from aicr.plan import PlannedCheck
 from aicr.result import CheckResult, Detail, bounded_lines
 from aicr.runner import RunContext, cleanup, kinds, manifests, names, outcome
@@ -473,9 +473,9 @@ class JobExecutor:
         if not name:
             return []
         try:
-            text = _core(api).read_namespaced_pod_log(
-                name, ctx.namespace, tail_lines=1000, _request_timeout=10
+            text = read_pod_log(
+                _core(api), name, ctx.namespace, tail_lines=1000, _request_timeout=10
             )
         except Exception:
             return []
-        return bounded_lines(str(text))
+        return bounded_lines(text)

@@ -25,6 +25,7 @@ from aicr.checks import CheckContext
 from aicr.checks.deployment import nvidia_smi as smi
 from aicr.checks.deployment.allocation import AllocationMode, resolve_mode
 from aicr.errors import InputError
+from aicr.k8s import read_pod_log
 from aicr.recipe.model import Recipe
 from aicr.result import CheckResult
 
@@ -144,7 +145,7 @@ def run(ctx: CheckContext) -> CheckResult:
         if code is None:
             problems, answer = [_stuck(pod, budget)], "no result"
         else:
-            log = core.read_namespaced_pod_log(name, ns, container=smi.CONTAINER)
+            log = read_pod_log(core, name, ns, container=smi.CONTAINER)
             problems, answer = smi.judge(target, code, log)
         ctx.record(
             f"node {target.node}",
