@@ -10,40 +10,12 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from aicr.k8s_kinds import KINDS, Kind
+
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
 
 Obj = dict[str, Any]
-
-
-@dataclass(frozen=True)
-class Kind:
-    """How to reach one kind through the generated client."""
-
-    api: str  # class name in kubernetes.client
-    snake: str  # e.g. "deployment" -> read_namespaced_deployment
-    namespaced: bool = True
-
-
-KINDS: dict[str, Kind] = {
-    "Namespace": Kind("CoreV1Api", "namespace", namespaced=False),
-    "Node": Kind("CoreV1Api", "node", namespaced=False),
-    "Pod": Kind("CoreV1Api", "pod"),
-    "Service": Kind("CoreV1Api", "service"),
-    "ConfigMap": Kind("CoreV1Api", "config_map"),
-    "Secret": Kind("CoreV1Api", "secret"),
-    "ServiceAccount": Kind("CoreV1Api", "service_account"),
-    "Deployment": Kind("AppsV1Api", "deployment"),
-    "DaemonSet": Kind("AppsV1Api", "daemon_set"),
-    "StatefulSet": Kind("AppsV1Api", "stateful_set"),
-    "EndpointSlice": Kind("DiscoveryV1Api", "endpoint_slice"),
-    "CustomResourceDefinition": Kind(
-        "ApiextensionsV1Api", "custom_resource_definition", namespaced=False
-    ),
-    "ResourceSlice": Kind("ResourceV1Api", "resource_slice", namespaced=False),
-    "DeviceClass": Kind("ResourceV1Api", "device_class", namespaced=False),
-    "ResourceClaim": Kind("ResourceV1Api", "resource_claim"),
-}
 
 
 @dataclass(frozen=True)
@@ -120,11 +92,11 @@ class ApiReader:
         api, spec = self._client(kind)
         try:
             if spec.namespaced:
-                resp = getattr(api, f"read_namespaced_{spec.snake}")(
+                resp = getattr(api, f"read_namespaced_{spec.stem}")(
                     name, namespace, _preload_content=False
                 )
             else:
-                resp = getattr(api, f"read_{spec.snake}")(name, _preload_content=False)
+                resp = getattr(api, f"read_{spec.stem}")(name, _preload_content=False)
         except ApiException as exc:
             if exc.status == 404:
                 return None
@@ -162,11 +134,11 @@ class ApiReader:
         if label_selector:
             kwargs["label_selector"] = label_selector
         if spec.namespaced and namespace:
-            resp = getattr(api, f"list_namespaced_{spec.snake}")(namespace, **kwargs)
+            resp = getattr(api, f"list_namespaced_{spec.stem}")(namespace, **kwargs)
         elif spec.namespaced:
-            resp = getattr(api, f"list_{spec.snake}_for_all_namespaces")(**kwargs)
+            resp = getattr(api, f"list_{spec.stem}_for_all_namespaces")(**kwargs)
         else:
-            resp = getattr(api, f"list_{spec.snake}")(**kwargs)
+            resp = getattr(api, f"list_{spec.stem}")(**kwargs)
         items: list[Obj] = json.loads(resp.data).get("items") or []
         for item in items:
             item.setdefault("kind", kind)

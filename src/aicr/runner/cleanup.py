@@ -54,7 +54,7 @@ def _hand_over(api: ApiClient, namespace: str, run_id: str) -> bool:
 def remaining(api: ApiClient, selector: str) -> list[str]:
     """``Kind ns/name`` of every object still carrying ``selector``'s labels."""
     out: list[str] = []
-    for kind in kinds.KINDS:
+    for kind in kinds.CLEANUP_ORDER:
         out += [kinds.describe(kind, o) for o in kinds.list_all(api, kind, selector)]
     return out
 
@@ -62,7 +62,7 @@ def remaining(api: ApiClient, selector: str) -> list[str]:
 def delete_by_label(api: ApiClient, run_id: str | None) -> None:
     """Ask for the deletion of every object of one run (or of all runs)."""
     selector = names.run_selector(run_id)
-    for kind in kinds.KINDS:
+    for kind in kinds.CLEANUP_ORDER:
         for obj in kinds.list_all(api, kind, selector):
             meta = obj["metadata"]
             if meta.get("deletionTimestamp"):

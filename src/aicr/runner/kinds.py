@@ -1,14 +1,15 @@
 """Create, list and delete the kinds a run makes, through the generated client.
 
-One table says, per kind, which API class and method stem serve it; the rest
-of the runner deals in plain manifest dicts.
+The kind table lives in aicr.k8s_kinds (shared with the checks); the rest of
+the runner deals in plain manifest dicts.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from aicr.k8s_kinds import KINDS, Kind
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
@@ -16,30 +17,13 @@ if TYPE_CHECKING:
 Obj = dict[str, Any]
 
 
-@dataclass(frozen=True)
-class Kind:
-    """How the generated client reaches one kind."""
-
-    name: str
-    api: str
-    stem: str
-    namespaced: bool = True
-
-
 # Deletion order of `cleanup`: Jobs before their pods (no controller re-creates a
 # pod of a deleted Job), bindings before roles, namespaces last.
-KINDS = (
-    Kind("Job", "BatchV1Api", "job"),
-    Kind("Pod", "CoreV1Api", "pod"),
-    Kind("ConfigMap", "CoreV1Api", "config_map"),
-    Kind("RoleBinding", "RbacAuthorizationV1Api", "role_binding"),
-    Kind("Role", "RbacAuthorizationV1Api", "role"),
-    Kind("ServiceAccount", "CoreV1Api", "service_account"),
-    Kind("ClusterRoleBinding", "RbacAuthorizationV1Api", "cluster_role_binding", False),
-    Kind("ClusterRole", "RbacAuthorizationV1Api", "cluster_role", False),
-    Kind("Namespace", "CoreV1Api", "namespace", False),
-)
-BY_NAME = {k.name: k for k in KINDS}
+CLEANUP_ORDER = tuple(
+    KINDS[name]
+    for name in ("Job", "Pod", "ConfigMap", "RoleBinding", "Role", "ServiceAccount",
+                 "ClusterRoleBinding", "ClusterRole", "Namespace")
+)  # fmt: skip
 
 
 def _api(api: ApiClient, kind: Kind) -> Any:
@@ -50,7 +34,7 @@ def _api(api: ApiClient, kind: Kind) -> Any:
 
 def create(api: ApiClient, obj: Obj) -> None:
     """Create ``obj``; raises ApiException (409 when it exists)."""
-    kind = BY_NAME[obj["kind"]]
+    kind = KINDS[obj["kind"]]
     target = _api(api, kind)
     if kind.namespaced:
         getattr(target, f"create_namespaced_{kind.stem}")(
