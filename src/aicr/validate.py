@@ -275,7 +275,6 @@ def _report(
     plan: Plan,
     snapshot_source: str | None,
     warnings: list[str],
-    cncf_extra: dict[str, Any] | None,
 ) -> Report:
     tests = [to_test(check, result) for check, result in results.results]
     extra: dict[str, Any] = {
@@ -289,8 +288,6 @@ def _report(
         "timedOut": results.stopped == StopReason.TIMEOUT,
         "warnings": warnings,
     }
-    if cncf_extra:
-        extra["cncf"] = cncf_extra
     return ctrf.build(
         tests,
         start=start,
@@ -367,9 +364,7 @@ def run(
             plan, Status.SKIPPED, "dry run: nothing was applied", Detail.NO_CLUSTER
         )
         not_run = gate.run(inputs.recipe, None, why_not="dry run")
-        report = _report(
-            request, run_id, start, results, not_run, plan, request.snapshot, warnings, None
-        )
+        report = _report(request, run_id, start, results, not_run, plan, request.snapshot, warnings)
         return Outcome(report, EXIT_OK, plan, not_run, warnings, manifests=render_run(plan, ctx))
 
     snapshot = inputs.snapshot
@@ -407,23 +402,13 @@ def run(
         finally:
             leftovers = run_executor.finish(ctx)
 
-    report = _report(
-        request, run_id, start, results, gate_outcome, plan, snapshot_source, warnings, None
-    )
+    report = _report(request, run_id, start, results, gate_outcome, plan, snapshot_source, warnings)
     summary = _requirement_summary(request, inputs, snapshot, report, warnings)
     version, aggregation = summary if summary else ("", None)
     if aggregation is not None:
-        report = _report(
-            request,
-            run_id,
-            start,
-            results,
-            gate_outcome,
-            plan,
-            snapshot_source,
-            warnings,
-            {"version": version, **cncf_extra(aggregation)},
-        )
+        # The aggregation reads the report it annotates, so it is added afterwards.
+        assert report.extra is not None  # _report always sets extra["aicr"]
+        report.extra["aicr"]["cncf"] = {"version": version, **cncf_extra(aggregation)}
     outcome = Outcome(
         report,
         _exit_code(request, gate_outcome, results, aggregation),
