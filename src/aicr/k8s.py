@@ -23,8 +23,8 @@ class KubeTarget:
     context: str | None = None
 
 
-def api_client(target: KubeTarget) -> ApiClient:
-    """A configured ApiClient; a bad kubeconfig or context is a ClusterError naming it."""
+def load_configuration(target: KubeTarget) -> Any:
+    """The kubernetes client Configuration for ``target``; a bad kubeconfig is a ClusterError."""
     from kubernetes import client, config
     from kubernetes.config.config_exception import ConfigException
 
@@ -44,7 +44,14 @@ def api_client(target: KubeTarget) -> ApiClient:
     except (ConfigException, FileNotFoundError, TypeError) as exc:
         where = target.kubeconfig or "the default kubeconfig"
         raise ClusterError(f"cannot load cluster credentials from {where}: {exc}") from None
-    return client.ApiClient(configuration)
+    return configuration
+
+
+def api_client(target: KubeTarget) -> ApiClient:
+    """A configured ApiClient; a bad kubeconfig or context is a ClusterError naming it."""
+    from kubernetes import client
+
+    return client.ApiClient(load_configuration(target))
 
 
 def describe_api_error(exc: Any) -> str:

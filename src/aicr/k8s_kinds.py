@@ -1,53 +1,72 @@
-"""How each Kubernetes kind aicr touches is reached through the generated client.
+"""Every Kubernetes kind aicr touches: its REST coordinates and its generated-client names.
 
-One table serves the checks (reading) and the runner (creating, listing, deleting),
-so a kind's API class and method stem are written down once.
+One table serves the checks (reading over REST, see ``aicr.kubeapi``) and the
+runner (creating, listing, deleting through the generated client), so a kind's
+path and its API class are written down once.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from urllib.parse import quote
 
 
 @dataclass(frozen=True)
 class Kind:
-    """A kind's client class and method stem (``deployment`` -> ``read_namespaced_deployment``)."""
+    """A kind's REST coordinates and, for kinds the runner creates, its client class and stem.
+
+    ``stem`` names the generated methods (``deployment`` -> ``read_namespaced_deployment``).
+    """
 
     name: str
-    api: str  # class name in kubernetes.client
-    stem: str
+    api_version: str  # "v1", "apps/v1", "nvidia.com/v1"
+    plural: str
     namespaced: bool = True
+    api: str = ""  # class name in kubernetes.client; empty for kinds aicr only reads
+    stem: str = ""
+
+    def path(self, namespace: str | None = None, name: str | None = None) -> str:
+        """The REST path of the collection (in ``namespace``, or everywhere) or of one object."""
+        base = "/api/v1" if self.api_version == "v1" else f"/apis/{self.api_version}"
+        if self.namespaced and namespace:
+            base += f"/namespaces/{quote(namespace, safe='')}"
+        base += f"/{self.plural}"
+        return f"{base}/{quote(name, safe='')}" if name else base
 
 
 KINDS: dict[str, Kind] = {
     k.name: k
     for k in (
-        Kind("Namespace", "CoreV1Api", "namespace", namespaced=False),
-        Kind("Node", "CoreV1Api", "node", namespaced=False),
-        Kind("Pod", "CoreV1Api", "pod"),
-        Kind("Service", "CoreV1Api", "service"),
-        Kind("ConfigMap", "CoreV1Api", "config_map"),
-        Kind("Secret", "CoreV1Api", "secret"),
-        Kind("ServiceAccount", "CoreV1Api", "service_account"),
-        Kind("Deployment", "AppsV1Api", "deployment"),
-        Kind("DaemonSet", "AppsV1Api", "daemon_set"),
-        Kind("StatefulSet", "AppsV1Api", "stateful_set"),
-        Kind("Job", "BatchV1Api", "job"),
-        Kind("EndpointSlice", "DiscoveryV1Api", "endpoint_slice"),
-        Kind("Role", "RbacAuthorizationV1Api", "role"),
-        Kind("RoleBinding", "RbacAuthorizationV1Api", "role_binding"),
-        Kind("ClusterRole", "RbacAuthorizationV1Api", "cluster_role", namespaced=False),
-        Kind(
-            "ClusterRoleBinding", "RbacAuthorizationV1Api", "cluster_role_binding", namespaced=False
-        ),
-        Kind(
-            "CustomResourceDefinition",
-            "ApiextensionsV1Api",
-            "custom_resource_definition",
-            namespaced=False,
-        ),
-        Kind("ResourceSlice", "ResourceV1Api", "resource_slice", namespaced=False),
-        Kind("DeviceClass", "ResourceV1Api", "device_class", namespaced=False),
-        Kind("ResourceClaim", "ResourceV1Api", "resource_claim"),
+        Kind("Namespace", "v1", "namespaces", False, "CoreV1Api", "namespace"),
+        Kind("Node", "v1", "nodes", False, "CoreV1Api", "node"),
+        Kind("Pod", "v1", "pods", True, "CoreV1Api", "pod"),
+        Kind("Service", "v1", "services", True, "CoreV1Api", "service"),
+        Kind("ConfigMap", "v1", "configmaps", True, "CoreV1Api", "config_map"),
+        Kind("Secret", "v1", "secrets", True, "CoreV1Api", "secret"),
+        Kind("ServiceAccount", "v1", "serviceaccounts", True, "CoreV1Api", "service_account"),
+        Kind("Deployment", "apps/v1", "deployments", True, "AppsV1Api", "deployment"),
+        Kind("DaemonSet", "apps/v1", "daemonsets", True, "AppsV1Api", "daemon_set"),
+        Kind("StatefulSet", "apps/v1", "statefulsets", True, "AppsV1Api", "stateful_set"),
+        Kind("Job", "batch/v1", "jobs", True, "BatchV1Api", "job"),
+        Kind("EndpointSlice", "discovery.k8s.io/v1", "endpointslices", True,
+             "DiscoveryV1Api", "endpoint_slice"),
+        Kind("Role", "rbac.authorization.k8s.io/v1", "roles", True,
+             "RbacAuthorizationV1Api", "role"),
+        Kind("RoleBinding", "rbac.authorization.k8s.io/v1", "rolebindings", True,
+             "RbacAuthorizationV1Api", "role_binding"),
+        Kind("ClusterRole", "rbac.authorization.k8s.io/v1", "clusterroles", False,
+             "RbacAuthorizationV1Api", "cluster_role"),
+        Kind("ClusterRoleBinding", "rbac.authorization.k8s.io/v1", "clusterrolebindings", False,
+             "RbacAuthorizationV1Api", "cluster_role_binding"),
+        Kind("CustomResourceDefinition", "apiextensions.k8s.io/v1", "customresourcedefinitions",
+             False, "ApiextensionsV1Api", "custom_resource_definition"),
+        Kind("ResourceSlice", "resource.k8s.io/v1", "resourceslices", False,
+             "ResourceV1Api", "resource_slice"),
+        Kind("DeviceClass", "resource.k8s.io/v1", "deviceclasses", False,
+             "ResourceV1Api", "device_class"),
+        Kind("ResourceClaim", "resource.k8s.io/v1", "resourceclaims", True,
+             "ResourceV1Api", "resource_claim"),
+        # GPU Operator's ClusterPolicy: a custom resource, read only
+        Kind("ClusterPolicy", "nvidia.com/v1", "clusterpolicies", False),
     )
-}
+}  # fmt: skip

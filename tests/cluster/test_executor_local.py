@@ -21,7 +21,7 @@ def test_local_and_job_results_agree(cluster: SimCluster) -> None:
         assert left == [] and remaining(cluster, ctx.run_id) == []
         results.append(result)
     local, job = results
-    assert local.status == job.status == Status.FAILED
+    assert local.status == job.status == Status.FAILED, (local.message, job.message)
     assert local.message == job.message
     assert "nothing shows the component runs" in local.message
     assert [s.model_dump() for s in local.evidence] == [s.model_dump() for s in job.evidence]

@@ -172,16 +172,20 @@ class CheckContext:
     # ---- cluster --------------------------------------------------------------------
     @functools.cached_property
     def api(self) -> ApiClient:
-        """An API client with the check's own credentials (its ServiceAccount token)."""
+        """The generated client with the check's own credentials, for checks that create objects.
+
+        Checks that only read use ``kube``, which does not pay for importing it.
+        """
         return api_client(self._kube)
 
     @property
     def kube(self) -> KubeReader:
-        """Reads objects as plain dicts in the API's JSON shape."""
+        """Reads objects as plain dicts in the API's JSON shape, with the check's credentials."""
         if self._reader is None:
             from aicr.checks.kube import ApiReader
+            from aicr.kubeapi import KubeApi, credentials
 
-            self._reader = ApiReader(self.api)
+            self._reader = ApiReader(KubeApi(credentials(self._kube)))
         return self._reader
 
     @property

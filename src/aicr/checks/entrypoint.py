@@ -88,24 +88,25 @@ def summary(result: CheckResult) -> str:
 
 def write_result_configmap(result: CheckResult, namespace: str, name: str) -> str | None:
     """Patch the result into the run's ConfigMap, retrying API blips; None or the last error."""
-    from kubernetes import client
-
-    from aicr.k8s import KubeTarget, api_client
+    from aicr.k8s import KubeTarget
+    from aicr.k8s_kinds import KINDS
+    from aicr.kubeapi import KubeApi, credentials
 
     body = {"data": {RESULT_KEY: result.model_dump_json()}}
+    path = KINDS["ConfigMap"].path(namespace, name)
     deadline = time.monotonic() + d.RESULT_WRITE_SECONDS
     delay = d.API_BACKOFF_START
     error = "not attempted"
     while True:
         try:
-            core = client.CoreV1Api(api_client(KubeTarget()))
-            core.patch_namespaced_config_map(name, namespace, body)
+            with KubeApi(credentials(KubeTarget())) as api:
+                api.merge_patch(path, body)
             return None
         except AicrError as exc:
             return str(exc)
         except Exception as exc:
             status = getattr(exc, "status", None)
-            error = f"{type(exc).__name__}: {getattr(exc, 'reason', None) or exc}"
+            error = str(exc) if status is not None else f"{type(exc).__name__}: {exc}"
             if status is not None and status < 500 and status != 429:
                 return error  # 403/404 will not change by retrying
         if time.monotonic() + delay > deadline:

@@ -1,0 +1,158 @@
+"""The checks' REST client: paths, credentials, errors, the reader on top of it."""
+
+from __future__ import annotations
+
+import json
+import ssl
+import subprocess
+from pathlib import Path
+
+import httpx
+import pytest
+
+from aicr import kubeapi
+from aicr.checks.kube import ApiReader, NotSupported
+from aicr.k8s import KubeTarget
+from aicr.k8s_kinds import KINDS
+from aicr.kubeapi import Credentials, KubeApi, KubeApiError, credentials
+
+
+@pytest.mark.parametrize(
+    ("kind", "namespace", "name", "path"),
+    [
+        ("Pod", "ns", None, "/api/v1/namespaces/ns/pods"),
+        ("Pod", None, None, "/api/v1/pods"),
+        ("Node", "ignored", "n1", "/api/v1/nodes/n1"),
+        ("Deployment", "gpu-operator", "d", "/apis/apps/v1/namespaces/gpu-operator/deployments/d"),
+        (
+            "ClusterPolicy",
+            None,
+            "cluster-policy",
+            "/apis/nvidia.com/v1/clusterpolicies/cluster-policy",
+        ),
+        ("ResourceClaim", "w", None, "/apis/resource.k8s.io/v1/namespaces/w/resourceclaims"),
+        ("ConfigMap", "ns", "a/b", "/api/v1/namespaces/ns/configmaps/a%2Fb"),
+    ],
+)
+def test_kind_paths(kind: str, namespace: str | None, name: str | None, path: str) -> None:
+    assert KINDS[kind].path(namespace, name) == path
+
+
+class Server:
+    """A fake API server answering from a dict of (method, path) -> (status, body)."""
+
+    def __init__(self, routes: dict[tuple[str, str], tuple[int, object]]) -> None:
+        self.routes = routes
+        self.seen: list[httpx.Request] = []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.seen.append(request)
+        status, body = self.routes.get((request.method, request.url.path), (404, _status(404)))
+        return httpx.Response(status, json=body)
+
+
+def _status(code: int, message: str = "not found") -> dict[str, object]:
+    return {"kind": "Status", "status": "Failure", "message": message, "code": code}
+
+
+def _api(server: Server, tokens: list[str]) -> KubeApi:
+    creds = Credentials("https://api.test:6443", lambda: tokens[0], ssl.create_default_context())
+    return KubeApi(creds, transport=httpx.MockTransport(server))
+
+
+def test_requests_carry_the_current_token_and_json() -> None:
+    server = Server({("GET", "/api/v1/nodes"): (200, {"items": [{"metadata": {"name": "n"}}]})})
+    tokens = ["first"]
+    with _api(server, tokens) as api:
+        api.get("/api/v1/nodes")
+        tokens[0] = "rotated"  # a projected token is re-read on every request
+        api.get("/api/v1/nodes", {"labelSelector": "a=b"})
+    auth = [r.headers["Authorization"] for r in server.seen]
+    assert auth == ["Bearer first", "Bearer rotated"]
+    assert server.seen[1].url.params["labelSelector"] == "a=b"
+
+
+def test_merge_patch_sends_the_merge_patch_content_type() -> None:
+    path = "/api/v1/namespaces/ns/configmaps/res"
+    server = Server({("PATCH", path): (200, {"data": {"k": "v"}})})
+    with _api(server, ["t"]) as api:
+        api.merge_patch(path, {"data": {"k": "v"}})
+    (request,) = server.seen
+    assert request.headers["Content-Type"] == "application/merge-patch+json"
+    assert json.loads(request.content) == {"data": {"k": "v"}}
+
+
+def test_errors_carry_status_reason_and_the_servers_message() -> None:
+    message = 'namespaces "x" is forbidden: User "system:serviceaccount:a:b" cannot get'
+    server = Server({("GET", "/api/v1/namespaces/x"): (403, _status(403, message))})
+    with _api(server, ["t"]) as api, pytest.raises(KubeApiError) as caught:
+        api.get("/api/v1/namespaces/x")
+    assert (caught.value.status, caught.value.reason) == (403, "Forbidden")
+    assert str(caught.value) == f"HTTP 403 Forbidden: {message}"
+
+
+def test_reader_maps_404s_and_copies_the_kind() -> None:
+    server = Server(
+        {
+            ("GET", "/apis/apps/v1/namespaces/ns/daemonsets"): (200, {"items": [{"metadata": {}}]}),
+            ("GET", "/api/v1/namespaces/gone"): (404, _status(404)),
+            ("GET", "/api/v1/namespaces/denied"): (403, _status(403, "forbidden")),
+        }
+    )
+    reader = ApiReader(_api(server, ["t"]))
+    assert reader.list("DaemonSet", "ns") == [{"metadata": {}, "kind": "DaemonSet"}]
+    assert reader.get("Namespace", "gone") is None
+    # a collection that is not served (the CRD is not installed) has no objects
+    assert reader.list("ClusterPolicy") == []
+    with pytest.raises(KubeApiError):
+        reader.get("Namespace", "denied")  # never mistaken for "absent"
+    with pytest.raises(NotSupported):
+        reader.list("Gadget")
+
+
+def _service_account(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, host: str) -> Path:
+    sa = tmp_path / "sa"
+    sa.mkdir()
+    (sa / "token").write_text("pod-token\n")
+    # a throwaway self-signed CA, as the service-account volume holds one
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+         "-nodes", "-keyout", str(tmp_path / "ca.key"), "-out", str(sa / "ca.crt"),
+         "-subj", "/CN=test-ca", "-days", "1"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    monkeypatch.setattr(kubeapi, "SERVICE_ACCOUNT_DIR", sa)
+    monkeypatch.setattr(kubeapi, "DEFAULT_KUBECONFIG", tmp_path / "absent")
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.setenv("KUBERNETES_SERVICE_HOST", host)
+    monkeypatch.setenv("KUBERNETES_SERVICE_PORT", "443")
+    return sa
+
+
+def test_in_cluster_credentials_come_from_the_service_account(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sa = _service_account(tmp_path, monkeypatch, "fd00::1")
+    creds = credentials(KubeTarget())
+    assert creds.server == "https://[fd00::1]:443"
+    assert creds.token() == "pod-token"
+    (sa / "token").write_text("rotated")
+    assert creds.token() == "rotated"
+
+
+def test_a_kubeconfig_wins_over_the_service_account(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _service_account(tmp_path, monkeypatch, "127.0.0.1")
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+        "clusters: [{name: k, cluster: {server: 'https://127.0.0.1:7443', "
+        "insecure-skip-tls-verify: true}}]\n"
+        "users: [{name: u, user: {token: from-kubeconfig}}]\n"
+        "contexts: [{name: c, context: {cluster: k, user: u}}]\n"
+    )
+    monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
+    creds = credentials(KubeTarget())
+    assert (creds.server, creds.token()) == ("https://127.0.0.1:7443", "from-kubeconfig")
+    assert creds.tls.verify_mode == ssl.CERT_NONE
