@@ -312,3 +312,28 @@ def test_follow_streams_logs_until_the_container_ends(cluster: SimCluster, names
         "talker", namespace, follow=True, _preload_content=False
     )
     assert stream.data.decode() == "1\n2\n3\n"
+
+
+def test_overlapping_containers_keep_their_termination_messages(
+    cluster: SimCluster, namespace: str
+) -> None:
+    """The pod that created a mount point ending must not take it from one still running.
+
+    Removing a host mount point detaches the bind mounts on it in every namespace;
+    the later pod's message would then land in the host's /dev/termination-log.
+    """
+    host_file = Path("/dev/termination-log")
+    existed = host_file.exists()
+    first = validator_pod("first", ["sh", "-c", "sleep 3; echo first-done > /dev/termination-log"])
+    second = validator_pod("second", ["sh", "-c", "sleep 7; echo second > /dev/termination-log"])
+    cluster.apply(first, namespace)
+    cluster.wait_for_phase(namespace, "first", "Running")
+    cluster.apply(second, namespace)
+    cluster.wait_for_phase(namespace, "second", "Running")
+    messages = {}
+    for name in ("first", "second"):
+        term = _terminated(cluster.wait_for_phase(namespace, name, "Succeeded"))
+        assert term is not None
+        messages[name] = term.get("message")
+    assert messages == {"first": "first-done\n", "second": "second\n"}
+    assert host_file.exists() == existed  # nothing created on, or left behind by, the host

@@ -308,11 +308,11 @@ class PodWorker(threading.Thread):
                 self.deleting.wait()
                 return 1
             if json.loads(spec.read_text())["argv"]:
-                created = _make_mount_points(json.loads(spec.read_text())["mounts"])
+                held = MOUNT_POINTS.acquire(json.loads(spec.read_text())["mounts"])
                 try:
                     code = self._spawn_and_wait(c, cs, spec, cid, logw)
                 finally:
-                    _remove_created(created)
+                    MOUNT_POINTS.release(held)
             else:
                 code = 128
         finally:
@@ -482,34 +482,55 @@ def _kill_group(proc: subprocess.Popen[bytes], grace: float) -> None:
         pass
 
 
-def _make_mount_points(mounts: list[dict[str, Any]]) -> list[Path]:
-    """Create missing mount points on the host; return what was created, parents first.
+class MountPoints:
+    """Host mount points the running containers share, each removed when its last user ends.
 
-    A bind mount needs an existing target. What we create here is removed again
-    when the container ends (`_remove_created`), so runs leave no empty
-    /etc/<something> folders or /dev/termination-log behind.
+    A bind mount needs an existing target, so a missing one is created on the
+    host. It must outlive every container using it: unlinking a mount point on
+    the host detaches the bind mounts on it in every namespace (Linux >= 3.18),
+    and a container still running would then write its termination message to
+    the host's /dev/termination-log. Runs leave no empty /etc/<something>
+    folders or /dev/termination-log behind.
     """
-    created: list[Path] = []
-    for m in mounts:
-        target = Path(m["target"])
-        is_dir = Path(m["source"]).is_dir()
-        missing = [p for p in [*reversed(target.parents), target] if not p.exists()]
-        for p in missing:
-            if p == target and not is_dir:
-                p.touch()
-            else:
-                p.mkdir()
-            created.append(p)
-    return created
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._users: dict[Path, int] = {}
+
+    def acquire(self, mounts: list[dict[str, Any]]) -> list[Path]:
+        """Make sure every target exists; the paths this container now holds, parents first."""
+        held: list[Path] = []
+        with self._lock:
+            for m in mounts:
+                target = Path(m["target"])
+                is_dir = Path(m["source"]).is_dir()
+                for p in [*reversed(target.parents), target]:
+                    if p not in self._users:
+                        if p.exists():
+                            continue  # the host's own: never ours to remove
+                        if p == target and not is_dir:
+                            p.touch()
+                        else:
+                            p.mkdir()
+                    self._users[p] = self._users.get(p, 0) + 1
+                    held.append(p)
+        return held
+
+    def release(self, held: list[Path]) -> None:
+        """Drop this container's hold; remove what nobody holds any more, deepest first."""
+        with self._lock:
+            for p in reversed(held):
+                self._users[p] -= 1
+                if self._users[p]:
+                    continue
+                del self._users[p]
+                try:
+                    if p.is_dir():
+                        p.rmdir()
+                    elif p.stat().st_size == 0:
+                        p.unlink()
+                except OSError:
+                    pass
 
 
-def _remove_created(created: list[Path]) -> None:
-    """Remove mount points we created, deepest first, only while still empty."""
-    for p in reversed(created):
-        try:
-            if p.is_dir():
-                p.rmdir()
-            elif p.stat().st_size == 0:
-                p.unlink()
-        except OSError:
-            pass
+MOUNT_POINTS = MountPoints()
