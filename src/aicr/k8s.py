@@ -6,6 +6,7 @@ The kubernetes package is imported here, lazily, so that ``aicr --help`` and
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +33,11 @@ def load_configuration(target: KubeTarget) -> Any:
     try:
         if target.kubeconfig is None and target.context is None:
             try:
-                config.load_kube_config(client_configuration=configuration)
+                # KUBECONFIG read now, not when the kubernetes package was first imported
+                config.load_kube_config(
+                    config_file=os.environ.get("KUBECONFIG") or None,
+                    client_configuration=configuration,
+                )
             except (ConfigException, FileNotFoundError, TypeError):
                 config.load_incluster_config(client_configuration=configuration)
         else:
