@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from aicr import __version__, durations
+from aicr import durations, version
 from aicr.document import Document, validate
 from aicr.phases import PHASE_ORDER, Phase
 from aicr.yaml_io import parse
@@ -98,7 +98,7 @@ class Catalog(Document):
     @property
     def image_ref(self) -> str:
         """The validator image pinned to this tool's version."""
-        return f"{self.image}:v{__version__}"
+        return f"{self.image}:v{version()}"
 
 
 def parse_catalog(text: str, source: str = "catalog.yaml") -> Catalog:

@@ -9,7 +9,7 @@ import traceback
 
 import click
 
-from aicr import __version__
+from aicr import version
 from aicr.errors import EXIT_INTERRUPTED, EXIT_VALIDATION_FAILED, AicrError, InputError
 
 # Subcommands are imported on first use so `aicr --help` stays fast.
@@ -55,8 +55,21 @@ class LazyGroup(click.Group):
             formatter.write_dl(rows)
 
 
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        click.echo(f"aicr, version {version()}")
+        ctx.exit()
+
+
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, "--version", prog_name="aicr")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show the version and exit.",
+)
 def cli() -> None:
     r"""Validate GPU/AI Kubernetes clusters and produce CNCF AI Conformance evidence.
 
