@@ -51,6 +51,7 @@ class Credentials:
     token: Callable[[], str | None]  # called per request: tokens rotate
     tls: ssl.SSLContext
     server_name: str | None = None  # TLS name when it differs from the server's host
+    proxy: str | None = None  # the kubeconfig's proxy-url
 
 
 def credentials(target: KubeTarget) -> Credentials:
@@ -89,9 +90,10 @@ def _from_kubeconfig(target: KubeTarget) -> Credentials:
     cfg = load_configuration(target)
     if cfg.verify_ssl:
         tls = ssl.create_default_context(cafile=cfg.ssl_ca_cert or None)
-        ca_data = getattr(cfg, "ca_cert_data", None)  # newer clients keep the CA in memory
-        if ca_data:
-            tls.load_verify_locations(cadata=ca_data)
+        ca_data = getattr(cfg, "ca_cert_data", None)  # newer clients may keep the CA in memory
+        if ca_data and not cfg.ssl_ca_cert:
+            pem = ca_data.decode() if isinstance(ca_data, bytes) else str(ca_data)
+            tls.load_verify_locations(cadata=pem)
     else:
         tls = ssl.create_default_context()
         tls.check_hostname, tls.verify_mode = False, ssl.CERT_NONE
@@ -107,7 +109,13 @@ def _from_kubeconfig(target: KubeTarget) -> Credentials:
                 return value.removeprefix("Bearer ").strip() or None
         return None
 
-    return Credentials(cfg.host, token, tls, getattr(cfg, "tls_server_name", None) or None)
+    return Credentials(
+        cfg.host,
+        token,
+        tls,
+        server_name=getattr(cfg, "tls_server_name", None) or None,
+        proxy=cfg.proxy or None,
+    )
 
 
 class KubeApi:
@@ -122,12 +130,14 @@ class KubeApi:
         import httpx
 
         self.creds = creds
-        # trust_env=False: like the kubernetes client, ignore *_PROXY variables
+        # trust_env=False: like the kubernetes client, ignore *_PROXY variables and
+        # use only the kubeconfig's proxy-url
         self._http = httpx.Client(
             base_url=creds.server,
             verify=creds.tls,
             timeout=timeout,
             trust_env=False,
+            proxy=creds.proxy,
             transport=transport,
         )
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+import yaml
 
 from aicr import kubeapi
 from aicr.checks.kube import ApiReader, NotSupported
@@ -156,3 +157,23 @@ def test_a_kubeconfig_wins_over_the_service_account(
     creds = credentials(KubeTarget())
     assert (creds.server, creds.token()) == ("https://127.0.0.1:7443", "from-kubeconfig")
     assert creds.tls.verify_mode == ssl.CERT_NONE
+
+
+def test_the_local_executors_kubeconfig_keeps_tls_name_proxy_and_ca(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the user's kubeconfig says about reaching the server survives into the check's."""
+    from kubernetes import client
+
+    from aicr.runner.local import token_kubeconfig
+
+    ca = _service_account(tmp_path, monkeypatch, "127.0.0.1") / "ca.crt"
+    conf = client.Configuration()
+    conf.host, conf.ssl_ca_cert = "https://127.0.0.1:7443", str(ca)
+    conf.tls_server_name, conf.proxy = "api.internal", "http://127.0.0.1:3128"
+    path = tmp_path / "check-kubeconfig"
+    path.write_text(yaml.safe_dump(token_kubeconfig(client.ApiClient(conf), "check-token")))
+    creds = credentials(KubeTarget(str(path)))
+    assert (creds.server, creds.token()) == ("https://127.0.0.1:7443", "check-token")
+    assert (creds.server_name, creds.proxy) == ("api.internal", "http://127.0.0.1:3128")
+    assert creds.tls.verify_mode == ssl.CERT_REQUIRED

@@ -10,6 +10,7 @@ the cluster, and hands its result back through the same result ConfigMap.
 
 from __future__ import annotations
 
+import base64
 import os
 import signal
 import subprocess
@@ -42,10 +43,18 @@ def token_kubeconfig(api: ApiClient, token: str) -> dict[str, Any]:
     """A kubeconfig for the same API server that authenticates only with ``token``."""
     conf = api.configuration
     cluster: dict[str, Any] = {"server": conf.host}
+    ca_data = getattr(conf, "ca_cert_data", None)  # newer clients may keep the CA in memory
     if conf.ssl_ca_cert:
         cluster["certificate-authority"] = str(conf.ssl_ca_cert)
+    elif ca_data:
+        raw = ca_data.encode() if isinstance(ca_data, str) else bytes(ca_data)
+        cluster["certificate-authority-data"] = base64.b64encode(raw).decode()
     if not conf.verify_ssl:
         cluster["insecure-skip-tls-verify"] = True
+    if getattr(conf, "tls_server_name", None):
+        cluster["tls-server-name"] = conf.tls_server_name
+    if conf.proxy:
+        cluster["proxy-url"] = conf.proxy
     return {
         "apiVersion": "v1",
         "kind": "Config",
