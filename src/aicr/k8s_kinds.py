@@ -48,6 +48,7 @@ KINDS: dict[str, Kind] = {
         Kind("DaemonSet", "apps/v1", "daemonsets", True, "AppsV1Api", "daemon_set"),
         Kind("StatefulSet", "apps/v1", "statefulsets", True, "AppsV1Api", "stateful_set"),
         Kind("Job", "batch/v1", "jobs", True, "BatchV1Api", "job"),
+        Kind("Lease", "coordination.k8s.io/v1", "leases", True, "CoordinationV1Api", "lease"),
         Kind("EndpointSlice", "discovery.k8s.io/v1", "endpointslices", True,
              "DiscoveryV1Api", "endpoint_slice"),
         Kind("Role", "rbac.authorization.k8s.io/v1", "roles", True,

@@ -41,3 +41,9 @@ CLEANUP_TIMEOUT_SECONDS = 120.0
 RESULT_WRITE_SECONDS = 30.0
 # Local executor: TokenRequest lifetime floor (the API server's minimum is 10 min).
 TOKEN_MIN_SECONDS = 600
+# Exclusive GPUs across runs (aicr.runner.gpu_lease): a holder that has not renewed
+# its Lease for this long is taken to be gone (a crashed run).
+GPU_LEASE_SECONDS = 30
+GPU_LEASE_RENEW_SECONDS = 10.0
+# How often a run waiting for the GPUs looks at the Lease again.
+GPU_LEASE_POLL_SECONDS = 1.0

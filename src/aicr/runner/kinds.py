@@ -21,7 +21,7 @@ Obj = dict[str, Any]
 # pod of a deleted Job), bindings before roles, namespaces last.
 CLEANUP_ORDER = tuple(
     KINDS[name]
-    for name in ("Job", "Pod", "ConfigMap", "RoleBinding", "Role", "ServiceAccount",
+    for name in ("Job", "Pod", "Lease", "ConfigMap", "RoleBinding", "Role", "ServiceAccount",
                  "ClusterRoleBinding", "ClusterRole", "Namespace")
 )  # fmt: skip
 

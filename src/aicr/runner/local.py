@@ -115,11 +115,18 @@ class LocalExecutor:
 
     def run(self, check: PlannedCheck, ctx: RunContext) -> CheckResult:
         """Create the check's identity and RBAC, run the subprocess, read its result."""
-        from kubernetes.client.exceptions import ApiException
-
         if self._api is None:
             raise RuntimeError("LocalExecutor.run before start")
         api = self._api
+
+        def stopped() -> bool:
+            return self._stopping.is_set() or ctx.cancel.is_set()
+
+        return self._setup.exclusive(api, ctx, check, stopped, lambda: self._run(api, check, ctx))
+
+    def _run(self, api: ApiClient, check: PlannedCheck, ctx: RunContext) -> CheckResult:
+        from kubernetes.client.exceptions import ApiException
+
         start_ms = int(time.time() * 1000)
         objects = manifests.check_objects(ctx, check)[:-1]  # everything but the Job
         failed = apply_check_objects(api, objects)
