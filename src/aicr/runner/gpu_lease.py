@@ -26,13 +26,13 @@ from typing import TYPE_CHECKING, Any
 
 from aicr.k8s import describe_api_error
 from aicr.runner import defaults as d
-from aicr.runner import names
+from aicr.runner.manifests import GPU_LEASE_NAME as LEASE_NAME
+from aicr.runner.manifests import gpu_lease
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
 
 Obj = dict[str, Any]
-LEASE_NAME = "aicr-exclusive-gpus"
 
 
 def _now() -> str:
@@ -47,8 +47,8 @@ class GpuLease:
         from kubernetes import client
 
         self.coord: Any = client.CoordinationV1Api(api)
-        self.namespace, self.run_id = namespace, run_id
-        self.holder = f"{run_id}/{check}"
+        self.namespace, self.run_id, self.check = namespace, run_id, check
+        self.holder = gpu_lease(namespace, run_id, check)["spec"]["holderIdentity"]
         self._done = threading.Event()
         self._renewer: threading.Thread | None = None
 
@@ -68,20 +68,16 @@ class GpuLease:
         return lease
 
     def _ours(self, lease: Obj | None = None) -> Obj:
-        """``lease`` (or a new one) held by us from now on."""
-        now = _now()
-        body: Obj = lease or {
-            "apiVersion": "coordination.k8s.io/v1",
-            "kind": "Lease",
-            "metadata": {"name": LEASE_NAME, "namespace": self.namespace},
-            "spec": {"leaseTransitions": 0},
-        }
-        body["metadata"]["labels"] = names.run_labels(self.run_id)  # our run's cleanup owns it
+        """``lease`` (or a new one) held by this check from now on."""
+        mine = gpu_lease(self.namespace, self.run_id, self.check)
+        body: Obj = lease or mine
+        body["metadata"]["labels"] = mine["metadata"]["labels"]  # our run's cleanup owns it
         spec = body.setdefault("spec", {})
         if lease is not None:
             spec["leaseTransitions"] = int(spec.get("leaseTransitions") or 0) + 1
+        now = _now()
         spec.update(
-            holderIdentity=self.holder,
+            holderIdentity=mine["spec"]["holderIdentity"],
             leaseDurationSeconds=d.GPU_LEASE_SECONDS,
             acquireTime=now,
             renewTime=now,

@@ -415,6 +415,32 @@ def job(ctx: RunContext, check: PlannedCheck, prometheus: PrometheusTarget | Non
     }
 
 
+# Shared by every run in a namespace on purpose: it is how they keep out of each
+# other's way (aicr.runner.gpu_lease), so unlike everything else it is not run-unique.
+GPU_LEASE_NAME = "aicr-exclusive-gpus"
+
+
+def gpu_lease(namespace: str, run_id: str, check: str) -> Manifest:
+    """The Lease a run holds while ``check``, which takes whole GPUs, runs.
+
+    The acquire and renew times are added when it is applied.
+    """
+    return {
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {
+            "name": GPU_LEASE_NAME,
+            "namespace": namespace,
+            "labels": names.run_labels(run_id),
+        },
+        "spec": {
+            "holderIdentity": f"{run_id}/{check}",
+            "leaseDurationSeconds": d.GPU_LEASE_SECONDS,
+            "leaseTransitions": 0,
+        },
+    }
+
+
 def check_objects(
     ctx: RunContext, check: PlannedCheck, prometheus: PrometheusTarget | None = None
 ) -> list[Manifest]:
@@ -444,6 +470,8 @@ def render_run(
     out = run_objects(ctx)
     for check in plan.checks:
         if check.skip_reason is None:
+            if check.lock:
+                out.append(gpu_lease(ctx.namespace, ctx.run_id, check.name))
             out.extend(check_objects(ctx, check, prometheus))
     return out
 

@@ -45,8 +45,28 @@ def test_every_object_carries_the_run_labels(sample_plan: Plan, ctx: RunContext)
         labels = obj["metadata"]["labels"]
         assert labels["app.kubernetes.io/managed-by"] == "aicr"
         assert labels["aicr.dev/run-id"] == "r0123abcd"
-        if obj["metadata"]["name"] != ctx.namespace:  # the run namespace keeps the user's name
+        # the run namespace keeps the user's name; the GPU Lease is shared by every run
+        if obj["metadata"]["name"] not in (ctx.namespace, manifests.GPU_LEASE_NAME):
             assert obj["metadata"]["name"].startswith("aicr-r0123abcd")
+
+
+def test_each_gpu_check_is_preceded_by_the_lease_it_takes(
+    sample_plan: Plan, ctx: RunContext
+) -> None:
+    objects = manifests.render_run(sample_plan, ctx)
+    gpu_checks = [c.name for c in sample_plan.checks if c.lock and c.skip_reason is None]
+    assert gpu_checks  # the sample plan has some, or this test proves nothing
+    leases = by_kind(objects, "Lease")
+    assert [lease["spec"]["holderIdentity"] for lease in leases] == [
+        f"r0123abcd/{name}" for name in gpu_checks
+    ]
+    for lease in leases:
+        check = lease["spec"]["holderIdentity"].split("/")[1]
+        job = next(
+            o for o in objects if o["kind"] == "Job" and o["metadata"]["name"].endswith(check)
+        )
+        assert objects.index(lease) < objects.index(job)
+        assert lease["metadata"]["namespace"] == ctx.namespace
 
 
 def test_nothing_is_bound_to_cluster_admin(sample_plan: Plan, ctx: RunContext) -> None:
