@@ -38,7 +38,7 @@ def delayed(seconds: float) -> Any:
 
 
 def foreign_lease(cluster: SimCluster, namespace: str, holder: str, seconds: int) -> None:
-    """A Lease held by another run, which will not renew it (it crashed, or is slow)."""
+    """A Lease held by run `holder` that nobody renews (a crashed or slow run)."""
     client.CoordinationV1Api(cluster.api()).create_namespaced_lease(
         namespace,
         {
@@ -131,4 +131,27 @@ def test_a_run_stopped_while_waiting_ends_interrupted_and_leaves_the_lease(
     assert "stopped while waiting for exclusive GPUs" in result.message
     assert left == [] and remaining(cluster, ctx.run_id) == []
     assert leases(cluster, namespace) == [LEASE_NAME]  # the other run's, untouched
+    cluster.delete_namespace(namespace, wait=False)
+
+
+def test_a_lease_left_by_an_earlier_check_of_the_same_run_does_not_block(
+    cluster: SimCluster,
+) -> None:
+    """The run's own lock keeps its GPU checks apart; its stale Lease costs no wait."""
+    namespace = cluster.fresh_namespace("gpu-lease")
+    events: list[Event] = []
+    ctx = make_ctx(cluster, namespace=namespace, events=events)
+    foreign_lease(cluster, namespace, ctx.run_id, seconds=600)
+    out: list[tuple[CheckResult, list[str]]] = []
+    thread = threading.Thread(target=lambda: out.append(run_one(JobExecutor(), ctx, gpu_check())))
+    thread.start()
+    wait_until(lambda: out or waiting(events), timeout=120)
+    if not out:
+        ctx.cancel.set()  # it waited on its own Lease: end the run, then fail below
+    thread.join(timeout=60)
+    assert waiting(events) == []
+    ((result, left),) = out
+    assert result.status != Status.OTHER, result.message
+    assert left == [] and remaining(cluster, ctx.run_id) == []
+    assert LEASE_NAME not in leases(cluster, namespace)
     cluster.delete_namespace(namespace, wait=False)

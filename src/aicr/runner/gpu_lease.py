@@ -104,8 +104,11 @@ class GpuLease:
                     seen = (version, time.monotonic())
                 duration = float(spec.get("leaseDurationSeconds") or d.GPU_LEASE_SECONDS)
                 holder = str(spec.get("holderIdentity") or "")
-                if not holder or time.monotonic() - seen[1] >= duration:
-                    # free, or its holder stopped renewing: take it (409 if someone was faster)
+                # an earlier check of this run that could not delete it: the run's own
+                # lock already keeps its GPU checks apart
+                ours = holder.partition("/")[0] == self.run_id
+                if not holder or ours or time.monotonic() - seen[1] >= duration:
+                    # free, ours, or its holder stopped renewing: take it (409 if one was faster)
                     self.coord.replace_namespaced_lease(LEASE_NAME, self.namespace,
                                                         self._ours(lease))  # fmt: skip
                     break
