@@ -108,11 +108,39 @@ class SimCluster:
         timeout: float = 30.0,
         message: str = "",
     ) -> dict[str, Any]:
-        """Wait until `predicate(pod)` holds; return the pod."""
-        return self.wait_for(
-            lambda: (p := self.pod(namespace, name)) and predicate(p) and p,
-            timeout,
-            message=message or f"pod {namespace}/{name}",
+        """Wait until `predicate(pod)` holds; return the pod.
+
+        On timeout the error shows where the pod got to (node, phase, conditions),
+        so a failure says whether the scheduler or the runtime never acted.
+        """
+        try:
+            return self.wait_for(
+                lambda: (p := self.pod(namespace, name)) and predicate(p) and p,
+                timeout,
+                message=message or f"pod {namespace}/{name}",
+            )
+        except TimeoutError as exc:
+            now = self._pod_summary(namespace, name)
+            raise TimeoutError(f"{exc}; the pod now: {now}") from None
+
+    def _pod_summary(self, namespace: str, name: str) -> str:
+        try:
+            p = self.pod(namespace, name)
+        except Exception as exc:  # the API server may be the reason
+            return f"unreadable ({type(exc).__name__}: {exc})"
+        status = p.get("status") or {}
+        conditions = [
+            f"{c['type']}={c['status']}" + (f" ({c['reason']}: {c.get('message', '')})"
+                                            if c.get("reason") else "")
+            for c in status.get("conditions") or []
+        ]  # fmt: skip
+        runtime = self.sim.logs / "runtime.log"
+        lines = runtime.read_text(errors="replace").splitlines() if runtime.exists() else []
+        about = [line for line in lines if f"{namespace}/{name}" in line][-5:]
+        return (
+            f"node={p['spec'].get('nodeName')} phase={status.get('phase')} "
+            f"conditions={conditions} containerStatuses={status.get('containerStatuses')}; "
+            f"runtime log about it: {about}; runtime log tail: {lines[-5:]}"
         )
 
     def wait_for_phase(
