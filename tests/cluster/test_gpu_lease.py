@@ -60,6 +60,21 @@ def waiting(events: list[Event]) -> list[str]:
     return [e.message for e in events if e.message.startswith("waiting for exclusive GPUs")]
 
 
+def run_stopped_if_waiting(
+    ctx: RunContext, events: list[Event], timeout: float
+) -> tuple[CheckResult, list[str]]:
+    """Run the GPU check; should it wait for the Lease, stop the run (Ctrl-C) at that point."""
+    out: list[tuple[CheckResult, list[str]]] = []
+    thread = threading.Thread(target=lambda: out.append(run_one(JobExecutor(), ctx, gpu_check())))
+    thread.start()
+    wait_until(lambda: out or waiting(events), timeout=timeout)
+    if not out:
+        ctx.cancel.set()
+    thread.join(timeout=60)
+    ((result, left),) = out
+    return result, left
+
+
 def test_two_runs_never_overlap_on_gpus(cluster: SimCluster) -> None:
     namespace = cluster.fresh_namespace("gpu-lease")
     logs: list[list[Event]] = [[], []]
@@ -120,13 +135,8 @@ def test_a_run_stopped_while_waiting_ends_interrupted_and_leaves_the_lease(
     foreign_lease(cluster, namespace, "rlivelive", seconds=600)
     events: list[Event] = []
     ctx = make_ctx(cluster, namespace=namespace, events=events)
-    out: list[tuple[CheckResult, list[str]]] = []
-    thread = threading.Thread(target=lambda: out.append(run_one(JobExecutor(), ctx, gpu_check())))
-    thread.start()
-    wait_until(lambda: waiting(events), timeout=30)
-    ctx.cancel.set()
-    thread.join(timeout=30)
-    ((result, left),) = out
+    result, left = run_stopped_if_waiting(ctx, events, timeout=30)
+    assert waiting(events)
     assert (result.status, result.detail) == (Status.OTHER, Detail.INTERRUPTED)
     assert "stopped while waiting for exclusive GPUs" in result.message
     assert left == [] and remaining(cluster, ctx.run_id) == []
@@ -142,15 +152,8 @@ def test_a_lease_left_by_an_earlier_check_of_the_same_run_does_not_block(
     events: list[Event] = []
     ctx = make_ctx(cluster, namespace=namespace, events=events)
     foreign_lease(cluster, namespace, ctx.run_id, seconds=600)
-    out: list[tuple[CheckResult, list[str]]] = []
-    thread = threading.Thread(target=lambda: out.append(run_one(JobExecutor(), ctx, gpu_check())))
-    thread.start()
-    wait_until(lambda: out or waiting(events), timeout=120)
-    if not out:
-        ctx.cancel.set()  # it waited on its own Lease: end the run, then fail below
-    thread.join(timeout=60)
+    result, left = run_stopped_if_waiting(ctx, events, timeout=120)
     assert waiting(events) == []
-    ((result, left),) = out
     assert result.status != Status.OTHER, result.message
     assert left == [] and remaining(cluster, ctx.run_id) == []
     assert LEASE_NAME not in leases(cluster, namespace)

@@ -77,8 +77,8 @@ class GpuLease:
             spec["leaseTransitions"] = int(spec.get("leaseTransitions") or 0) + 1
         now = _now()
         spec.update(
-            holderIdentity=mine["spec"]["holderIdentity"],
-            leaseDurationSeconds=d.GPU_LEASE_SECONDS,
+            holderIdentity=self.holder,
+            leaseDurationSeconds=mine["spec"]["leaseDurationSeconds"],
             acquireTime=now,
             renewTime=now,
         )
@@ -87,8 +87,6 @@ class GpuLease:
     # ---- acquire, renew, release ---------------------------------------------------------
     def acquire(self, stopped: Callable[[], bool], tell: Callable[[str], None]) -> str | None:
         """Wait until this check holds the Lease: None, or why it never will (stopped, API)."""
-        from kubernetes.client.exceptions import ApiException
-
         seen: tuple[str, float] | None = None  # the holder's record and when we first saw it
         unreachable_since: float | None = None
         while not stopped():
@@ -114,20 +112,18 @@ class GpuLease:
                     break
                 run, _, check = holder.partition("/")
                 tell(f"waiting for exclusive GPUs: run {run} holds them (check {check or '?'})")
-            except ApiException as exc:
-                if exc.status == 409:
+            except Exception as exc:
+                status = getattr(exc, "status", None)
+                if status == 409:
                     continue  # another run moved first: look again
-                if exc.status == 403:
+                if status == 403:
                     tell(f"cannot coordinate exclusive GPUs with other aicr runs "
                          f"({describe_api_error(exc)} on Leases); running without")  # fmt: skip
                     return None
+                # any other answer, or none (API server unreachable): retry for a while
                 unreachable_since = unreachable_since or time.monotonic()
                 if time.monotonic() - unreachable_since >= d.API_UNREACHABLE_SECONDS:
                     return f"cannot take the exclusive-GPU Lease: {describe_api_error(exc)}"
-            except Exception as exc:  # API server unreachable: retry for a while
-                unreachable_since = unreachable_since or time.monotonic()
-                if time.monotonic() - unreachable_since >= d.API_UNREACHABLE_SECONDS:
-                    return f"cannot take the exclusive-GPU Lease: {exc}"
             time.sleep(d.GPU_LEASE_POLL_SECONDS)
         else:
             return "stopped while waiting for exclusive GPUs held by another aicr run"
