@@ -53,7 +53,7 @@ def _option(*decls: str, **attrs: Any) -> Callable[[F], F]:
 kubeconfig = _option(
     "-k",
     "--kubeconfig",
-    type=click.Path(dir_okay=False),
+    type=click.Path(exists=True, dir_okay=False),
     default=None,
     help="Kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster).",
 )

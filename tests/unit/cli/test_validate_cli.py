@@ -100,6 +100,17 @@ def test_bad_input_exits_2_with_one_clear_message(
     assert err.strip().splitlines()[0] == message
 
 
+def test_a_missing_kubeconfig_file_is_refused_before_any_cluster_work(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    missing = DATA / "no-kubeconfig"
+    code, out, err = aicr(capsys, "validate", "-r", RECIPE, "--kubeconfig", str(missing))
+    assert (code, out) == (2, "")
+    assert err.strip().splitlines()[-1] == (
+        f"Error: Invalid value for '-k' / '--kubeconfig': File '{missing}' does not exist."
+    )
+
+
 def test_no_cluster_reports_every_check_skipped(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = aicr(capsys, "validate", "-r", RECIPE, "-s", SNAPSHOT, "--no-cluster",
                           "--phase", "deployment")
