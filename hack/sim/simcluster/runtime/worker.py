@@ -33,6 +33,7 @@ from simcluster.runtime.volumes import PodMaterialiser, VolumeError, expand
 
 log = logging.getLogger("runtime")
 BACKOFF_START = 10.0
+CONFIG_RETRY_SECONDS = 1.0  # how often a container config error is retried
 BACKOFF_MAX = 300.0
 EVICTION_MESSAGE = (
     "The node was low on resource: memory. Threshold quantity: 100Mi, available: 51200Ki. "
@@ -194,14 +195,22 @@ class PodWorker(threading.Thread):
             self._image_pull_fault()
             return
         mat = PodMaterialiser(self.ctx.core, self.pod, self.files)
-        try:
-            self.volumes = mat.materialise()
-        except (VolumeError, ApiException) as e:
-            msg = str(e) if isinstance(e, VolumeError) else f"{e.status} {e.reason}"
-            for cs in self.statuses.values():
-                pod_status.waiting(cs, "CreateContainerConfigError", msg)
-            self.publish()
-            return
+        shown = None
+        while True:
+            try:
+                self.volumes = mat.materialise()
+                break
+            except (VolumeError, ApiException) as e:
+                msg = str(e) if isinstance(e, VolumeError) else f"{e.status} {e.reason}"
+                if msg != shown:
+                    shown = msg
+                    for cs in self.statuses.values():
+                        pod_status.waiting(cs, "CreateContainerConfigError", msg)
+                    self.publish()
+            # The kubelet retries too: a source may appear later (kube-root-ca.crt is
+            # published into a new namespace a moment after the namespace exists).
+            if self.deleting.wait(CONFIG_RETRY_SECONDS):
+                return
         self.mat = mat
         # Init containers, one after another.
         for c in self.pod["spec"].get("initContainers") or []:
