@@ -118,6 +118,7 @@ def _model_section(model: type[BaseModel], seen: set[type[BaseModel]]) -> list[s
 
 def formats_md() -> str:
     from aicr.catalog.model import Catalog
+    from aicr.checks.images import WorkloadImages
     from aicr.config import ValidateConfig
     from aicr.recipe.model import Recipe
     from aicr.snapshot.model import Snapshot
@@ -137,6 +138,9 @@ def formats_md() -> str:
          "submissions; `checks.<name>` holds per-check settings."),
         ("Catalog (package data)", Catalog,
          "The checks aicr knows (`aicr check list`). Shipped inside the package."),
+        ("Workload images (package data)", WorkloadImages,
+         "`aicr/checks/images.yaml`: every image the checks' own workloads run, pinned; "
+         "checks take their images from it and `aicr images list` prints it."),
     ]:
         out += [f"## {title}", "", note, ""]
         out += _model_section(model, seen)

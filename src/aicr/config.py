@@ -5,9 +5,10 @@ Vendor metadata, N/A justifications, per-check settings and redaction settings.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from aicr.document import Document, validate
 from aicr.yaml_io import parse
@@ -61,6 +62,33 @@ class Redaction(Document):
     )
 
 
+# host[:port] then path components, in the lower-case form image references allow
+REGISTRY_PATTERN = r"^[a-z0-9]+([.-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*$"
+REGISTRY_EXPECTED = "expected host[:port][/path] in lower case, e.g. mirror.example.com:5000/aicr"
+
+
+class Images(Document):
+    """Where the run's images are pulled from."""
+
+    registry: str | None = Field(
+        default=None,
+        description=(
+            "Mirror replacing the registry host of the validator image and of every workload"
+            " image (`aicr images list`); $AICR_VALIDATOR_IMAGE_REGISTRY wins over it."
+        ),
+    )
+
+    @field_validator("registry")
+    @classmethod
+    def _registry(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        value = value.rstrip("/")
+        if not re.match(REGISTRY_PATTERN, value):
+            raise ValueError(REGISTRY_EXPECTED)
+        return value
+
+
 class CheckSettings(Document):
     """Per-check settings; unknown keys are refused like everywhere else."""
 
@@ -79,6 +107,7 @@ class ValidateSection(Document):
     evidence: Evidence = Field(default_factory=Evidence)
     redaction: Redaction = Field(default_factory=Redaction)
     checks: dict[str, CheckSettings] = Field(default_factory=dict)
+    images: Images = Field(default_factory=Images)
 
 
 class ConfigSpec(Document):

@@ -7,7 +7,6 @@ identical path; ``--cncf-submission`` only adds the evidence at the end.
 
 from __future__ import annotations
 
-import os
 import secrets
 import threading
 import time
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from aicr import __version__, ctrf, defaults, gate
 from aicr.catalog import load_catalog
+from aicr.checks import images
 from aicr.config import EMPTY_CONFIG, ValidateConfig, parse_config
 from aicr.ctrf import Report, Status
 from aicr.errors import (
@@ -136,15 +136,11 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def resolve_image(request: ValidateRequest) -> str:
-    """--image wins; else the catalog image pinned to our version, on an optional mirror."""
+def resolve_image(request: ValidateRequest, config: ValidateConfig) -> str:
+    """--image wins; else the catalog image pinned to our version, on the run's mirror."""
     if request.image:
         return request.image
-    ref = load_catalog().image_ref
-    registry = os.environ.get(defaults.IMAGE_REGISTRY_ENV, "").rstrip("/")
-    if registry:
-        ref = registry + "/" + ref.split("/", 1)[1] if "/" in ref else f"{registry}/{ref}"
-    return ref
+    return images.on_registry(load_catalog().image_ref, images.registry(config))
 
 
 def load_inputs(request: ValidateRequest) -> Inputs:
@@ -152,6 +148,7 @@ def load_inputs(request: ValidateRequest) -> Inputs:
     config = EMPTY_CONFIG
     if request.config:
         config = parse_config(read(request.config, request.kube), request.config)
+    config = images.pin_registry(config)
     warnings: list[str] = []
     if request.cncf_submission:
         from aicr import cncf
@@ -225,7 +222,7 @@ def _context(
         snapshot=snapshot,
         config=inputs.config,
         kube=request.kube,
-        image=resolve_image(request),
+        image=resolve_image(request, inputs.config),
         image_pull_secrets=request.image_pull_secrets,
         orchestrator=orchestrator,
         workloads=Placement(request.node_selector, request.tolerations),

@@ -138,23 +138,35 @@ def test_force_replaces_the_evidence_dir_whole(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("image", "registry", "expected"),
+    ("image", "registry", "config_registry", "expected"),
     [
-        (None, None, "ghcr.io/aicr-dev/aicr-validator:v{v}"),
-        (None, "mirror.internal:5000/ai", "mirror.internal:5000/ai/aicr-dev/aicr-validator:v{v}"),
-        (None, "mirror.internal/", "mirror.internal/aicr-dev/aicr-validator:v{v}"),
-        ("my/validator:dev", "mirror.internal", "my/validator:dev"),
+        (None, None, None, "ghcr.io/aicr-dev/aicr-validator:v{v}"),
+        (None, "mirror.internal:5000/ai", None,
+         "mirror.internal:5000/ai/aicr-dev/aicr-validator:v{v}"),
+        (None, "mirror.internal/", None, "mirror.internal/aicr-dev/aicr-validator:v{v}"),
+        (None, None, "cfg.internal/aicr", "cfg.internal/aicr/aicr-dev/aicr-validator:v{v}"),
+        (None, "env.internal", "cfg.internal", "env.internal/aicr-dev/aicr-validator:v{v}"),
+        ("my/validator:dev", "mirror.internal", "cfg.internal", "my/validator:dev"),
     ],
-    ids=["default-pinned-to-version", "registry-override", "trailing-slash", "image-flag-wins"],
-)
+    ids=["default-pinned-to-version", "registry-override", "trailing-slash", "config-registry",
+         "env-wins-over-config", "image-flag-wins"],
+)  # fmt: skip
 def test_validator_image(
-    monkeypatch: pytest.MonkeyPatch, image: str | None, registry: str | None, expected: str
+    monkeypatch: pytest.MonkeyPatch, image: str | None, registry: str | None,
+    config_registry: str | None, expected: str
 ) -> None:
     from aicr import __version__
+    from aicr.config import EMPTY_CONFIG, parse_config
     from aicr.validate import resolve_image
 
     if registry is None:
         monkeypatch.delenv("AICR_VALIDATOR_IMAGE_REGISTRY", raising=False)
     else:
         monkeypatch.setenv("AICR_VALIDATOR_IMAGE_REGISTRY", registry)
-    assert resolve_image(request(image=image)) == expected.format(v=__version__)
+    config = EMPTY_CONFIG
+    if config_registry:
+        config = parse_config(
+            "kind: ValidateConfig\napiVersion: aicr.nvidia.com/v1alpha1\n"
+            f"spec: {{validate: {{images: {{registry: {config_registry}}}}}}}\n"
+        )
+    assert resolve_image(request(image=image), config) == expected.format(v=__version__)

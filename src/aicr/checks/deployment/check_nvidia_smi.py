@@ -7,7 +7,8 @@ exactly the allocated number of GPUs, and report the driver version the node's
 GPU feature discovery labels name. A node whose GPUs are all in use is skipped
 and named; the check fails when no node could be examined or any examined node
 fails. Pods go in the check's run-unique workload namespace, placed by
-``--node-selector`` / ``--toleration``; the image is
+``--node-selector`` / ``--toleration``; the image is ``cuda-base`` from the
+pinned image list (``aicr images list``), replaced by
 ``spec.validate.checks.check-nvidia-smi.params.image``.
 
 In DRA mode (the recipe resolves whole GPUs to the NVIDIA DRA driver) the
@@ -24,6 +25,7 @@ from typing import Any
 from aicr.checks import CheckContext
 from aicr.checks.deployment import nvidia_smi as smi
 from aicr.checks.deployment.allocation import AllocationMode, resolve_mode
+from aicr.checks.images import workload_image
 from aicr.errors import InputError
 from aicr.k8s import read_pod_log
 from aicr.recipe.model import Recipe
@@ -124,7 +126,7 @@ def run(ctx: CheckContext) -> CheckResult:
             )
         )
     ns = ctx.workload_namespace
-    image = str(ctx.settings.params.get("image") or smi.DEFAULT_IMAGE)
+    image = workload_image(smi.IMAGE, check=ctx.spec.name, config=ctx.config)
     # Any: manifests are plain dicts, which the client serialises as they are.
     core: Any = client.CoreV1Api(ctx.api)
     claims: Any = client.ResourceV1Api(ctx.api)

@@ -1,0 +1,141 @@
+"""The pinned workload images (``images.yaml``) and the registry rewrite for mirrors.
+
+Checks ask here for the images their workloads run, and ``aicr images list``
+reads the same file, so what a run pulls and what a mirror must hold cannot
+disagree. A mirror is named by ``AICR_VALIDATOR_IMAGE_REGISTRY`` (wins) or the
+config's ``spec.validate.images.registry``; it replaces each reference's
+registry host and keeps the path and tag. Check pods import this module, so it
+imports nothing beyond the file models.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from importlib import resources
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import Field, field_validator
+
+from aicr import defaults
+from aicr.config import REGISTRY_EXPECTED, REGISTRY_PATTERN
+from aicr.document import Document, validate
+from aicr.errors import InputError, Problem
+from aicr.yaml_io import parse
+
+if TYPE_CHECKING:
+    from aicr.config import ValidateConfig
+
+_HOST = re.compile(r"^[a-z0-9.-]+\.[a-z]+(:[0-9]+)?$|^localhost(:[0-9]+)?$")
+
+
+class WorkloadImage(Document):
+    """One pinned image a check's workloads run."""
+
+    name: str = Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", description="What checks use.")
+    image: str = Field(description="Full reference: registry host, path, fixed tag or digest.")
+    description: str
+    checks: list[str] = Field(min_length=1, description="The checks whose workloads run it.")
+    param: str | None = Field(
+        default=None, description="The check's config param that replaces the image, if any."
+    )
+
+    @field_validator("image")
+    @classmethod
+    def _pinned(cls, ref: str) -> str:
+        host, _, rest = ref.partition("/")
+        if not rest or not _HOST.match(host):
+            raise ValueError(f"{ref!r} must start with a registry host (e.g. docker.io/library/)")
+        tag = rest.rsplit("/", 1)[-1].partition(":")[2]
+        if "@sha256:" not in rest and (not tag or tag == "latest"):
+            raise ValueError(f"{ref!r} must carry a fixed tag or digest")
+        return ref
+
+
+class WorkloadImages(Document):
+    """The whole ``images.yaml`` document."""
+
+    api_version: Literal["aicr.nvidia.com/v1alpha1"]
+    kind: Literal["WorkloadImages"]
+    images: list[WorkloadImage]
+
+    @field_validator("images")
+    @classmethod
+    def _unique(cls, images: list[WorkloadImage]) -> list[WorkloadImage]:
+        names = [i.name for i in images]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"duplicate image names: {', '.join(dupes)}")
+        return images
+
+    def used_by(self, checks: list[str]) -> list[WorkloadImage]:
+        """The images the workloads of ``checks`` run, in file order."""
+        return [i for i in self.images if set(i.checks) & set(checks)]
+
+    def get(self, name: str, check: str) -> WorkloadImage:
+        """Image ``name`` as declared for ``check``; LookupError when it is not."""
+        for image in self.images:
+            if image.name == name and check in image.checks:
+                return image
+        raise LookupError(f"image {name!r} is not declared for {check} in aicr/checks/images.yaml")
+
+
+def parse_images(text: str, source: str = "images.yaml") -> WorkloadImages:
+    """Parse an image list (tests use this with inline lists)."""
+    return validate(WorkloadImages, parse(text, source))
+
+
+@functools.cache
+def load_images() -> WorkloadImages:
+    """The image list shipped in the package."""
+    text = resources.files("aicr.checks").joinpath("images.yaml").read_text(encoding="utf-8")
+    return parse_images(text, "aicr/checks/images.yaml")
+
+
+def registry(config: ValidateConfig) -> str | None:
+    """The mirror every image moves to: the environment variable, else the config's."""
+    raw = os.environ.get(defaults.IMAGE_REGISTRY_ENV, "").strip()
+    if not raw:
+        return config.validate_section.images.registry
+    value = raw.rstrip("/")
+    if not re.match(REGISTRY_PATTERN, value):
+        raise InputError(
+            Problem(
+                f"{raw!r} is not a registry",
+                source=f"${defaults.IMAGE_REGISTRY_ENV}",
+                hint=REGISTRY_EXPECTED,
+            )
+        )
+    return value
+
+
+def pin_registry(config: ValidateConfig) -> ValidateConfig:
+    """``config`` with the run's mirror written in: check pods do not see our environment."""
+    mirror = registry(config)
+    if mirror == config.validate_section.images.registry:
+        return config
+    data = config.model_dump(mode="json", by_alias=True, exclude_none=True)
+    data["spec"]["validate"]["images"]["registry"] = mirror
+    return type(config).model_validate(data)
+
+
+def on_registry(ref: str, mirror: str | None) -> str:
+    """``ref`` with its registry host replaced by ``mirror`` (unchanged when None)."""
+    if not mirror:
+        return ref
+    return f"{mirror}/{ref.split('/', 1)[1]}" if "/" in ref else f"{mirror}/{ref}"
+
+
+def resolve(image: WorkloadImage, check: str, config: ValidateConfig) -> str:
+    """What ``check`` pulls for ``image``: its param override as given, else the mirrored pin."""
+    if image.param:
+        override = config.check(check).params.get(image.param)
+        if override:
+            return str(override)
+    return on_registry(image.image, registry(config))
+
+
+def workload_image(name: str, *, check: str, config: ValidateConfig) -> str:
+    """The reference ``check`` should run for its image ``name``."""
+    return resolve(load_images().get(name, check), check, config)

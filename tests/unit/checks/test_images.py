@@ -1,0 +1,134 @@
+"""The pinned workload image list and the registry rewrite every image goes through."""
+
+from __future__ import annotations
+
+import pytest
+
+from aicr.catalog import load_catalog
+from aicr.checks import images
+from aicr.config import EMPTY_CONFIG, ValidateConfig, parse_config
+from aicr.errors import InputError, SchemaError
+
+ENV = "AICR_VALIDATOR_IMAGE_REGISTRY"
+HEADER = "apiVersion: aicr.nvidia.com/v1alpha1\nkind: WorkloadImages\n"
+
+
+def config(validate: str) -> ValidateConfig:
+    header = "kind: ValidateConfig\napiVersion: aicr.nvidia.com/v1alpha1\n"
+    return parse_config(header + f"spec: {{validate: {validate}}}\n")
+
+
+@pytest.fixture(autouse=True)
+def _no_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(ENV, raising=False)
+
+
+def test_every_shipped_image_belongs_to_known_checks() -> None:
+    shipped = images.load_images().images
+    known = set(load_catalog().names)
+    assert shipped
+    assert [(i.name, c) for i in shipped for c in i.checks if c not in known] == []
+
+
+def test_check_nvidia_smi_runs_the_pinned_cuda_image() -> None:
+    assert images.workload_image("cuda-base", check="check-nvidia-smi", config=EMPTY_CONFIG) == (
+        "nvcr.io/nvidia/cuda:12.8.1-base-ubuntu24.04"
+    )
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ("{name: a, image: cuda:12, description: d, checks: [x]}",
+         "'cuda:12' must start with a registry host"),
+        ("{name: a, image: nvidia/cuda:12, description: d, checks: [x]}",
+         "'nvidia/cuda:12' must start with a registry host"),
+        ("{name: a, image: nvcr.io/nvidia/cuda, description: d, checks: [x]}",
+         "must carry a fixed tag or digest"),
+        ("{name: a, image: 'nvcr.io/nvidia/cuda:latest', description: d, checks: [x]}",
+         "must carry a fixed tag or digest"),
+        ("{name: a, image: 'nvcr.io/c:1', description: d, checks: []}", "at least 1 item"),
+        ("{name: a, image: 'nvcr.io/c:1', description: d, checks: [x], tag: 2}", "tag"),
+    ],
+    ids=["no-host", "no-host-with-path", "no-tag", "latest", "no-checks", "unknown-key"],
+)  # fmt: skip
+def test_a_bad_entry_is_refused(entry: str, message: str) -> None:
+    with pytest.raises(SchemaError, match=message):
+        images.parse_images(HEADER + f"images: [{entry}]\n")
+
+
+def test_digests_and_registry_ports_are_pinned_references() -> None:
+    digest = "localhost:5000/c@sha256:" + "0" * 64
+    doc = images.parse_images(HEADER + (
+        "images:\n"
+        f"  - {{name: a, image: '{digest}', description: d, checks: [x]}}\n"
+        "  - {name: b, image: 'docker.io/library/busybox:1.37', description: d, checks: [y]}\n"
+    ))  # fmt: skip
+    assert [i.name for i in doc.used_by(["y"])] == ["b"]
+
+
+def test_duplicate_names_are_refused() -> None:
+    entry = "{name: a, image: 'nvcr.io/c:1', description: d, checks: [x]}"
+    with pytest.raises(SchemaError, match="duplicate image names: a"):
+        images.parse_images(HEADER + f"images: [{entry}, {entry}]\n")
+
+
+def test_an_image_not_declared_for_the_check_is_a_bug() -> None:
+    with pytest.raises(LookupError, match="'cuda-base' is not declared for platform-health"):
+        images.workload_image("cuda-base", check="platform-health", config=EMPTY_CONFIG)
+
+
+@pytest.mark.parametrize(
+    ("ref", "mirror", "expected"),
+    [
+        ("nvcr.io/nvidia/cuda:12", None, "nvcr.io/nvidia/cuda:12"),
+        ("nvcr.io/nvidia/cuda:12", "m.local:5000/ai", "m.local:5000/ai/nvidia/cuda:12"),
+        ("docker.io/library/busybox:1.37", "m.local", "m.local/library/busybox:1.37"),
+        ("busybox:1.37", "m.local", "m.local/busybox:1.37"),
+    ],
+    ids=["no-mirror", "host-replaced", "docker-hub", "bare-name"],
+)
+def test_on_registry(ref: str, mirror: str | None, expected: str) -> None:
+    assert images.on_registry(ref, mirror) == expected
+
+
+def test_the_environment_wins_over_the_config(monkeypatch: pytest.MonkeyPatch) -> None:
+    cfg = config("{images: {registry: cfg.local/}}")
+    assert images.registry(cfg) == "cfg.local"  # trailing slash dropped on load
+    monkeypatch.setenv(ENV, "env.local/aicr/")
+    assert images.registry(cfg) == "env.local/aicr"
+    assert images.workload_image("cuda-base", check="check-nvidia-smi", config=cfg) == (
+        "env.local/aicr/nvidia/cuda:12.8.1-base-ubuntu24.04"
+    )
+
+
+def test_a_bad_environment_registry_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(ENV, "https://Mirror.local")
+    with pytest.raises(InputError) as err:
+        images.registry(EMPTY_CONFIG)
+    assert str(err.value) == (
+        "$AICR_VALIDATOR_IMAGE_REGISTRY: 'https://Mirror.local' is not a registry "
+        "(expected host[:port][/path] in lower case, e.g. mirror.example.com:5000/aicr)"
+    )
+
+
+def test_a_bad_config_registry_names_the_field() -> None:
+    with pytest.raises(SchemaError, match=r"spec\.validate\.images\.registry: .*expected host"):
+        config("{images: {registry: 'Mirror Local'}}")
+
+
+def test_a_param_override_is_used_as_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(ENV, "env.local")
+    cfg = config("{checks: {check-nvidia-smi: {params: {image: 'my.reg/cuda:1'}}}}")
+    assert images.workload_image("cuda-base", check="check-nvidia-smi", config=cfg) == (
+        "my.reg/cuda:1"
+    )
+
+
+def test_pin_registry_hands_the_environment_to_check_pods(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert images.pin_registry(EMPTY_CONFIG) is EMPTY_CONFIG
+    monkeypatch.setenv(ENV, "env.local")
+    pinned = images.pin_registry(EMPTY_CONFIG)
+    assert pinned.validate_section.images.registry == "env.local"
+    monkeypatch.delenv(ENV)
+    assert images.registry(pinned) == "env.local"  # what a check pod, without the variable, sees
