@@ -29,6 +29,13 @@ class Document(BaseModel):
 M = TypeVar("M", bound=BaseModel)
 
 
+def refuse_duplicates(names: list[str], what: str) -> None:
+    """Raise ValueError naming every name given twice (for list validators)."""
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise ValueError(f"duplicate {what}: {', '.join(dupes)}")
+
+
 def format_path(loc: PathKey) -> str:
     """``('validation', 'conformance', 'checks', 2)`` -> ``validation.conformance.checks[2]``."""
     out = ""

@@ -63,3 +63,11 @@ def parse(text: str, source: str) -> LoadedYaml:
     if node is not None:
         _index(node, (), lines)
     return LoadedYaml(data=data, source=source, lines=lines)
+
+
+def parse_package_file(package: str, name: str) -> LoadedYaml:
+    """Parse a YAML data file shipped inside ``package`` (errors name ``aicr/.../<name>``)."""
+    from importlib import resources
+
+    text = resources.files(package).joinpath(name).read_text(encoding="utf-8")
+    return parse(text, f"{package.replace('.', '/')}/{name}")

@@ -10,7 +10,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from aicr import durations, version
-from aicr.document import Document, validate
+from aicr.document import Document, refuse_duplicates, validate
 from aicr.phases import PHASE_ORDER, Phase
 from aicr.yaml_io import parse
 
@@ -75,10 +75,7 @@ class Catalog(Document):
     @field_validator("checks")
     @classmethod
     def _unique(cls, checks: list[CheckSpec]) -> list[CheckSpec]:
-        names = [c.name for c in checks]
-        dupes = sorted({n for n in names if names.count(n) > 1})
-        if dupes:
-            raise ValueError(f"duplicate check names: {', '.join(dupes)}")
+        refuse_duplicates([c.name for c in checks], "check names")
         return checks
 
     @property

@@ -13,16 +13,15 @@ from __future__ import annotations
 import functools
 import os
 import re
-from importlib import resources
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, field_validator
 
 from aicr import defaults
 from aicr.config import REGISTRY_EXPECTED, REGISTRY_PATTERN
-from aicr.document import Document, validate
+from aicr.document import Document, refuse_duplicates, validate
 from aicr.errors import InputError, Problem
-from aicr.yaml_io import parse
+from aicr.yaml_io import parse_package_file
 
 if TYPE_CHECKING:
     from aicr.config import ValidateConfig
@@ -63,10 +62,7 @@ class WorkloadImages(Document):
     @field_validator("images")
     @classmethod
     def _unique(cls, images: list[WorkloadImage]) -> list[WorkloadImage]:
-        names = [i.name for i in images]
-        dupes = sorted({n for n in names if names.count(n) > 1})
-        if dupes:
-            raise ValueError(f"duplicate image names: {', '.join(dupes)}")
+        refuse_duplicates([i.name for i in images], "image names")
         return images
 
     def used_by(self, checks: list[str]) -> list[WorkloadImage]:
@@ -81,16 +77,10 @@ class WorkloadImages(Document):
         raise LookupError(f"image {name!r} is not declared for {check} in aicr/checks/images.yaml")
 
 
-def parse_images(text: str, source: str = "images.yaml") -> WorkloadImages:
-    """Parse an image list (tests use this with inline lists)."""
-    return validate(WorkloadImages, parse(text, source))
-
-
 @functools.cache
 def load_images() -> WorkloadImages:
     """The image list shipped in the package."""
-    text = resources.files("aicr.checks").joinpath("images.yaml").read_text(encoding="utf-8")
-    return parse_images(text, "aicr/checks/images.yaml")
+    return validate(WorkloadImages, parse_package_file("aicr.checks", "images.yaml"))
 
 
 def registry(config: ValidateConfig) -> str | None:

@@ -7,7 +7,9 @@ import pytest
 from aicr.catalog import load_catalog
 from aicr.checks import images
 from aicr.config import EMPTY_CONFIG, ValidateConfig, parse_config
+from aicr.document import validate
 from aicr.errors import InputError, SchemaError
+from aicr.yaml_io import parse
 
 ENV = "AICR_VALIDATOR_IMAGE_REGISTRY"
 HEADER = "apiVersion: aicr.nvidia.com/v1alpha1\nkind: WorkloadImages\n"
@@ -16,6 +18,10 @@ HEADER = "apiVersion: aicr.nvidia.com/v1alpha1\nkind: WorkloadImages\n"
 def config(validate: str) -> ValidateConfig:
     header = "kind: ValidateConfig\napiVersion: aicr.nvidia.com/v1alpha1\n"
     return parse_config(header + f"spec: {{validate: {validate}}}\n")
+
+
+def parse_images(text: str) -> images.WorkloadImages:
+    return validate(images.WorkloadImages, parse(text, "images.yaml"))
 
 
 @pytest.fixture(autouse=True)
@@ -54,12 +60,12 @@ def test_check_nvidia_smi_runs_the_pinned_cuda_image() -> None:
 )  # fmt: skip
 def test_a_bad_entry_is_refused(entry: str, message: str) -> None:
     with pytest.raises(SchemaError, match=message):
-        images.parse_images(HEADER + f"images: [{entry}]\n")
+        parse_images(HEADER + f"images: [{entry}]\n")
 
 
 def test_digests_and_registry_ports_are_pinned_references() -> None:
     digest = "localhost:5000/c@sha256:" + "0" * 64
-    doc = images.parse_images(HEADER + (
+    doc = parse_images(HEADER + (
         "images:\n"
         f"  - {{name: a, image: '{digest}', description: d, checks: [x]}}\n"
         "  - {name: b, image: 'docker.io/library/busybox:1.37', description: d, checks: [y]}\n"
@@ -70,7 +76,7 @@ def test_digests_and_registry_ports_are_pinned_references() -> None:
 def test_duplicate_names_are_refused() -> None:
     entry = "{name: a, image: 'nvcr.io/c:1', description: d, checks: [x]}"
     with pytest.raises(SchemaError, match="duplicate image names: a"):
-        images.parse_images(HEADER + f"images: [{entry}, {entry}]\n")
+        parse_images(HEADER + f"images: [{entry}, {entry}]\n")
 
 
 def test_an_image_not_declared_for_the_check_is_a_bug() -> None:
