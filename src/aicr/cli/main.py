@@ -18,6 +18,7 @@ _COMMANDS = {
     "check": ("aicr.cli.check", "check"),
     "evidence": ("aicr.cli.evidence", "evidence"),
     "cleanup": ("aicr.cli.cleanup", "cleanup"),
+    "images": ("aicr.cli.images", "images"),
     "completion": ("aicr.cli.completion", "completion"),
 }
 _SUMMARIES = {
@@ -25,6 +26,7 @@ _SUMMARIES = {
     "check": "List the check catalog, or run one check (inside its Job).",
     "evidence": "Render and verify CNCF AI Conformance submissions.",
     "cleanup": "Remove what earlier runs left in the cluster.",
+    "images": "List every image a run pulls, for mirrors of air-gapped clusters.",
     "completion": "Print the shell completion script (bash, zsh, fish).",
 }
 

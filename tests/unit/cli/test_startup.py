@@ -26,8 +26,9 @@ sys.exit(code)
         ["validate", "--help"],
         ["validate", "-r", str(DATA / "recipes/small.yaml"), "--no-cluster", "--phase",
          "deployment", "-s", str(DATA / "snapshots/ok.yaml")],
+        ["images", "list", "-r", str(DATA / "recipes/small.yaml")],
     ],
-    ids=["help", "validate-help", "no-cluster-run"],
+    ids=["help", "validate-help", "no-cluster-run", "images-list"],
 )
 def test_no_heavy_modules(args: list[str]) -> None:
     proc = subprocess.run([sys.executable, "-c", PROBE.format(args=args)], capture_output=True,

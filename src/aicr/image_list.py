@@ -1,0 +1,55 @@
+"""Every image a run pulls, for mirrors of air-gapped clusters (``aicr images list``).
+
+The same functions the run uses decide each reference: the catalog's validator
+image pinned to this version and the planned checks' workload images from
+``aicr/checks/images.yaml``, each after the registry rewrite.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from aicr.catalog import load_catalog
+from aicr.checks import images
+from aicr.config import EMPTY_CONFIG, ValidateConfig, parse_config
+from aicr.k8s import KubeTarget
+from aicr.plan import build, resolve_phases
+from aicr.recipe.load import load_recipe_with_lines
+from aicr.sources import read
+
+
+def planned_checks(
+    recipe_ref: str | None, phases: Iterable[str], config: ValidateConfig, kube: KubeTarget
+) -> list[str]:
+    """The checks a run would start: the recipe's plan, or every check without a recipe."""
+    catalog = load_catalog()
+    if recipe_ref is None:
+        wanted = resolve_phases(phases)
+        return [c.name for c in catalog.ordered if c.phase in wanted]
+    recipe, loaded = load_recipe_with_lines(recipe_ref, kube)
+    plan = build(
+        recipe,
+        catalog,
+        phases=resolve_phases(phases),
+        config=config,
+        source=recipe_ref,
+        line_of=loaded.line_of,
+    )
+    return [c.name for c in plan.checks if c.skip_reason is None]
+
+
+def run_images(
+    recipe_ref: str | None = None,
+    config_ref: str | None = None,
+    *,
+    phases: Iterable[str] = (),
+    kube: KubeTarget | None = None,
+) -> list[str]:
+    """Validator image first, then each planned check's workload images; no repeats."""
+    kube = kube or KubeTarget()
+    config = parse_config(read(config_ref, kube), config_ref) if config_ref else EMPTY_CONFIG
+    checks = planned_checks(recipe_ref, phases, config, kube)
+    refs = [images.on_registry(load_catalog().image_ref, images.registry(config))]
+    for image in images.load_images().used_by(checks):
+        refs += [images.resolve(image, c, config) for c in image.checks if c in checks]
+    return list(dict.fromkeys(refs))

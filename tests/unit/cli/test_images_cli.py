@@ -1,0 +1,107 @@
+"""``aicr images list``: every image a run pulls, after the registry rewrite."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from aicr import __version__
+from aicr.cli.main import run
+
+VALIDATOR = f"ghcr.io/aicr-dev/aicr-validator:v{__version__}"
+CUDA = "nvcr.io/nvidia/cuda:12.8.1-base-ubuntu24.04"
+ENV = "AICR_VALIDATOR_IMAGE_REGISTRY"
+
+
+@pytest.fixture(autouse=True)
+def _no_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(ENV, raising=False)
+
+
+def recipe(tmp_path: Path, deployment: list[str], conformance: str = "platform-health") -> str:
+    path = tmp_path / "recipe.yaml"
+    path.write_text(
+        "kind: RecipeResult\napiVersion: aicr.nvidia.com/v1alpha1\n"
+        "componentRefs: [{name: gpu-operator, namespace: gpu-operator,"
+        " overrides: {devicePlugin: {enabled: true}}}]\n"
+        f"validation:\n  deployment: {{checks: [{', '.join(deployment)}]}}\n"
+        f"  conformance: {{checks: [{conformance}]}}\n"
+    )
+    return str(path)
+
+
+def config(tmp_path: Path, validate: str) -> str:
+    path = tmp_path / "config.yaml"
+    path.write_text("kind: ValidateConfig\napiVersion: aicr.nvidia.com/v1alpha1\n"
+                    f"spec: {{validate: {validate}}}\n")  # fmt: skip
+    return str(path)
+
+
+def images(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, list[str], str]:
+    code = run(["images", "list", *args])
+    out, err = capsys.readouterr()
+    return code, out.splitlines(), err
+
+
+def test_without_a_recipe_every_check_counts(capsys: pytest.CaptureFixture[str]) -> None:
+    assert images(capsys) == (0, [VALIDATOR, CUDA], "")
+
+
+def test_only_the_planned_checks_images(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert images(capsys, "-r", recipe(tmp_path, ["operator-health"])) == (0, [VALIDATOR], "")
+    with_smi = recipe(tmp_path, ["check-nvidia-smi"])
+    assert images(capsys, "-r", with_smi) == (0, [VALIDATOR, CUDA], "")
+    assert images(capsys, "-r", with_smi, "--phase", "conformance") == (0, [VALIDATOR], "")
+
+
+def test_the_config_registry_moves_every_image(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cfg = config(tmp_path, "{images: {registry: mirror.local:5000/ai}}")
+    assert images(capsys, "--config", cfg) == (0, [
+        f"mirror.local:5000/ai/aicr-dev/aicr-validator:v{__version__}",
+        "mirror.local:5000/ai/nvidia/cuda:12.8.1-base-ubuntu24.04",
+    ], "")  # fmt: skip
+    monkeypatch.setenv(ENV, "env.local")
+    assert images(capsys, "--config", cfg)[1] == [
+        f"env.local/aicr-dev/aicr-validator:v{__version__}",
+        "env.local/nvidia/cuda:12.8.1-base-ubuntu24.04",
+    ]
+
+
+def test_a_check_param_replaces_its_image(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg = config(tmp_path, "{checks: {check-nvidia-smi: {params: {image: 'my.reg/cuda:1'}}}}")
+    assert images(capsys, "--config", cfg) == (0, [VALIDATOR, "my.reg/cuda:1"], "")
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "message"),
+    [
+        (["-r", "missing.yaml"], None, "error: missing.yaml: file not found"),
+        ([], "Not A Registry", "error: $AICR_VALIDATOR_IMAGE_REGISTRY: 'Not A Registry' is not"),
+        (["-r", "{recipe}", "-r", "{recipe}"], None, "error: --recipe given more than once"),
+        (["--phase", "readiness"], None, "Invalid value for '--phase'"),
+    ],
+    ids=["missing-recipe", "bad-env-registry", "repeated-flag", "bad-phase"],
+)
+def test_bad_input_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    args: list[str], env: str | None, message: str,
+) -> None:
+    if env:
+        monkeypatch.setenv(ENV, env)
+    path = recipe(tmp_path, ["operator-health"])
+    code, out, err = images(capsys, *[a.format(recipe=path) for a in args])
+    assert (code, out) == (2, [])
+    assert message in err
+
+
+def test_an_unknown_check_in_the_recipe_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = images(capsys, "-r", recipe(tmp_path, ["check-nvidia-sm"]))
+    assert (code, out) == (2, [])
+    assert "unknown check 'check-nvidia-sm'" in err
