@@ -1,4 +1,9 @@
-"""Shared test setup: the network guard for every tier, and paths to shared fixtures."""
+"""Shared test setup: the network guard for every tier, and CTRF schema checks on every report.
+
+Every fixture the tests need lives under tests/ (tests/data). The one corpus
+that is not ours to ship, real CNCF submissions, comes from $AICR_CNCF_SUBMISSIONS
+(tests/unit/cncf/conftest.py).
+"""
 
 from __future__ import annotations
 
@@ -14,34 +19,14 @@ import netguard  # noqa: E402  (lives beside this file)
 
 netguard.install()
 
-REPO = TESTS.parent
-# CI clones main into another folder with a copy of shared/ beside it, as here.
-SHARED = REPO.parent / "shared"
-FIXTURES = SHARED / "fixtures"
 DATA = TESTS / "data"
+CTRF_SCHEMA = DATA / "ctrf" / "ctrf.schema.json"
 
 
 @pytest.fixture(autouse=True)
 def _no_network() -> object:
     yield
     netguard.assert_clean()
-
-
-@pytest.fixture
-def fixtures_dir() -> Path:
-    if not FIXTURES.is_dir():
-        pytest.fail(f"shared fixtures not found at {FIXTURES} (expected beside the repo)")
-    return FIXTURES
-
-
-@pytest.fixture
-def aks_recipe_path(fixtures_dir: Path) -> Path:
-    return fixtures_dir / "aicr/examples/aks-training.yaml"
-
-
-@pytest.fixture
-def mock_snapshot_path(fixtures_dir: Path) -> Path:
-    return fixtures_dir / "aicr/mock-snapshot.yaml"
 
 
 def _schema_checked_dumps() -> None:
@@ -52,11 +37,8 @@ def _schema_checked_dumps() -> None:
 
     from aicr import ctrf
 
-    schema_path = FIXTURES / "ctrf/ctrf.schema.json"
-    if not schema_path.is_file():
-        return
     validator = jsonschema.Draft7Validator(
-        json.loads(schema_path.read_text()), format_checker=jsonschema.FormatChecker()
+        json.loads(CTRF_SCHEMA.read_text()), format_checker=jsonschema.FormatChecker()
     )
     original = ctrf.dumps
 

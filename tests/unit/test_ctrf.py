@@ -17,16 +17,19 @@ def sample(name: str = "a", status: Status = Status.PASSED, phase: str = "confor
                 extra={"evidence": []})
 
 
-def schema(fixtures_dir: Path) -> dict[str, object]:
-    return json.loads((fixtures_dir / "ctrf/ctrf.schema.json").read_text())  # type: ignore[no-any-return]
+SCHEMA = Path(__file__).parents[1] / "data/ctrf/ctrf.schema.json"
 
 
-def test_summary_is_derived_from_tests(fixtures_dir: Path) -> None:
+def schema() -> dict[str, object]:
+    return json.loads(SCHEMA.read_text())  # type: ignore[no-any-return]
+
+
+def test_summary_is_derived_from_tests() -> None:
     tests = [sample("a"), sample("b", Status.FAILED), sample("c", Status.OTHER),
              sample("d", Status.SKIPPED, "deployment")]
     report = ctrf.build(tests, start=1000, stop=4000, version="1.2.3", run_id="r1")
     data = json.loads(ctrf.dumps(report))
-    jsonschema.validate(data, schema(fixtures_dir))
+    jsonschema.validate(data, schema())
     summary = data["results"]["summary"]
     assert (summary["tests"], summary["passed"], summary["failed"], summary["other"],
             summary["skipped"], summary["suites"], summary["duration"]) == (4, 1, 1, 1, 1, 2, 3000)

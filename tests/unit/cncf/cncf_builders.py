@@ -7,9 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+import yaml
 
 from aicr import ctrf
 from aicr.catalog import load_catalog
+from aicr.cncf import load_requirements
 from aicr.config import ValidateConfig, parse_config
 from aicr.ctrf import Report, Status, Test
 from aicr.recipe import Recipe
@@ -17,10 +19,9 @@ from aicr.recipe.load import parse_recipe
 from aicr.snapshot import Snapshot
 from aicr.snapshot.load import parse_snapshot
 
-SHARED = Path(__file__).parents[3] / ".." / "shared"
-SUBMISSIONS = SHARED / "fixtures" / "cncf-submissions"
-CTRF_SCHEMA = SHARED / "fixtures" / "ctrf" / "ctrf.schema.json"
-TEMPLATES = SHARED / "cncf"
+DATA = Path(__file__).parents[2] / "data"
+CTRF_SCHEMA = DATA / "ctrf" / "ctrf.schema.json"
+TEMPLATES = DATA / "cncf" / "templates"
 
 CONFORMANCE = [c.name for c in load_catalog().checks if c.phase == "conformance"]
 
@@ -135,3 +136,29 @@ measurements:
 
 def make_snapshot(text: str = SNAPSHOT_YAML) -> Snapshot:
     return parse_snapshot(text, "snapshot.yaml")
+
+
+def write_submission(root: Path, version: str = "1.36", directory: str = "example",
+                     evidence: dict[str, list[str]] | None = None) -> Path:
+    """A valid submission ``root/v<version>/<directory>/PRODUCT.yaml`` for a made-up platform.
+
+    Every requirement of ``version`` is Implemented with one documentation link
+    (``evidence`` replaces the links of the ids it names).
+    """
+    reqs = load_requirements(version)
+    spec: dict[str, list[dict[str, Any]]] = {}
+    for req in reqs.requirements:
+        spec.setdefault(req.category, []).append({
+            "id": req.id, "description": req.description, "level": req.level.value,
+            "status": "Implemented",
+            "evidence": (evidence or {}).get(req.id, [f"https://docs.example.com/{req.id}"]),
+            "notes": "",
+        })
+    metadata = {"kubernetesVersion": f"v{version}", **VENDOR,
+                "k8sConformanceUrl": f"https://github.com/cncf/k8s-conformance/tree/main/"
+                                     f"v{version}/example"}
+    d = root / f"v{version}" / directory
+    d.mkdir(parents=True)
+    (d / "PRODUCT.yaml").write_text(
+        yaml.safe_dump({"metadata": metadata, "spec": spec}, sort_keys=False, width=1000))
+    return d

@@ -31,3 +31,4 @@ def write_inputs(tmp_path: Path) -> Callable[..., dict[str, Path]]:
         return paths
 
     return write
+

@@ -8,25 +8,35 @@ from aicr.errors import FileFormatError, SchemaError
 from aicr.phases import Phase
 from aicr.recipe.load import load_recipe, parse_recipe
 
-EXAMPLES = ["aks-training", "eks-training", "kind", "eks-gb200-ubuntu-training-with-validation"]
+REPO = Path(__file__).resolve().parents[3]
+EVERY_FIELD = REPO / "tests/data/aicr/every-field-recipe.yaml"
+SHIPPED = sorted((REPO / "recipes").glob("*.yaml"))
 
 
-@pytest.mark.parametrize("name", EXAMPLES, ids=EXAMPLES)
-def test_every_aicr_example_loads_as_it_is(fixtures_dir: Path, name: str) -> None:
-    recipe = load_recipe(str(fixtures_dir / f"aicr/examples/{name}.yaml"))
+@pytest.mark.parametrize("path", [EVERY_FIELD, *SHIPPED], ids=lambda p: p.stem)
+def test_aicr_shaped_recipes_load_as_they_are(path: Path) -> None:
+    recipe = load_recipe(str(path))
     assert recipe.kind == "RecipeResult"
     assert recipe.component_refs, "each example declares components"
 
 
-def test_aks_example_fields_are_read(aks_recipe_path: Path) -> None:
-    recipe = load_recipe(str(aks_recipe_path))
+def test_the_shipped_examples_are_found() -> None:
+    assert len(SHIPPED) >= 5
+
+
+def test_every_aicr_field_is_read() -> None:
+    recipe = load_recipe(str(EVERY_FIELD))
     assert recipe.criteria is not None and recipe.criteria.accelerator == "h100"
+    assert recipe.criteria.nodes is None
     assert recipe.checks(Phase.PERFORMANCE) == ["nccl-all-reduce-bw"]
     gpu_operator = recipe.component("gpu-operator")
     assert gpu_operator is not None and gpu_operator.overrides == {
         "cdi": {"enabled": True}, "gdrcopy": {"enabled": True}
     }
     assert [c.name for c in recipe.constraints][:2] == ["K8s.server.version", "OS.release.ID"]
+    assert [(c.name, c.is_enabled) for c in recipe.component_refs][-2:] == [
+        ("skyhook-operator", False), ("kai-scheduler", False)]
+    assert recipe.metadata is not None and recipe.metadata.constraint_warnings
 
 
 def test_phase_without_checks_key_is_none_not_empty() -> None:
