@@ -32,7 +32,10 @@ def cleanup(
     if bool(run_id) == all_runs:
         raise FlagConflictError("give exactly one of --run-id ID and --all")
     if run_id and not names.is_run_id(run_id):
-        raise FlagConflictError(f"--run-id {run_id!r}: expected r followed by 8 hex digits")
+        raise FlagConflictError(
+            f"--run-id {run_id!r}: expected r followed by 8 hex digits, "
+            "optionally after the run's --job-name prefix and a dash"
+        )
     left = remove(KubeTarget(kubeconfig, context), run_id, all_runs, timeout)
     what = f"run {run_id}" if run_id else "every aicr run"
     if left:

@@ -1,4 +1,10 @@
-"""Run ids, run-unique object names and the labels that tie every object to its run."""
+"""Run ids, run-unique object names and the labels that tie every object to its run.
+
+A run id is ``r`` and 8 hex digits, optionally after a name prefix the user gave
+with ``--job-name`` (``nightly-r1a2b3c4d``). Object names start with the
+prefixed run id, or with ``aicr-`` and the bare one, so they stay unique per run
+whatever the prefix.
+"""
 
 from __future__ import annotations
 
@@ -18,12 +24,19 @@ DNS_LABEL_MAX = 63
 # random characters) and the `job-name` label stay within 63 characters.
 JOB_NAME_MAX = 52
 
-_RUN_ID = re.compile(r"^r[0-9a-f]{8}$")
+NAME_PREFIX_MAX = 30  # leaves room in a 52-character Job name for the run id and a check
+_NAME_PREFIX = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_RUN_ID = re.compile(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?-)?r[0-9a-f]{8}$")
 
 
 def is_run_id(text: str) -> bool:
     """True when ``text`` looks like a run id this tool generates."""
-    return bool(_RUN_ID.match(text))
+    return len(text) <= NAME_PREFIX_MAX + 10 and bool(_RUN_ID.match(text))
+
+
+def is_name_prefix(text: str) -> bool:
+    """True when ``text`` can start the object names of a run (a short DNS label)."""
+    return len(text) <= NAME_PREFIX_MAX and bool(_NAME_PREFIX.match(text))
 
 
 def bounded(name: str, limit: int = DNS_LABEL_MAX) -> str:
@@ -36,7 +49,7 @@ def bounded(name: str, limit: int = DNS_LABEL_MAX) -> str:
 
 def run_prefix(run_id: str) -> str:
     """The prefix every object name of a run starts with."""
-    return f"aicr-{run_id}"
+    return run_id if "-" in run_id else f"aicr-{run_id}"
 
 
 def inputs_name(run_id: str) -> str:

@@ -50,7 +50,21 @@ def test_run_selector(run_id: str | None, selector: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("text", "ok"), [("r0123abcd", True), ("R0123ABCD", False), ("r012", False), ("x", False)]
-)
+    ("text", "ok"),
+    [("r0123abcd", True), ("R0123ABCD", False), ("r012", False), ("x", False),
+     ("nightly-r0123abcd", True), ("-r0123abcd", False), ("Nightly-r0123abcd", False),
+     ("a" * 31 + "-r0123abcd", False)],
+)  # fmt: skip
 def test_is_run_id(text: str, ok: bool) -> None:
     assert names.is_run_id(text) is ok
+
+
+@pytest.mark.parametrize(
+    ("run_id", "job"),
+    [("r0123abcd", "aicr-r0123abcd-dra-support"),
+     ("nightly-r0123abcd", "nightly-r0123abcd-dra-support")],
+    ids=["bare", "job-name-prefix"],
+)  # fmt: skip
+def test_a_job_name_prefix_starts_every_name_and_keeps_it_run_unique(run_id: str, job: str) -> None:
+    assert names.check_name(run_id, "dra-support") == job
+    assert names.inputs_name(run_id) == job.removesuffix("dra-support") + "inputs"
