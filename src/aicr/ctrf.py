@@ -196,13 +196,6 @@ def dumps(report: Report) -> str:
     )
 
 
-def write(report: Report, path: Path) -> None:
-    """Write a report atomically (a reader never sees half a file)."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(dumps(report), encoding="utf-8")
-    tmp.replace(path)
-
-
 def parse(text: str, source: str) -> Report:
     """Parse a CTRF document; bad JSON or a bad shape is an input error naming the field."""
     try:

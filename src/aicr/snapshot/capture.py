@@ -38,6 +38,7 @@ GFD_DRIVER = "nvidia.com/cuda.driver-version.full"
 GFD_DRIVER_PARTS = ("nvidia.com/cuda.driver.major", "nvidia.com/cuda.driver.minor",
                     "nvidia.com/cuda.driver.rev")  # fmt: skip
 INSTANCE_TYPE = "node.kubernetes.io/instance-type"
+REQUEST_TIMEOUT_SECONDS = 30.0  # one API read; a healthy server answers in well under a second
 UNIFORM_KEYS = ("kubeletVersion", "containerRuntime", "osImage", "kernelVersion", "architecture")
 
 Obj = dict[str, Any]
@@ -134,7 +135,7 @@ def build(version: Obj, nodes: list[Obj], *, timestamp: str | None = None) -> Sn
                     metadata=metadata, measurements=measurements)  # fmt: skip
 
 
-def capture(kube: KubeTarget) -> Snapshot:
+def capture(kube: KubeTarget, request_timeout: float = REQUEST_TIMEOUT_SECONDS) -> Snapshot:
     """Read server version and nodes from the cluster; ClusterError when it cannot be reached."""
     from kubernetes import client
     from kubernetes.client.exceptions import ApiException
@@ -143,8 +144,10 @@ def capture(kube: KubeTarget) -> Snapshot:
     versions: Any = client.VersionApi(api)
     core: Any = client.CoreV1Api(api)  # raw JSON (_preload_content=False), not models
     try:
-        version = json.loads(versions.get_code(_preload_content=False, _request_timeout=30).data)
-        listed = core.list_node(_preload_content=False, _request_timeout=30).data
+        version = json.loads(
+            versions.get_code(_preload_content=False, _request_timeout=request_timeout).data
+        )
+        listed = core.list_node(_preload_content=False, _request_timeout=request_timeout).data
         nodes = json.loads(listed).get("items") or []
     except ApiException as exc:
         raise ClusterError(f"cannot capture a snapshot: {describe_api_error(exc)}") from None

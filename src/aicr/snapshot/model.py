@@ -8,8 +8,11 @@ from typing import Literal
 from pydantic import Field
 
 from aicr.document import Document
+from aicr.errors import ValidationFailed
 
 Reading = str | int | float | bool
+# The GPU count key of AICR's agent snapshots, and of our live capture (GPU.cluster.count).
+GPU_COUNT_KEYS = ("gpu-count", "count")
 
 
 class MeasurementType(StrEnum):
@@ -67,7 +70,29 @@ class Snapshot(Document):
         return None
 
     @property
+    def gpu_count(self) -> int:
+        """The most GPUs any GPU reading reports: AICR's ``gpu-count`` or a live ``count``."""
+        counts = [
+            value
+            for m in self.measurements
+            if m.type == MeasurementType.GPU
+            for sub in m.subtypes
+            for key, value in sub.data.items()
+            if key in GPU_COUNT_KEYS and isinstance(value, int) and not isinstance(value, bool)
+        ]
+        return max(counts, default=0)
+
+    @property
     def server_version(self) -> str | None:
         """The Kubernetes server version, e.g. ``v1.33.0``."""
         value = self.reading("K8s.server.version")
         return None if value is None else str(value)
+
+
+def require_gpu(snapshot: Snapshot, source: str) -> None:
+    """--require-gpu: stop (exit 8) when the snapshot reports no GPU, as AICR does."""
+    if snapshot.gpu_count < 1:
+        raise ValidationFailed(
+            f"--require-gpu: the snapshot ({source}) reports no GPU "
+            "(no gpu-count above 0, no node with allocatable nvidia.com/gpu)"
+        )
