@@ -150,7 +150,8 @@ def formats_md() -> str:
 def _command_section(cmd: click.Command, path: str, ctx: click.Context) -> list[str]:
     lines = [f"## `{path}`", "", (cmd.help or "").split("\b")[0].strip(), ""]
     sub_ctx = click.Context(cmd, info_name=path.split()[-1], parent=ctx)
-    params = [p for p in cmd.get_params(sub_ctx) if isinstance(p, click.Option)]
+    # Hidden options are AICR flags that are refused; the AICR table documents them.
+    params = [p for p in cmd.get_params(sub_ctx) if isinstance(p, click.Option) and not p.hidden]
     args = [p for p in cmd.params if isinstance(p, click.Argument)]
     if args:
         lines.append("Arguments: " + ", ".join(f"`{a.human_readable_name}`" for a in args))
@@ -180,14 +181,12 @@ def _command_section(cmd: click.Command, path: str, ctx: click.Context) -> list[
 
 
 def cli_md() -> str:
+    from aicr.cli import compat
     from aicr.cli.main import cli
 
-    ctx = click.Context(cli, info_name="aicr")
-    out = [CLI_INTRO]
-    for name in cli.list_commands(ctx):
-        cmd = cli.get_command(ctx, name)
-        if cmd is not None:
-            out += _command_section(cmd, f"aicr {name}", ctx)
+    # The root section lists the global options, then every subcommand in turn.
+    parent = click.Context(click.Group("root"))
+    out = [CLI_INTRO, compat.markdown(), *_command_section(cli, "aicr", parent)]
     return "\n".join(out).rstrip() + "\n"
 
 

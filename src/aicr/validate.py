@@ -33,11 +33,11 @@ from aicr.plan import Plan, build, resolve_phases
 from aicr.recipe.load import load_recipe_with_lines
 from aicr.recipe.model import Recipe
 from aicr.result import CheckResult, Detail, to_test
-from aicr.runner import TOLERATE_ALL, Executor, Placement, RunContext, Toleration
+from aicr.runner import TOLERATE_ALL, Executor, Placement, RunContext, Toleration, names
 from aicr.runner.events import EventSink, discard
 from aicr.runner.orchestrate import PlanResults, StopReason, run_plan
 from aicr.snapshot.load import load_snapshot
-from aicr.snapshot.model import Snapshot
+from aicr.snapshot.model import Snapshot, require_gpu
 from aicr.sources import read
 
 if TYPE_CHECKING:
@@ -74,6 +74,8 @@ class ValidateRequest:
     cncf_version: str | None = None
     force: bool = False
     data_dir: str | None = None
+    name_prefix: str | None = None
+    require_gpu: bool = False
 
     def __post_init__(self) -> None:
         """Refuse flag combinations that cannot mean anything (exit 2)."""
@@ -95,6 +97,30 @@ class ValidateRequest:
             problems.append(Problem(f"--parallel must be at least 1, got {self.parallel}"))
         if self.executor not in ("job", "local"):
             problems.append(Problem(f"--executor must be job or local, got {self.executor}"))
+        if self.name_prefix is not None and not names.is_name_prefix(self.name_prefix):
+            problems.append(
+                Problem(
+                    f"--job-name '{self.name_prefix}': invalid name prefix",
+                    hint=f"expected lowercase letters, digits and '-', at most "
+                    f"{names.NAME_PREFIX_MAX} characters; it starts every object name of the run",
+                )
+            )
+        if self.require_gpu and not self.snapshot and (self.no_cluster or self.dry_run):
+            mode = "--no-cluster" if self.no_cluster else "--dry-run"
+            problems.append(
+                Problem(
+                    f"--require-gpu with {mode} needs a snapshot to look for a GPU in",
+                    hint="give -s FILE",
+                )
+            )
+        if self.image and is_aicr_agent_image(self.image):
+            problems.append(
+                Problem(
+                    f"--image {self.image}: this is AICR's snapshot agent, which cannot run "
+                    "aicr's checks",
+                    hint="drop --image to use the check image of this version",
+                )
+            )
         if problems:
             raise FlagConflictError(problems)
 
@@ -126,14 +152,24 @@ class Inputs:
     prepared: dict[str, Any] = field(default_factory=dict)  # check name -> preflight facts
 
 
-def new_run_id() -> str:
+def new_run_id(prefix: str | None = None) -> str:
     """Short, lowercase and unique enough to name Kubernetes objects of concurrent runs."""
-    return "r" + secrets.token_hex(4)
+    token = "r" + secrets.token_hex(4)
+    return f"{prefix}-{token}" if prefix else token
 
 
 def now_ms() -> int:
     """Wall-clock milliseconds, as CTRF wants."""
     return int(time.time() * 1000)
+
+
+def is_aicr_agent_image(ref: str) -> bool:
+    """True for NVIDIA's Go AICR image (AICR's --image default), on any registry or mirror."""
+    name = ref.split("@", 1)[0]
+    if ":" in name.rsplit("/", 1)[-1]:
+        name = name.rsplit(":", 1)[0]
+    repository = defaults.AICR_AGENT_REPOSITORY
+    return name == repository or name.endswith("/" + repository)
 
 
 def resolve_image(request: ValidateRequest, config: ValidateConfig) -> str:
@@ -157,6 +193,8 @@ def load_inputs(request: ValidateRequest) -> Inputs:
     recipe, loaded = load_recipe_with_lines(request.recipe, request.kube)
     gate.check_paths(recipe, request.recipe)
     snapshot = load_snapshot(request.snapshot, request.kube) if request.snapshot else None
+    if snapshot is not None and request.require_gpu:
+        require_gpu(snapshot, request.snapshot or "")
     plan = build(
         recipe,
         load_catalog(),
@@ -347,7 +385,7 @@ def run(
     ``inputs`` may be passed when the caller already loaded them (to show the plan first).
     """
     start = now_ms()
-    run_id = new_run_id()
+    run_id = new_run_id(request.name_prefix)
     cancel = cancel or threading.Event()
     inputs = inputs or load_inputs(request)
     warnings = list(inputs.warnings)
@@ -371,6 +409,8 @@ def run(
 
         snapshot = capture(request.kube)
         snapshot_source = "live capture"
+        if request.require_gpu:
+            require_gpu(snapshot, snapshot_source)
     why_not = "no snapshot given with --no-cluster" if snapshot is None else None
     gate_outcome = gate.run(inputs.recipe, snapshot, why_not=why_not)
 

@@ -41,3 +41,19 @@ def test_missing_configmap_is_an_input_error(cluster: SimCluster, namespace: str
     code = run(["validate", "-r", f"cm://{namespace}/nope", "--kubeconfig",
                 str(cluster.kubeconfig)])
     assert code == 2
+
+
+def test_snapshot_to_a_configmap_is_read_back_by_validate(cluster: SimCluster,
+                                                          namespace: str) -> None:
+    from aicr.snapshot.load import parse_snapshot
+
+    code = run(["snapshot", "--kubeconfig", str(cluster.kubeconfig),
+                "-o", f"cm://{namespace}/snap"])
+    assert code == 0
+    data = client.CoreV1Api(cluster.api()).read_namespaced_config_map("snap", namespace).data
+    assert list(data) == ["snapshot.yaml"]  # AICR's key, so AICR reads it too
+    assert (parse_snapshot(data["snapshot.yaml"]).server_version or "").startswith("v1.")
+    code = run(["validate", "-r", str(SNAPSHOT.parents[1] / "recipes/small.yaml"),
+                "-s", f"cm://{namespace}/snap", "--kubeconfig", str(cluster.kubeconfig),
+                "--dry-run"])
+    assert code == 0

@@ -74,6 +74,18 @@ def test_healthy_platform_passes(cluster: SimCluster, healthy: str, tmp_path: Pa
     assert remaining(cluster, run_id) == []
 
 
+def test_aicr_job_name_prefixes_every_object_of_a_passing_run(
+    cluster: SimCluster, healthy: str, tmp_path: Path
+) -> None:
+    """AICR's --job-name: the check runs under names starting with it, and all is removed."""
+    code, report, err = validate(cluster, tmp_path, recipe([("operator", healthy)]),
+                                 "--job-name", "nightly")  # fmt: skip
+    assert (code, report["results"]["tests"][0]["status"]) == (0, "passed"), err
+    run_id = report["extra"]["aicr"]["runId"]
+    assert run_id.startswith("nightly-r")
+    assert remaining(cluster, run_id) == []
+
+
 def test_broken_platform_fails_with_a_precise_message(
     cluster: SimCluster, healthy: str, tmp_path: Path
 ) -> None:

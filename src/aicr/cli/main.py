@@ -10,11 +10,13 @@ import traceback
 import click
 
 from aicr import version
+from aicr.cli import options
 from aicr.errors import EXIT_INTERRUPTED, EXIT_VALIDATION_FAILED, AicrError, InputError
 
 # Subcommands are imported on first use so `aicr --help` stays fast.
 _COMMANDS = {
     "validate": ("aicr.cli.validate", "validate"),
+    "snapshot": ("aicr.cli.snapshot", "snapshot"),
     "check": ("aicr.cli.check", "check"),
     "evidence": ("aicr.cli.evidence", "evidence"),
     "cleanup": ("aicr.cli.cleanup", "cleanup"),
@@ -23,6 +25,7 @@ _COMMANDS = {
 }
 _SUMMARIES = {
     "validate": "Validate a cluster against a recipe and write a CTRF report.",
+    "snapshot": "Capture what the cluster is (AICR Snapshot format) from the Kubernetes API.",
     "check": "List the check catalog, or run one check (inside its Job).",
     "evidence": "Render and verify CNCF AI Conformance submissions.",
     "cleanup": "Remove what earlier runs left in the cluster.",
@@ -33,6 +36,13 @@ _SUMMARIES = {
 
 class LazyGroup(click.Group):
     """A group that imports a subcommand's module only when it is invoked."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """Accept AICR's ``--debug=false`` spelling for the root flags too."""
+        args, forced_off = options.bool_values(self.params, args)
+        rest = super().parse_args(ctx, args)
+        options.force_off(ctx, forced_off)
+        return rest
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         """Every subcommand name, without importing any."""
@@ -72,12 +82,19 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
     callback=_print_version,
     help="Show the version and exit.",
 )
-def cli() -> None:
+@options.debug
+@options.log_json
+@click.pass_context
+def cli(ctx: click.Context, debug: bool, log_json: bool) -> None:
     r"""Validate GPU/AI Kubernetes clusters and produce CNCF AI Conformance evidence.
 
     \b
     Exit codes: 0 success, 2 invalid input, 8 validation failed, 130 interrupted.
     """
+    # AICR keeps these two on its root command; given there, they apply to the subcommand.
+    given = {name: True for name, on in (("debug", debug), ("log_json", log_json)) if on}
+    if given:
+        ctx.default_map = {name: dict(given) for name in _COMMANDS}
 
 
 def run(argv: list[str] | None = None) -> int:

@@ -1,8 +1,12 @@
-"""Shared options as named decorators, and a command class that refuses repeated flags.
+"""Shared options as named decorators, and a command class that parses as AICR's CLI does.
 
 The environment fallback sits on the option so click owns the precedence
 (flag > env > default) and ``--help`` documents it. KUBECONFIG is left to the
 kubernetes client because it may hold a list of paths.
+
+AICR's flag parser accepts ``--flag=false`` for boolean flags and comma lists
+for repeatable ones; ``StrictCommand`` and ``ListOption`` accept the same, so
+AICR command lines keep working.
 """
 
 from __future__ import annotations
@@ -20,11 +24,17 @@ from aicr.errors import FlagConflictError, Problem
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+# Go's strconv.ParseBool spellings, which AICR's ``--flag=value`` accepts.
+_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
+_FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})
+
+
 class StrictCommand(click.Command):
     """A command that refuses a single-value option given twice (click keeps the last)."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        """Count single-value option occurrences before click parses them."""
+        """Count single-value options and resolve ``--flag=true|false`` before click parses."""
+        args, forced_off = bool_values(self.params, args)
         single: dict[str, str] = {}
         for param in self.params:
             if isinstance(param, click.Option) and not param.multiple and not param.count:
@@ -43,7 +53,55 @@ class StrictCommand(click.Command):
             raise FlagConflictError(
                 [Problem(f"{n} given more than once", hint="it takes one value") for n in repeated]
             )
-        return super().parse_args(ctx, args)
+        rest = super().parse_args(ctx, args)
+        force_off(ctx, forced_off)
+        return rest
+
+
+def bool_values(params: list[click.Parameter], args: list[str]) -> tuple[list[str], set[str]]:
+    """``--flag=true`` becomes ``--flag``; ``--flag=false`` is dropped and its name returned."""
+    flags = {
+        opt: param
+        for param in params
+        if isinstance(param, click.Option) and param.is_flag and param.is_bool_flag
+        for opt in param.opts
+        if opt.startswith("--")
+    }
+    out: list[str] = []
+    forced_off: set[str] = set()
+    for index, arg in enumerate(args):
+        if arg == "--":
+            return out + args[index:], forced_off
+        name, eq, value = arg.partition("=")
+        param = flags.get(name)
+        if not eq or param is None:
+            out.append(arg)
+        elif value in _TRUE:
+            out.append(name)
+        elif value in _FALSE and param.name:
+            forced_off.add(param.name)
+        else:
+            raise FlagConflictError(
+                Problem(f"{name}={value}: not a boolean", hint="expected true or false")
+            )
+    return out, forced_off
+
+
+def force_off(ctx: click.Context, names: set[str]) -> None:
+    """Apply ``--flag=false`` after parsing, so it also beats the option's env var."""
+    for name in names:
+        ctx.params[name] = False
+        ctx.set_parameter_source(name, click.core.ParameterSource.COMMANDLINE)
+
+
+class ListOption(click.Option):
+    """A repeatable option that also splits each value on commas, as AICR's list flags do."""
+
+    def type_cast_value(self, ctx: click.Context, value: Any) -> Any:
+        """Split ``a,b`` into ``a`` and ``b`` before the type checks each one."""
+        if isinstance(value, (list, tuple)):
+            value = [part for item in value for part in str(item).split(",") if part]
+        return super().type_cast_value(ctx, value)
 
 
 def _option(*decls: str, **attrs: Any) -> Callable[[F], F]:
@@ -71,6 +129,43 @@ namespace = _option(
     show_default=True,
     help="Namespace for the run's Jobs, ConfigMaps and ServiceAccounts.",
 )
+FORMATS = ("json", "yaml", "table")
+
+
+def output_format(default: str, help: str) -> Callable[[F], F]:
+    """``-t/--format``: AICR's serializer formats; each command says what it writes."""
+    return _option(
+        "-t",
+        "--format",
+        "output_format",
+        type=click.Choice(FORMATS),
+        default=default,
+        show_default=True,
+        help=help,
+    )
+
+
+def output(help: str) -> Callable[[F], F]:
+    """``-o/--output``: a file, ``-`` (stdout, the default) or ``cm://namespace/name``."""
+    return _option("-o", "--output", metavar="FILE|-|cm://NS/NAME", help=help)
+
+
+def require_gpu(help: str) -> Callable[[F], F]:
+    """``--require-gpu`` with AICR's environment variable."""
+    return _option("--require-gpu", is_flag=True, envvar="AICR_REQUIRE_GPU", help=help)
+
+
+def refused(*decls: str, message: str, takes_value: bool = True) -> Callable[[F], F]:
+    """A hidden AICR flag that is refused (exit 2) with one line saying why and what instead."""
+
+    def refuse(ctx: click.Context, param: click.Parameter, value: Any) -> None:
+        if value not in (None, (), False):
+            raise FlagConflictError(Problem(f"{max(param.opts, key=len)}: {message}"))
+
+    kind: dict[str, Any] = {"multiple": True} if takes_value else {"is_flag": True}
+    return click.option(*decls, hidden=True, expose_value=False, callback=refuse, **kind)
+
+
 log_json = _option(
     "--log-json",
     envvar="AICR_LOG_JSON",

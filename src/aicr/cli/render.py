@@ -45,6 +45,15 @@ def warnings(messages: list[str]) -> None:
         console.print(f"[yellow]warning:[/] {message}")
 
 
+def note(message: str, *, json_lines: bool = False) -> None:
+    """One informational line; a JSON object under --log-json."""
+    if json_lines:
+        console.out(json.dumps({"time": round(time.time(), 3), "event": "note",
+                                "message": message}), highlight=False)  # fmt: skip
+    else:
+        console.print(f"note: {message}", markup=False)
+
+
 def plan(the_plan: Plan) -> None:
     """The phase -> check plan, with timeouts and what may overlap."""
     for phase_plan in the_plan.phases:

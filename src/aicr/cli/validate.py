@@ -13,12 +13,15 @@ from typing import Any
 import click
 
 from aicr import defaults, durations, flags
-from aicr.cli import options, render
+from aicr.cli import compat, options, render
 from aicr.errors import EXIT_INTERRUPTED, FlagConflictError, Problem
 from aicr.k8s import KubeTarget
 from aicr.validate import Outcome, ValidateRequest, run
 
 PHASE_CHOICES = ("deployment", "performance", "conformance", "all")
+CHECK_IMAGE_ENV = "AICR_CHECK_IMAGE"
+# AICR reads this for its snapshot agent's image; here it would point the checks at it.
+AICR_AGENT_IMAGE_ENV = "AICR_VALIDATOR_IMAGE"
 
 
 @contextmanager
@@ -107,10 +110,13 @@ def request_from_options(opts: dict[str, Any]) -> ValidateRequest:
         cncf_version=opts["cncf_version"],
         force=opts["force"],
         data_dir=opts["data"],
+        name_prefix=opts["job_name"],
+        require_gpu=opts["require_gpu"],
     )
 
 
 def _render(outcome: Outcome, opts: dict[str, Any]) -> None:
+    from aicr.formats import Format
     from aicr.outputs import write_report
 
     render.warnings(outcome.warnings)
@@ -128,9 +134,8 @@ def _render(outcome: Outcome, opts: dict[str, Any]) -> None:
     cncf = (outcome.report.extra or {}).get("aicr", {}).get("cncf")
     if outcome.aggregation is not None and cncf:
         render.requirements(outcome.aggregation, cncf["version"])
-    where = write_report(
-        outcome.report, opts["output"], KubeTarget(opts["kubeconfig"], opts["context"])
-    )
+    kube = KubeTarget(opts["kubeconfig"], opts["context"])
+    where = write_report(outcome.report, opts["output"], kube, Format(opts["output_format"]))
     if where != "stdout":
         render.console.print(f"report: {where}")
     if opts["junit"]:
@@ -172,6 +177,7 @@ def _render(outcome: Outcome, opts: dict[str, Any]) -> None:
 )
 @click.option(
     "--phase",
+    cls=options.ListOption,
     multiple=True,
     type=click.Choice(PHASE_CHOICES),
     help="Phase to run; repeatable. Default: all.",
@@ -195,13 +201,14 @@ def _render(outcome: Outcome, opts: dict[str, Any]) -> None:
 @options.namespace
 @click.option(
     "--image",
-    envvar="AICR_IMAGE",
+    envvar=CHECK_IMAGE_ENV,
     show_envvar=True,
-    help="Validator image (default: the catalog image at this version; "
+    help="Image the check pods run (default: the catalog image at this version; "
     f"${defaults.IMAGE_REGISTRY_ENV} swaps the registry).",
 )
 @click.option(
     "--image-pull-secret",
+    cls=options.ListOption,
     multiple=True,
     metavar="NAME",
     help="Image pull secret for the check pods; repeatable.",
@@ -214,6 +221,7 @@ def _render(outcome: Outcome, opts: dict[str, Any]) -> None:
 )
 @click.option(
     "--toleration",
+    cls=options.ListOption,
     multiple=True,
     metavar="KEY[=VALUE]:EFFECT",
     help="Toleration for the workloads checks create; repeatable.",
@@ -226,11 +234,20 @@ def _render(outcome: Outcome, opts: dict[str, Any]) -> None:
 )
 @click.option(
     "--orchestrator-toleration",
+    cls=options.ListOption,
     multiple=True,
     metavar="KEY[=VALUE]:EFFECT",
     help="Tolerations for the check pods (replaces the default tolerate-all).",
 )
 @click.option("--no-cleanup", is_flag=True, help="Keep everything the run created.")
+@click.option(
+    "--job-name",
+    metavar="PREFIX",
+    help="Start every object name of the run with PREFIX (names stay run-unique).",
+)
+@options.require_gpu("Exit 8 before any check runs when the snapshot reports no GPU.")
+@options.refused("--service-account-name", message=compat.SERVICE_ACCOUNT)
+@options.refused("-f", "--feature", message=compat.FEATURE)
 @click.option(
     "--parallel",
     type=int,
@@ -274,12 +291,8 @@ def _render(outcome: Outcome, opts: dict[str, Any]) -> None:
     type=click.Path(file_okay=False, exists=True),
     help="Folder with the values files the recipe references.",
 )
-@click.option(
-    "-o",
-    "--output",
-    metavar="FILE|-|cm://NS/NAME",
-    help="Where the CTRF report goes (default: stdout).",
-)
+@options.output("Where the CTRF report goes (default: stdout).")
+@options.output_format("json", "Report format: CTRF JSON, the same as YAML, or a summary table.")
 @click.option("--junit", type=click.Path(dir_okay=False), help="Also write JUnit XML here.")
 @options.log_json
 @options.debug
@@ -292,6 +305,12 @@ def validate(**opts: Any) -> int:
     130 interrupted.
     """
     request = request_from_options(opts)
+    if os.environ.get(AICR_AGENT_IMAGE_ENV):
+        render.note(
+            f"{AICR_AGENT_IMAGE_ENV} is not read: it names AICR's snapshot agent; "
+            f"set {CHECK_IMAGE_ENV} or --image for the check image",
+            json_lines=opts["log_json"],
+        )
     cancel = threading.Event()
     from aicr.validate import load_inputs
 
