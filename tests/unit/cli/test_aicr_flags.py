@@ -30,6 +30,7 @@ V = ["validate", "-r", RECIPE, "-s", SNAPSHOT, "--no-cluster"]
 DRY = ["validate", "-r", RECIPE, "-s", SNAPSHOT, "--dry-run"]
 GATE_FAILS = ["validate", "-r", RECIPE, "-s", OLD_K8S, "--no-cluster"]
 NOTE = f"note: {{}}: {compat.NO_AGENT}"
+AICR_AGENT = "mirror.example/nvidia/aicr:v0.11.1"  # AICR's agent image, on a mirror
 
 
 @dataclass
@@ -135,7 +136,7 @@ CASES: dict[str, Case] = {
                                     ("--log-json", "snapshot", "--image", "x"), 0,
                                     check=_json_note),
     "log-json-validate-note": Case(("global --log-json",), (*V, "--log-json"), 0,
-                                   env=(("AICR_VALIDATOR_IMAGE", "ghcr.io/nvidia/aicr:v0.11.1"),),
+                                   env=(("AICR_VALIDATOR_IMAGE", AICR_AGENT),),
                                    check=lambda s: json.loads(s.err.splitlines()[0])),
     "output-file-validate": Case(("global -o, --output",), (*V, "-o", "{tmp}/r.json"), 0,
                                  check=_file("r.json", json.loads, "reportFormat", "CTRF")),
@@ -183,11 +184,11 @@ CASES: dict[str, Case] = {
     "image": Case(("validate --image",), (*DRY, "--image", "registry.example/me/checks:1"), 0,
                   check=_stdout_has(r"image: registry.example/me/checks:1$")),
     "image-aicr-agent-refused": Case(("validate --image",),
-                                     (*V, "--image", "ghcr.io/nvidia/aicr:v0.11.1"), 2,
+                                     (*V, "--image", AICR_AGENT), 2,
                                      "this is AICR's snapshot agent"),
     "image-aicr-env-not-read": Case(("validate --image",), DRY, 0,
                                     "note: AICR_VALIDATOR_IMAGE is not read",
-                                    env=(("AICR_VALIDATOR_IMAGE", "ghcr.io/nvidia/aicr:v0.11.1"),),
+                                    env=(("AICR_VALIDATOR_IMAGE", AICR_AGENT),),
                                     check=_stdout_lacks("nvidia/aicr:v0.11.1")),
     "image-pull-secret-comma-list": Case(("validate --image-pull-secret",),
                                          (*DRY, "--image-pull-secret", "s1,s2"), 0,
@@ -239,7 +240,7 @@ CASES: dict[str, Case] = {
                                    env=(("AICR_NAMESPACE", "gpu-ops"),)),
     "snapshot-plain-no-note": Case(("snapshot -n, --namespace",), ("snapshot",), 0,
                                    check=_no_note),
-    "snapshot-image": Case(("snapshot --image",), ("snapshot", "--image", "ghcr.io/nvidia/aicr"),
+    "snapshot-image": Case(("snapshot --image",), ("snapshot", "--image", "nvidia/aicr"),
                            0, NOTE.format("--image")),
     "snapshot-image-pull-secret": Case(("snapshot --image-pull-secret",),
                                        ("snapshot", "--image-pull-secret", "a,b"), 0,
@@ -379,3 +380,16 @@ def test_readme_names_every_refused_or_removed_flag() -> None:
     for row in compat.FLAGS:
         if row.handling in (compat.Handling.REFUSED, compat.Handling.REMOVED):
             assert f"`{row.flag.split(', ')[-1]}`" in readme, row.flag
+
+
+@pytest.mark.parametrize(
+    ("ref", "is_agent"),
+    [("nvidia/aicr", True), ("nvidia/aicr:v0.11.1", True), (AICR_AGENT, True),
+     ("mirror.example:5000/nvidia/aicr@sha256:" + "0" * 64, True),
+     ("nvidia/aicr-validator:v1", False), ("example/aicr:v1", False),
+     ("mirror.example:5000/checks:v1", False)],
+)  # fmt: skip
+def test_aicr_agent_image_is_recognised_on_any_registry(ref: str, is_agent: bool) -> None:
+    from aicr.validate import is_aicr_agent_image
+
+    assert is_aicr_agent_image(ref) is is_agent
