@@ -17,8 +17,9 @@ from kubernetes import client
 from kubernetes.client.rest import ApiException
 from simcluster import kube, scenario
 from simcluster.cluster import Sim
+from simcluster.faults import pods as pod_faults
+from simcluster.faults import registry as faults
 from simcluster.nodes import GPU_NODES, LAYOUT
-from simcluster.runtime import faults
 
 T = TypeVar("T")
 TEST_NS_LABEL = "sim.aicr.dev/test"
@@ -234,7 +235,7 @@ class SimCluster:
         test creates itself can carry the annotation `sim.aicr.dev/fault` instead.
         """
         self._dirty = True
-        faults.add_rule(
+        pod_faults.add_rule(
             self.sim.dir,
             fault,  # type: ignore[arg-type]
             namespace=namespace,
@@ -244,20 +245,29 @@ class SimCluster:
 
     def clear_faults(self) -> None:
         """Remove every injected fault rule."""
-        faults.clear_rules(self.sim.dir)
+        pod_faults.clear_rules(self.sim.dir)
+
+    def fault(self, name: str, node: str | None = None) -> list[str | None]:
+        """Apply a fault of the registry, as `hack/sim/sim fault NAME [NODE]` does."""
+        self._dirty = True
+        return faults.apply(self.sim, name, node)
+
+    def heal(self, node: str | None = None) -> list[dict[str, Any]]:
+        """Heal applied faults, as `hack/sim/sim heal [NODE]` does."""
+        return faults.heal(self.sim, node)
 
     def stop_apiserver(self) -> None:
-        """Stop the API server (clients get connection refused)."""
-        self._dirty = True
-        self.sim.stop_apiserver()
+        """Stop the API server (clients get connection refused): the `apiserver-down` fault."""
+        self.fault("apiserver-down")
 
     def start_apiserver(self) -> None:
         """Start the API server again and wait until it is ready."""
-        self.sim.start_apiserver()
+        faults.heal(self.sim, fault="apiserver-down")
 
     def reset(self) -> None:
-        """Back to the initial state: API server up, faults cleared, nodes and mode reset."""
-        self.start_apiserver()
+        """Back to the initial state: faults healed and cleared, nodes and mode reset."""
+        self.sim.start_apiserver()
+        faults.heal(self.sim)
         self.clear_faults()
         scenario.reset_nodes(self.sim)
         self._dirty = False

@@ -1,4 +1,8 @@
-"""CLI of the simulated cluster: `python -m simcluster up|down|status|mode`."""
+"""CLI of the simulated cluster: `python -m simcluster VERB ...` (argument parsing only).
+
+Exit codes: 0 done; 1 `status` says down; 2 bad input (an unknown fault or
+node: one line on stderr); 3 the cluster cannot run or is not running.
+"""
 
 from __future__ import annotations
 
@@ -7,39 +11,136 @@ import sys
 import time
 
 from simcluster.cluster import Sim, SimUnavailable
+from simcluster.faults import registry
+from simcluster.faults.registry import FaultInputError
+
+EXIT_BAD_INPUT = 2
+EXIT_UNAVAILABLE = 3
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Parse the command line and run one action; the last line printed is the result."""
-    parser = argparse.ArgumentParser(prog="simcluster")
-    sub = parser.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("up", help="start the cluster; print the kubeconfig path last")
-    sub.add_parser("down", help="stop exactly what `up` started and remove the run folder")
-    sub.add_parser("status", help="say whether the cluster runs")
-    mode = sub.add_parser("mode", help="switch the GPU allocation mode")
-    mode.add_argument("mode", choices=["device-plugin", "dra", "dual"])
-    args = parser.parse_args(argv)
-    sim = Sim()
-    if args.cmd == "up":
-        start = time.monotonic()
-        try:
-            path = sim.up()
-        except SimUnavailable as e:
-            print(f"sim-up: {e}", file=sys.stderr)
-            return 3
-        print(f"sim-up: ready in {time.monotonic() - start:.1f} s", file=sys.stderr)
-        print(path)
-    elif args.cmd == "down":
-        sim.down()
-        print("sim-down: stopped and removed", sim.dir, file=sys.stderr)
-    elif args.cmd == "status":
-        print("up" if sim.is_up() else "down")
-        return 0 if sim.is_up() else 1
-    elif args.cmd == "mode":
-        from simcluster import scenario
-
-        scenario.set_mode(sim, args.mode)
+def up(sim: Sim, args: argparse.Namespace) -> int:
+    """Start the cluster; the kubeconfig path is the last line."""
+    start = time.monotonic()
+    try:
+        path = sim.up()
+    except SimUnavailable as e:
+        print(f"sim-up: {e}", file=sys.stderr)
+        return EXIT_UNAVAILABLE
+    print(f"sim-up: ready in {time.monotonic() - start:.1f} s", file=sys.stderr)
+    print(path)
     return 0
+
+
+def down(sim: Sim, args: argparse.Namespace) -> int:
+    """Stop what `up` started and remove the run folder (faults go with it)."""
+    sim.down()
+    print("sim-down: stopped and removed", sim.dir, file=sys.stderr)
+    return 0
+
+
+def status(sim: Sim, args: argparse.Namespace) -> int:
+    """`up` or `down`, then one line per applied fault."""
+    running = sim.is_up()
+    print("up" if running else "down")
+    for entry in registry.active(sim) if running else []:
+        print(f"fault {entry['fault']}" + (f" on {entry['node']}" if entry["node"] else ""))
+    return 0 if running else 1
+
+
+def mode(sim: Sim, args: argparse.Namespace) -> int:
+    """Switch the GPU allocation mode."""
+    from simcluster import scenario
+
+    if not _running(sim, "sim mode"):
+        return EXIT_UNAVAILABLE
+    scenario.set_mode(sim, args.mode)
+    return 0
+
+
+def fault(sim: Sim, args: argparse.Namespace) -> int:
+    """`fault list`, or apply fault NAME on NODE (default: its whole scope)."""
+    if args.name == "list":
+        if args.node is not None:
+            return _bad("sim fault", "`fault list` takes no node")
+        width = max(len(f.name) for f in registry.FAULTS)
+        for f in registry.FAULTS:
+            print(f"{f.name:<{width}}  {f.scope:<8}  {f.models}")
+        return 0
+    try:
+        registry.lookup(args.name)
+        if not _running(sim, "sim fault"):
+            return EXIT_UNAVAILABLE
+        where = registry.apply(sim, args.name, args.node)
+    except FaultInputError as e:
+        return _bad("sim fault", str(e))
+    print(f"{args.name}: applied" + _on(where))
+    return 0
+
+
+def heal(sim: Sim, args: argparse.Namespace) -> int:
+    """Heal every applied fault, or those on NODE."""
+    if not _running(sim, "sim heal"):
+        return EXIT_UNAVAILABLE
+    try:
+        healed = registry.heal(sim, args.node)
+    except FaultInputError as e:
+        return _bad("sim heal", str(e))
+    if not healed:
+        print("no fault to heal" + (f" on {args.node}" if args.node else ""))
+    for entry in healed:
+        print(f"{entry['fault']}: healed" + _on([entry["node"]]))
+    return 0
+
+
+def _on(nodes: list[str | None]) -> str:
+    named = [n for n in nodes if n]
+    return f" on {', '.join(named)}" if named else ""
+
+
+def _running(sim: Sim, verb: str) -> bool:
+    if sim.is_up():
+        return True
+    print(f"{verb}: no simulated cluster runs in {sim.dir}; start it with `hack/sim/sim up`",
+          file=sys.stderr)  # fmt: skip
+    return False
+
+
+def _bad(verb: str, message: str) -> int:
+    print(f"{verb}: {message}", file=sys.stderr)
+    return EXIT_BAD_INPUT
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command line: one sub-command per verb."""
+    p = argparse.ArgumentParser(prog="hack/sim/sim")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("up", help="start the cluster; print the kubeconfig path last").set_defaults(
+        run=up
+    )
+    sub.add_parser("down", help="stop exactly what `up` started, remove the run").set_defaults(
+        run=down
+    )
+    sub.add_parser("status", help="say whether the cluster runs, and its faults").set_defaults(
+        run=status
+    )
+    m = sub.add_parser("mode", help="switch the GPU allocation mode")
+    m.add_argument("mode", choices=["device-plugin", "dra", "dual"])
+    m.set_defaults(run=mode)
+    f = sub.add_parser("fault", help="`fault list`, or apply a fault: `fault NAME [NODE]`")
+    f.add_argument("name", help="a fault name, or `list`")
+    f.add_argument("node", nargs="?", help="the node (default: every node of the fault's scope)")
+    f.set_defaults(run=fault)
+    h = sub.add_parser("heal", help="remove applied faults (all, or those on NODE)")
+    h.add_argument("node", nargs="?")
+    h.set_defaults(run=heal)
+    return p
+
+
+def main(argv: list[str] | None = None, sim: Sim | None = None) -> int:
+    """Parse the command line and run one verb."""
+    args = parser().parse_args(argv)
+    code: int = args.run(sim or Sim(), args)
+    return code
 
 
 if __name__ == "__main__":

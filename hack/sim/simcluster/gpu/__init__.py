@@ -12,11 +12,11 @@ What is modelled (and nothing more):
 - The GPUs allocated to a pod: its `nvidia.com/gpu` limit, or (DRA) the devices
   of driver `gpu.nvidia.com` in the ResourceClaims allocated to it. The pod sees
   exactly those GPUs, numbered from 0, with stable UUIDs per node and device.
-- Faults, set on the Node as annotations (see `mark_node`):
-  `sim.aicr.dev/gpu-fault: driver-not-loaded` makes nvidia-smi fail as it does
-  on a node whose kernel module is not loaded (exit 9, the driver message);
-  `sim.aicr.dev/gpu-fault: gpu-lost` hides the pod's last GPU (a GPU that fell
-  off the bus: the pod sees one GPU fewer than it was given);
+- Faults, set on the Node as annotations by `hack/sim/sim fault` (simcluster.faults):
+  `sim.aicr.dev/gpu-fault`, a comma-separated set: `driver-not-loaded` makes
+  nvidia-smi fail as it does on a node whose kernel module is not loaded (exit 9,
+  the driver message); `gpu-lost` hides the pod's last GPU (a GPU that fell off
+  the bus: the pod sees one GPU fewer than it was given);
   `sim.aicr.dev/gpu-driver: VERSION` is the driver actually loaded when it
   differs from what the node's labels say.
 

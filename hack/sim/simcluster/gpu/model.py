@@ -15,6 +15,7 @@ GPU_RESOURCE = "nvidia.com/gpu"
 DRA_DRIVER = "gpu.nvidia.com"
 FAULT_ANNOTATION = "sim.aicr.dev/gpu-fault"
 DRIVER_ANNOTATION = "sim.aicr.dev/gpu-driver"
+# Faults of a node's GPUs: a comma-separated set in FAULT_ANNOTATION (see simcluster.faults).
 FAULTS = ("driver-not-loaded", "gpu-lost")
 SMI_SCRIPT = Path(__file__).resolve().parent / "smi.py"
 # CUDA version that each driver branch reports (nvidia-smi's "CUDA Version").
@@ -53,8 +54,14 @@ def node_profile(node: dict[str, Any]) -> dict[str, Any] | None:
         "memoryMiB": int(labels.get("nvidia.com/gpu.memory", "0")),
         "driver": loaded,
         "cuda": cuda,
-        "fault": notes.get(FAULT_ANNOTATION),
+        "faults": node_faults(node),
     }
+
+
+def node_faults(node: dict[str, Any]) -> list[str]:
+    """The GPU faults set on a Node dict (FAULT_ANNOTATION, comma-separated)."""
+    value = ((node.get("metadata") or {}).get("annotations") or {}).get(FAULT_ANNOTATION) or ""
+    return [f for f in value.split(",") if f]
 
 
 def _claimed_devices(api: client.ApiClient, pod: dict[str, Any]) -> list[int]:

@@ -40,7 +40,7 @@ def bus_id(index: int) -> str:
 def visible(profile: dict[str, Any]) -> list[int]:
     """Host indexes of the GPUs this pod sees (a lost GPU drops the last one)."""
     gpus = list(profile.get("gpus") or [])
-    if profile.get("fault") == "gpu-lost" and gpus:
+    if "gpu-lost" in profile.get("faults", ()) and gpus:
         gpus = gpus[:-1]
     return gpus
 
@@ -159,7 +159,7 @@ def main(argv: list[str]) -> int:
     if profile is None:
         sys.stderr.write('exec: "nvidia-smi": executable file not found in $PATH\n')
         return 127
-    if profile.get("fault") == "driver-not-loaded":
+    if "driver-not-loaded" in profile.get("faults", ()):
         sys.stdout.write(DRIVER_NOT_LOADED)
         return EXIT_DRIVER_NOT_LOADED
     flags = set(args)

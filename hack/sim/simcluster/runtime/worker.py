@@ -24,8 +24,9 @@ from kubernetes import client
 from kubernetes.client.rest import ApiException
 
 from simcluster import kube, paths, processes
+from simcluster.faults import pods as pod_faults
 from simcluster.gpu.model import runs_smi, smi_argv
-from simcluster.runtime import faults, pod_status
+from simcluster.runtime import pod_status
 from simcluster.runtime.logs import LogWriter, now_rfc3339nano, tail_text
 from simcluster.runtime.ownership import is_validator_image
 from simcluster.runtime.pod_files import PodFiles
@@ -188,7 +189,7 @@ class PodWorker(threading.Thread):
         self.ctx.workers.pop(self.uid, None)
 
     def _run(self) -> None:
-        fault = faults.fault_for(self.ctx.sim_dir, self.pod)
+        fault = pod_faults.fault_for(self.ctx.sim_dir, self.pod)
         if fault:
             log.info("%s/%s: playing fault %s", self.ns, self.name, fault)
         if fault == "image-pull":

@@ -1,0 +1,15 @@
+"""Faults of the simulated cluster: real-world failures, applied and healed on demand.
+
+What is modelled (and nothing more):
+
+- GPU node faults (`nodes.py`), Node annotations the GPU node model reads:
+  `driver-not-loaded` (nvidia-smi fails as without the kernel module),
+  `gpu-lost` (a pod sees one GPU fewer than it was given), `driver-mismatch`
+  (the loaded driver differs from the node's labels).
+- Pod faults (`pods.py`), rules the process runtime matches when it starts a
+  pod it plays: `image-pull`, `crash`, `oom`, `never-ready`, `evict`.
+- Control-plane faults: `apiserver-down` stops the API server.
+
+`registry.py` is the one list (name, the failure it models, scope, apply,
+heal) behind `hack/sim/sim fault|heal` and the test harness.
+"""

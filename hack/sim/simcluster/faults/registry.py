@@ -1,0 +1,218 @@
+"""The one registry of faults: what each models, where it applies, how to apply and heal it.
+
+`hack/sim/sim fault|heal` and the test harness (`SimCluster.fault`/`heal`) call
+`apply` and `heal` here. Every applied fault is recorded in the run's journal
+(`<sim dir>/faults-active.json`) so `heal` undoes exactly what was applied; a
+fault lasts until healed or until `sim down` removes the run.
+
+Scopes: a `gpu-node` fault applies to one GPU node, or to every GPU node when
+no node is named; a `node` fault to one node, or to every node; a `cluster`
+fault takes no node.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from kubernetes import client
+
+from simcluster import kube
+from simcluster.faults import nodes, pods
+
+if TYPE_CHECKING:
+    from simcluster.cluster import Sim
+
+Scope = Literal["gpu-node", "node", "cluster"]
+JOURNAL = "faults-active.json"
+Action = Callable[["Sim", "str | None"], None]
+
+
+class FaultInputError(ValueError):
+    """An unknown fault or node, or a node the fault cannot apply to (exit 2)."""
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One fault: its name, the real-world failure it models, its scope, apply and heal."""
+
+    name: str
+    models: str
+    scope: Scope
+    apply: Action
+    heal: Action
+
+
+@dataclass(frozen=True)
+class NodeInfo:
+    """What fault targeting needs to know about a node."""
+
+    name: str
+    gpu: bool
+
+
+def _gpu_fault(name: str, models: str) -> Fault:
+    def set_to(on: bool) -> Action:
+        return lambda sim, node: nodes.set_gpu_fault(_api(sim), str(node), name, on)
+
+    return Fault(name, models, "gpu-node", set_to(True), set_to(False))
+
+
+def _pod_fault(name: pods.PodFault, models: str) -> Fault:
+    return Fault(
+        name,
+        models,
+        "node",
+        lambda sim, node: pods.add_rule(sim.dir, name, node=node),
+        lambda sim, node: pods.remove_node_rule(sim.dir, name, str(node)),
+    )
+
+
+def _api(sim: Sim) -> client.ApiClient:
+    return kube.api_client(sim.kubeconfig)
+
+
+FAULTS: tuple[Fault, ...] = (
+    _gpu_fault(
+        "driver-not-loaded",
+        "the NVIDIA kernel module is not loaded: nvidia-smi fails with the driver message, "
+        "exit 9",
+    ),
+    _gpu_fault(
+        "gpu-lost",
+        "a GPU fell off the bus (Xid 79): pods see one GPU fewer than they were given",
+    ),
+    Fault(
+        "driver-mismatch",
+        "the loaded driver differs from the version the node's feature-discovery labels name",
+        "gpu-node",
+        lambda sim, node: nodes.set_loaded_driver(_api(sim), str(node), True),
+        lambda sim, node: nodes.set_loaded_driver(_api(sim), str(node), False),
+    ),
+    _pod_fault(
+        "image-pull",
+        "the node cannot pull images (registry unreachable): new runtime pods wait in "
+        "ErrImagePull, then ImagePullBackOff",
+    ),
+    _pod_fault("crash", "the command crashes: new runtime pods' containers exit 1 (Error)"),
+    _pod_fault(
+        "oom", "the node's memory runs out: new runtime pods' containers are OOMKilled (137)"
+    ),
+    _pod_fault(
+        "never-ready",
+        "a hung process: new runtime pods run but never become Ready",
+    ),
+    _pod_fault(
+        "evict",
+        "memory pressure on the node: new runtime pods are evicted by the kubelet",
+    ),
+    Fault(
+        "apiserver-down",
+        "the control plane is unreachable: the API server is stopped (connection refused)",
+        "cluster",
+        lambda sim, node: sim.stop_apiserver(),
+        lambda sim, node: sim.start_apiserver(),
+    ),
+)
+BY_NAME = {f.name: f for f in FAULTS}
+
+
+def _suggest(word: str, choices: Sequence[str]) -> str:
+    close = difflib.get_close_matches(word, choices, n=1)
+    return f"; did you mean {close[0]}?" if close else ""
+
+
+def lookup(name: str) -> Fault:
+    """The fault called `name`, or FaultInputError with the closest name."""
+    if name in BY_NAME:
+        return BY_NAME[name]
+    raise FaultInputError(
+        f"unknown fault {name!r}{_suggest(name, list(BY_NAME))} "
+        "(`hack/sim/sim fault list` shows every fault)"
+    )
+
+
+def targets(fault: Fault, node: str | None, known: Sequence[NodeInfo]) -> list[str | None]:
+    """The nodes `fault` applies to when `node` is (or is not) named."""
+    if fault.scope == "cluster":
+        if node is not None:
+            raise FaultInputError(f"fault {fault.name} applies to the cluster, not to a node")
+        return [None]
+    if node is None:
+        return [n.name for n in known if n.gpu or fault.scope == "node"]
+    check_node(node, known)
+    info = next(n for n in known if n.name == node)
+    if fault.scope == "gpu-node" and not info.gpu:
+        gpus = ", ".join(n.name for n in known if n.gpu) or "none"
+        raise FaultInputError(
+            f"fault {fault.name} needs a GPU node; {node} has no GPUs (GPU nodes: {gpus})"
+        )
+    return [node]
+
+
+def check_node(node: str, known: Sequence[NodeInfo]) -> None:
+    """FaultInputError unless `node` is one of `known`."""
+    names = [n.name for n in known]
+    if node not in names:
+        raise FaultInputError(
+            f"unknown node {node!r}{_suggest(node, names)} (nodes: {', '.join(names)})"
+        )
+
+
+def cluster_nodes(sim: Sim) -> list[NodeInfo]:
+    """The cluster's nodes, read from the API server."""
+    items = client.CoreV1Api(_api(sim)).list_node().items
+    return [
+        NodeInfo(n.metadata.name, (n.metadata.labels or {}).get("nvidia.com/gpu.present") == "true")
+        for n in items
+    ]
+
+
+# ---- the journal of applied faults ------------------------------------------------------
+def active(sim: Sim) -> list[dict[str, Any]]:
+    """Applied faults, oldest first: `{"fault": NAME, "node": NODE or None}`."""
+    try:
+        entries: list[dict[str, Any]] = json.loads((sim.dir / JOURNAL).read_text())
+    except (OSError, ValueError):
+        return []
+    return entries
+
+
+def _record(sim: Sim, entries: list[dict[str, Any]]) -> None:
+    tmp = sim.dir / (JOURNAL + ".tmp")
+    tmp.write_text(json.dumps(entries, indent=1))
+    tmp.replace(sim.dir / JOURNAL)
+
+
+def apply(sim: Sim, name: str, node: str | None = None) -> list[str | None]:
+    """Apply fault `name` on `node` (or on its whole scope); return where it was applied."""
+    fault = lookup(name)
+    where = targets(fault, node, [] if fault.scope == "cluster" else cluster_nodes(sim))
+    for target in where:
+        entry = {"fault": fault.name, "node": target}
+        if entry in active(sim):
+            continue
+        fault.apply(sim, target)
+        _record(sim, [*active(sim), entry])
+    return where
+
+
+def heal(sim: Sim, node: str | None = None, fault: str | None = None) -> list[dict[str, Any]]:
+    """Heal every applied fault (on `node`, of `fault`, when named); return what was healed.
+
+    Cluster faults are healed first, so the API server is back before node faults
+    are undone through it.
+    """
+    entries = active(sim)
+    if node is not None:
+        check_node(node, cluster_nodes(sim))
+    chosen = [e for e in entries if node in (None, e["node"]) and fault in (None, e["fault"])]
+    chosen.sort(key=lambda e: e["node"] is not None)
+    for entry in chosen:
+        BY_NAME[entry["fault"]].heal(sim, entry["node"])
+        _record(sim, [e for e in active(sim) if e != entry])
+    return chosen
+
