@@ -9,11 +9,12 @@ from click.shell_completion import get_completion_class
 @click.command()
 @click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
 def completion(shell: str) -> None:
-    r"""Print the completion script for SHELL.
+    """Print the completion script for SHELL.
 
-    \b
     bash: eval "$(aicr completion bash)"   (in ~/.bashrc)
+
     zsh:  eval "$(aicr completion zsh)"    (in ~/.zshrc)
+
     fish: aicr completion fish > ~/.config/fish/completions/aicr.fish
     """
     from aicr.cli.main import cli

@@ -53,9 +53,8 @@ def render(
     cncf_version: str | None,
     force: bool,
 ) -> int:
-    r"""Render a submission directory from a saved report.
+    """Render a submission directory from a saved report.
 
-    \b
     Exit codes: 0 written, 2 bad input, 8 blocked (an incomplete MUST or an
     unexcused failed check; nothing is written).
     """
@@ -102,9 +101,8 @@ def render(
     "--cncf-version", default=None, help="Version X.Y when DIRECTORY has no vX.Y path component."
 )
 def verify(directory: str, online: bool, members: str | None, cncf_version: str | None) -> int:
-    r"""Check a submission directory the way the CNCF validator does.
+    """Check a submission directory the way the CNCF validator does.
 
-    \b
     Prints every error, sorted, then a verdict line.
     Exit codes: 0 valid, 1 invalid, 2 bad invocation.
     """

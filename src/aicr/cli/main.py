@@ -86,9 +86,8 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
 @options.log_json
 @click.pass_context
 def cli(ctx: click.Context, debug: bool, log_json: bool) -> None:
-    r"""Validate GPU/AI Kubernetes clusters and produce CNCF AI Conformance evidence.
+    """Validate GPU/AI Kubernetes clusters and produce CNCF AI Conformance evidence.
 
-    \b
     Exit codes: 0 success, 2 invalid input, 8 validation failed, 130 interrupted.
     """
     # AICR keeps these two on its root command; given there, they apply to the subcommand.

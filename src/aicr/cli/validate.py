@@ -297,9 +297,8 @@ def _render(outcome: Outcome, opts: dict[str, Any]) -> None:
 @options.log_json
 @options.debug
 def validate(**opts: Any) -> int:
-    r"""Validate a cluster against a recipe and write a CTRF report.
+    """Validate a cluster against a recipe and write a CTRF report.
 
-    \b
     Exit codes: 0 every planned check passed or was skipped for an allowed reason,
     2 invalid input (nothing is created in the cluster), 8 validation failed,
     130 interrupted.
