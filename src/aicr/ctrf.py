@@ -225,4 +225,12 @@ def read(path: Path) -> Report:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise FileFormatError(Problem(f"cannot read: {exc.strerror}", source=str(path))) from None
+    except UnicodeDecodeError as exc:
+        raise FileFormatError(
+            Problem(
+                f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})",
+                source=str(path),
+                hint="expected a CTRF JSON report as written by aicr validate -o",
+            )
+        ) from None
     return parse(text, str(path))

@@ -48,3 +48,38 @@ def parse_node_selector(values: Iterable[str], flag: str) -> dict[str, str]:
                 )
             out[key] = value
     return out
+
+
+# A namespace name is a DNS-1123 label.
+_NAMESPACE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+NAMESPACE_MAX = 63
+# An image reference as the distribution grammar writes it: [host[:port]/]path[:tag][@digest].
+_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
+_HOST = rf"{_LABEL}(?:\.{_LABEL})*"
+_IMAGE = re.compile(
+    rf"^(?:{_HOST}(?::[0-9]+)?/)?{_COMPONENT}(?:/{_COMPONENT})*"
+    r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?"
+    r"(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?$"
+)
+
+
+def namespace_problem(value: str, flag: str) -> Problem | None:
+    """Why ``value`` is not a namespace name, or None."""
+    if len(value) <= NAMESPACE_MAX and _NAMESPACE.match(value):
+        return None
+    return Problem(
+        f"{flag} '{value}': not a valid namespace name",
+        hint=f"expected at most {NAMESPACE_MAX} lowercase letters, digits and '-', "
+        "starting and ending with a letter or digit",
+    )
+
+
+def image_problem(value: str, flag: str) -> Problem | None:
+    """Why ``value`` is not an image reference, or None."""
+    if _IMAGE.match(value):
+        return None
+    return Problem(
+        f"{flag} '{value}': not a valid image reference",
+        hint="expected [registry[:port]/]name[:tag][@sha256:digest], name in lowercase",
+    )

@@ -106,9 +106,10 @@ def resolve_phases(requested: Iterable[str]) -> list[Phase]:
     return [p for p in PHASE_ORDER if p.value in wanted]
 
 
-def _unknown(
-    name: str, catalog: Catalog, where: str, source: str, phase: Phase | None = None
+def unknown_check(
+    name: str, catalog: Catalog, where: str | None, source: str, phase: Phase | None = None
 ) -> Problem:
+    """The problem of a check name the catalog lacks, with the closest name or the list."""
     close = difflib.get_close_matches(name, catalog.names, n=1)
     if close:
         hint = f"did you mean '{close[0]}'?"
@@ -157,7 +158,7 @@ def build(
             where = f"validation.{phase.value}.checks[{i}]"
             spec = catalog.get(name)
             if spec is None:
-                unknown.append(_unknown(name, catalog, where, source, phase))
+                unknown.append(unknown_check(name, catalog, where, source, phase))
             elif spec.phase != phase:
                 problems.append(
                     Problem(
@@ -184,7 +185,7 @@ def build(
     planned_names = {c.name for p in planned for c in p.checks}
     for name in skips:
         if catalog.get(name) is None:
-            problems.append(_unknown(name, catalog, "--skip-check", "command line"))
+            problems.append(unknown_check(name, catalog, "--skip-check", "command line"))
         elif name not in planned_names:
             problems.append(
                 Problem(

@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from aicr import __version__, ctrf, defaults, gate
+from aicr import __version__, ctrf, defaults, flags, gate
 from aicr.catalog import load_catalog
 from aicr.checks import images
 from aicr.config import EMPTY_CONFIG, ValidateConfig, parse_config
@@ -121,6 +121,11 @@ class ValidateRequest:
                     hint="drop --image to use the check image of this version",
                 )
             )
+        checked = (
+            flags.namespace_problem(self.namespace, "--namespace"),
+            flags.image_problem(self.image, "--image") if self.image is not None else None,
+        )
+        problems += [p for p in checked if p is not None]
         if problems:
             raise FlagConflictError(problems)
 
@@ -205,10 +210,15 @@ def load_inputs(request: ValidateRequest) -> Inputs:
         line_of=loaded.line_of,
     )
     warnings += plan.warnings
+    if request.cncf_version:
+        from aicr import cncf
+
+        # A version we hold no data for is refused up front, submission or not.
+        cncf.resolve_version(None, request.cncf_version, EMPTY_CONFIG)
     if request.cncf_submission:
         from aicr import cncf
 
-        version = cncf.resolve_version(snapshot, request.cncf_version, config)
+        version = cncf.resolve_version(snapshot, request.cncf_version, config, match_cluster=True)
         reqs = cncf.load_requirements(version)
         warnings += cncf.check_not_applicable(reqs, config, request.config or "--config")
         cncf.check_recipe_coverage(reqs, plan.check_names, config)
@@ -411,6 +421,11 @@ def run(
         snapshot_source = "live capture"
         if request.require_gpu:
             require_gpu(snapshot, snapshot_source)
+        if request.cncf_submission:
+            from aicr import cncf
+
+            # The live snapshot is the first moment the cluster's version is known.
+            cncf.resolve_version(snapshot, request.cncf_version, inputs.config, match_cluster=True)
     why_not = "no snapshot given with --no-cluster" if snapshot is None else None
     gate_outcome = gate.run(inputs.recipe, snapshot, why_not=why_not)
 

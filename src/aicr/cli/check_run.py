@@ -29,8 +29,14 @@ from aicr.runner import defaults as d
 )
 def run(name: str, run_dir: Path, result_configmap: str | None) -> int:
     """Run check NAME and hand back its result (exit 0 passed, 1 failed, 2 skipped, 3 other)."""
+    from aicr.catalog import load_catalog
     from aicr.checks.entrypoint import default_termination_log, execute
+    from aicr.errors import UnknownCheckError
+    from aicr.plan import unknown_check
 
+    catalog = load_catalog()
+    if catalog.get(name) is None:
+        raise UnknownCheckError(unknown_check(name, catalog, None, "NAME"))
     return execute(
         name,
         run_dir,

@@ -70,7 +70,7 @@ def render(
     report = ctrf.read(Path(report_path))
     the_recipe = load_recipe(recipe)
     the_snapshot = load_snapshot(snapshot)
-    version = cncf.resolve_version(the_snapshot, cncf_version, config)
+    version = cncf.resolve_version(the_snapshot, cncf_version, config, match_cluster=True)
     result = cncf.write_submission(
         Path(out_dir),
         report=report,
@@ -81,6 +81,7 @@ def render(
         force=force,
         recipe_source=recipe,
         config_source=config_path,
+        out_flag="--out",
     )
     show.requirements(result.aggregation, version)
     show.warnings(sorted(set(warnings + result.warnings)))

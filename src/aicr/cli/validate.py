@@ -83,6 +83,20 @@ def request_from_options(opts: dict[str, Any]) -> ValidateRequest:
         if opts["orchestrator_node_selector"]
         else None
     )
+    from aicr.outputs import check_writable, check_writable_dir
+
+    # Outputs are written at the end of a long run: refuse an unwritable target now.
+    unwritable = [
+        p
+        for p in (
+            check_writable(opts["output"], "--output"),
+            check_writable(opts["junit"], "--junit"),
+            check_writable_dir(opts["evidence_dir"], "--evidence-dir"),
+        )
+        if p is not None
+    ]
+    if unwritable:
+        raise FlagConflictError(unwritable)
     return ValidateRequest(
         recipe=opts["recipe"],
         snapshot=opts["snapshot"],
@@ -142,8 +156,9 @@ def _render(outcome: Outcome, opts: dict[str, Any]) -> None:
         from pathlib import Path
 
         from aicr.cncf.export import cases, junit
+        from aicr.outputs import write_file
 
-        Path(opts["junit"]).write_text(junit(cases(outcome.report, None)), encoding="utf-8")
+        write_file(Path(opts["junit"]), junit(cases(outcome.report, None)), what="JUnit XML")
         render.console.print(f"junit: {opts['junit']}")
     if outcome.leftovers:
         render.console.print("[red]cleanup left objects behind:[/]")

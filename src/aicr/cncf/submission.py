@@ -6,6 +6,7 @@ the verifier; a blocked run (an incomplete MUST, an unexcused failed check) writ
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -111,13 +112,16 @@ def redact(files: dict[str, str], redactor: Redactor) -> dict[str, str]:
     return out
 
 
-def check_output_dir(out_dir: Path, force: bool) -> None:
-    """Refuse a non-empty output directory without --force.
+def check_output_dir(out_dir: Path, force: bool, flag: str = "--evidence-dir") -> None:
+    """Refuse an unwritable output directory, or a non-empty one without --force.
 
     validate asks before any cluster work; the writer asks again before writing.
     """
-    if out_dir.exists() and not out_dir.is_dir():
-        raise InputError(Problem("exists and is not a directory", source=str(out_dir)))
+    from aicr.outputs import check_writable_dir
+
+    unwritable = check_writable_dir(str(out_dir), flag)
+    if unwritable is not None:
+        raise InputError(unwritable)
     if out_dir.is_dir() and any(out_dir.iterdir()) and not force:
         raise InputError(
             Problem(
@@ -139,12 +143,13 @@ def write_submission(
     force: bool,
     recipe_source: str,
     config_source: str = "config",
+    out_flag: str = "--evidence-dir",
 ) -> SubmissionResult:
     """Render, redact and verify a submission, then move it to ``out_dir`` in one rename."""
     warnings = check_vendor(config, config_source)
     reqs = load_requirements(version)
     warnings += check_not_applicable(reqs, config, config_source)
-    check_output_dir(out_dir, force)
+    check_output_dir(out_dir, force, out_flag)
     agg = aggregate(reqs, report, planned_checks(recipe), config)
     if agg.blocking:
         raise SubmissionFailed("no submission written, because:\n  " + "\n  ".join(agg.blocking))
@@ -162,7 +167,8 @@ def write_submission(
         ),
         redactor,
     )
-    out_dir = out_dir.absolute()
+    # A symlinked directory stays a symlink: the submission replaces what it points at.
+    out_dir = Path(os.path.realpath(out_dir))
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
     try:

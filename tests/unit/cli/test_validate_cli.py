@@ -86,6 +86,27 @@ BAD_INPUT = [
     (["-r", "cm://only-namespace"],
      "error: invalid ConfigMap reference 'cm://only-namespace' (expected "
      "cm://namespace/name[/key])"),
+    (["-r", RECIPE, "-n", "Bad_NS"],
+     "error: --namespace 'Bad_NS': not a valid namespace name (expected at most 63 lowercase "
+     "letters, digits and '-', starting and ending with a letter or digit)"),
+    (["-r", RECIPE, "--image", "UPPER CASE"],
+     "error: --image 'UPPER CASE': not a valid image reference (expected "
+     "[registry[:port]/]name[:tag][@sha256:digest], name in lowercase)"),
+    (["-r", RECIPE, "-o", f"{DATA}/no-such-folder/report.json"],
+     f"error: --output {DATA}/no-such-folder/report.json: folder {DATA}/no-such-folder does "
+     "not exist (create it first)"),
+    (["-r", RECIPE, "--junit", f"{DATA}/no-such-folder/junit.xml"],
+     f"error: --junit {DATA}/no-such-folder/junit.xml: folder {DATA}/no-such-folder does "
+     "not exist (create it first)"),
+    (["-r", RECIPE, "-o", str(DATA / "recipes")],
+     f"error: --output {DATA}/recipes: is a folder (expected a file path)"),
+    (["-r", RECIPE, "-o", f"{RECIPE}/report.json"],
+     f"error: --output {RECIPE}/report.json: {RECIPE} is not a folder"),
+    (["-r", RECIPE, "--cncf-submission", "--evidence-dir", f"{RECIPE}/v1.35/x"],
+     f"error: --evidence-dir {RECIPE}/v1.35/x: {RECIPE} is not a folder"),
+    (["-r", RECIPE, "--cncf-version", "9.9"],
+     "error: --cncf-version: no CNCF AI Conformance requirement data for version '9.9' "
+     "(supported: 1.33, 1.34, 1.35, 1.36, 1.37, 1.38)"),
 ]
 
 

@@ -110,8 +110,18 @@ def load_requirements(version: str) -> RequirementSet:
     return parse_requirements(text, f"aicr/cncf/requirements/{name}")
 
 
-def resolve_version(snapshot: Snapshot | None, flag: str | None, config: ValidateConfig) -> str:
-    """The conformance version: ``--cncf-version`` > config > the snapshot's server version."""
+def resolve_version(
+    snapshot: Snapshot | None,
+    flag: str | None,
+    config: ValidateConfig,
+    *,
+    match_cluster: bool = False,
+) -> str:
+    """The conformance version: ``--cncf-version`` > config > the snapshot's server version.
+
+    With ``match_cluster`` (a submission) a version given by flag or config must be the
+    Kubernetes minor the snapshot recorded: a vX.Y submission comes from an X.Y cluster.
+    """
     candidates = [
         (flag, "--cncf-version", None),
         (config.cncf.version, "config", "spec.validate.evidence.cncf.version"),
@@ -136,6 +146,18 @@ def resolve_version(snapshot: Snapshot | None, flag: str | None, config: Validat
                     source=source,
                     field_path=field_path,
                     hint="supported: " + ", ".join(SUPPORTED_VERSIONS),
+                )
+            )
+        cluster = major_minor(str(snapshot.server_version)) if snapshot else None
+        if match_cluster and source != "snapshot" and cluster and cluster != version:
+            raise InputError(
+                Problem(
+                    f"CNCF version {version} does not match the cluster's Kubernetes "
+                    f"{cluster} (K8s.server.version in the snapshot)",
+                    source=source,
+                    field_path=field_path,
+                    hint=f"a v{version} submission must come from a Kubernetes {version} "
+                    f"cluster; use {cluster} or leave the version out",
                 )
             )
         return version
