@@ -141,6 +141,7 @@ class Outcome:
     warnings: list[str] = field(default_factory=list)
     aggregation: Aggregation | None = None
     submission_path: Path | None = None
+    no_submission: str | None = None  # why --cncf-submission wrote nothing
     manifests: list[dict[str, Any]] | None = None
     leftovers: list[str] = field(default_factory=list)
 
@@ -418,7 +419,9 @@ def run(
         from aicr.snapshot.capture import capture
 
         snapshot = capture(request.kube)
-        snapshot_source = "live capture"
+        from aicr.cncf.submission import LIVE_SNAPSHOT
+
+        snapshot_source = LIVE_SNAPSHOT
         if request.require_gpu:
             require_gpu(snapshot, snapshot_source)
         if request.cncf_submission:
@@ -470,19 +473,57 @@ def run(
         aggregation,
         leftovers=leftovers,
     )
-    if request.cncf_submission and outcome.exit_code == EXIT_OK and request.evidence_dir:
-        from aicr import cncf
+    if request.cncf_submission:
+        outcome.no_submission = _why_no_submission(gate_outcome, results, aggregation)
+        if outcome.no_submission is None:
+            _submit(request, inputs, snapshot, snapshot_source, version, outcome)
+    return outcome
 
+
+def _why_no_submission(
+    gate_outcome: gate.GateOutcome, results: PlanResults, aggregation: Aggregation | None
+) -> str | None:
+    """Why this run cannot back a submission, in one line; None when it can."""
+    if results.stopped == StopReason.INTERRUPTED:
+        return "the run was interrupted; a partial run cannot back a submission"
+    if gate_outcome.evaluated and not gate_outcome.passed:
+        return "the readiness gate failed, so no check ran"
+    if results.stopped == StopReason.TIMEOUT:
+        return "the run hit --timeout before every check finished"
+    if aggregation is None:
+        return "the plan has no conformance phase, so no requirement was decided"
+    return "; ".join(aggregation.blocking) or None
+
+
+def _submit(
+    request: ValidateRequest,
+    inputs: Inputs,
+    snapshot: Snapshot | None,
+    snapshot_source: str | None,
+    version: str,
+    outcome: Outcome,
+) -> None:
+    """Write the submission; a refusal is recorded on the outcome, so the report survives."""
+    from aicr import cncf
+    from aicr.errors import AicrError
+
+    try:
         result = cncf.write_submission(
-            Path(request.evidence_dir),
-            report=report,
+            Path(request.evidence_dir or ""),
+            report=outcome.report,
             recipe=inputs.recipe,
             snapshot=snapshot,
             config=inputs.config,
             version=version,
             force=request.force,
             recipe_source=request.recipe,
+            snapshot_source=snapshot_source,
+            config_source=request.config or "config",
         )
-        outcome.submission_path = result.path
-        warnings.extend(result.warnings)
-    return outcome
+    except AicrError as exc:
+        outcome.no_submission = " ".join(str(exc).split())
+        if request.fail_on_error:
+            outcome.exit_code = EXIT_VALIDATION_FAILED
+        return
+    outcome.submission_path = result.path
+    outcome.warnings.extend(result.warnings)

@@ -170,3 +170,67 @@ def test_validator_image(
             f"spec: {{validate: {{images: {{registry: {config_registry}}}}}}}\n"
         )
     assert resolve_image(request(image=image), config) == expected.format(v=__version__)
+
+
+def _recipe_planning_autoscaling(tmp_path: Path) -> str:
+    recipe = tmp_path / "recipe.yaml"
+    recipe.write_text(Path(SUBMISSION_RECIPE).read_text().replace(
+        "robust-controller]", "robust-controller, cluster-autoscaling]"))
+    return str(recipe)
+
+
+def test_na_beside_a_passed_check_is_a_contradiction_nothing_written(tmp_path: Path) -> None:
+    # vendor.yaml declares cluster_autoscaling N/A; the run shows cluster-autoscaling passing.
+    outcome = run(submission(tmp_path, recipe=_recipe_planning_autoscaling(tmp_path)),
+                  executor=FakeExecutor())
+    assert outcome.exit_code == 8
+    assert outcome.submission_path is None and not (tmp_path / "v1.35").exists()
+    assert outcome.no_submission == (
+        "cluster_autoscaling is declared N/A in the config, but its check cluster-autoscaling "
+        "ran and passed")
+
+
+def test_na_beside_a_failed_check_stays_na(tmp_path: Path) -> None:
+    fake = FakeExecutor(results={"cluster-autoscaling": (Status.FAILED, "no node group")})
+    outcome = run(submission(tmp_path, recipe=_recipe_planning_autoscaling(tmp_path)),
+                  executor=fake)
+    assert outcome.exit_code == 0 and outcome.submission_path is not None
+    junit = (outcome.submission_path / "junit.xml").read_text()
+    assert "<failure" not in junit and "cluster_autoscaling reported N/A" in junit
+
+
+@pytest.mark.parametrize(
+    ("fake", "why"),
+    [(FakeExecutor(results={"gang-scheduling": (Status.FAILED, "gang split")}),
+      "no CNCF submission written: MUST gang_scheduling is incomplete: gang-scheduling failed "
+      "(gang split)"),
+     (FakeExecutor(results={"operator-health": (Status.FAILED, "not ready")}),
+      "no CNCF submission written: MUST dra_support is incomplete: dra-support skipped")],
+    ids=["must-incomplete", "deployment-failed"],
+)
+def test_a_submission_run_that_writes_nothing_ends_saying_why(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        fake: FakeExecutor, why: str) -> None:
+    from aicr.cli.main import run as cli
+
+    monkeypatch.setattr("aicr.validate._make_executor", lambda kind: fake)
+    code = cli(["validate", "-r", SUBMISSION_RECIPE, "-s", SNAPSHOT, "--config", VENDOR,
+                "--cncf-submission", "--evidence-dir", str(tmp_path / "v1.35" / "x"),
+                "-o", str(tmp_path / "report.json")])
+    err = capsys.readouterr().err
+    assert code == 8 and not (tmp_path / "v1.35").exists()
+    assert (tmp_path / "report.json").is_file()  # the run is never lost
+    assert err.strip().splitlines()[-1].startswith(why)
+
+
+def test_a_submission_the_writer_refuses_keeps_the_report(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from aicr.errors import SubmissionFailed
+
+    def refuse(*_: object, **__: object) -> None:
+        raise SubmissionFailed("the rendered submission does not pass the verifier")
+
+    monkeypatch.setattr("aicr.cncf.write_submission", refuse)
+    outcome = run(submission(tmp_path), executor=FakeExecutor())
+    assert outcome.exit_code == 8 and outcome.report.tests
+    assert outcome.no_submission == "the rendered submission does not pass the verifier"

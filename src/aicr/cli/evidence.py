@@ -80,6 +80,7 @@ def render(
         version=version,
         force=force,
         recipe_source=recipe,
+        snapshot_source=snapshot,
         config_source=config_path,
         out_flag="--out",
     )

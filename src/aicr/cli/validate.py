@@ -166,6 +166,10 @@ def _render(outcome: Outcome, opts: dict[str, Any]) -> None:
             render.console.print(f"  {line}")
     if outcome.submission_path is not None:
         render.console.print(f"CNCF submission written to {outcome.submission_path}")
+    elif outcome.no_submission is not None:
+        from rich.markup import escape
+
+        render.console.print(f"[red]no CNCF submission written:[/] {escape(outcome.no_submission)}")
 
 
 @click.command(cls=options.StrictCommand)

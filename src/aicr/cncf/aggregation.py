@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from aicr.cncf.requirements import Level, Requirement, RequirementSet
+from aicr.cncf.requirements import UPSTREAM_REVISION, Level, Requirement, RequirementSet
 from aicr.config import ValidateConfig
 from aicr.ctrf import Report, Status, Test
 from aicr.errors import InputError, Problem
@@ -144,9 +144,26 @@ class Aggregation:
         return True
 
     @property
+    def contradictions(self) -> list[tuple[str, list[str]]]:
+        """(requirement, passed checks) where the config declares N/A but the run shows it.
+
+        A submission cannot say "we provide no autoscaler" beside a passed autoscaling check.
+        """
+        return [
+            (res.id, passed)
+            for res in self.results
+            if res.status == ReqStatus.NOT_APPLICABLE
+            and (passed := [c.name for c in res.checks if c.passed])
+        ]
+
+    @property
     def blocking(self) -> list[str]:
         """Why a submission from this run must fail; empty when it may be written."""
-        reasons = []
+        reasons = [
+            f"{req_id} is declared N/A in the config, but its check {', '.join(checks)} "
+            "ran and passed"
+            for req_id, checks in self.contradictions
+        ]
         if self.interrupted:
             reasons.append("the run was interrupted; a partial run cannot back a submission")
         for res in self.results:
@@ -230,7 +247,7 @@ def check_not_applicable(reqs: RequirementSet, config: ValidateConfig, source: s
         if req.level == Level.MUST and not reqs.hybrid and req.conditional:
             warnings.append(
                 f"WARNING: {req_id} is a MUST declared N/A. The FAQ allows it with a "
-                f"justification, but the upstream validator's current CI (2026-08 revision) "
+                f"justification for a conditional requirement, but {UPSTREAM_REVISION} "
                 f"rejects N/A on a MUST: expect this v{reqs.version} submission to fail "
                 f"upstream CI until a reviewer accepts it by hand."
             )

@@ -29,6 +29,13 @@ _OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
 _H = r"[0-9A-Fa-f]{1,4}"
 _UUID = r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}"
 _KEY_SEP = r"""["']?\s*[:=]\s*["']?"""
+# A cloud resource name inside an id (EKS cluster, AKS managed cluster, GKE cluster).
+_RESOURCE = r"[A-Za-z0-9][A-Za-z0-9_-]*"
+# Azure resource group names: letters, digits, _ . ( ) -, not ending with a period.
+_GROUP = r"[A-Za-z0-9_()-](?:[A-Za-z0-9_.()-]*[A-Za-z0-9_()-])?"
+# A serial number has a digit; the shape alone is no proof, so it needs a "serial" key
+# before it, or the value must be known from the run's structured data (see known_serials).
+_SERIAL = r"[A-Za-z-]*[0-9][A-Za-z0-9-]{3,}"
 
 # (class, pattern, placeholder prefix). Order matters where two classes could match at the
 # same spot: the first alternative wins. A pattern may mark the part to replace with a
@@ -46,7 +53,11 @@ BUILTIN_CLASSES: tuple[tuple[str, str, str], ...] = (
     ("gpu-uuid", r"\b(?:GPU|MIG)-" + _UUID + r"\b", "gpu-uuid"),
     (
         "serial-number",
-        r"(?i:\bserial(?:[ _-]?(?:number|no))?)" + _KEY_SEP + r"(?P<v>[A-Za-z0-9-]{4,})",
+        r"(?i:\bserial(?:[ _-]?(?:number|num|no))?)(?:"
+        + _KEY_SEP
+        + r"|\s+|\s*#\s*)(?P<v>"
+        + _SERIAL
+        + r")\b",
         "serial",
     ),
     (
@@ -69,6 +80,15 @@ BUILTIN_CLASSES: tuple[tuple[str, str, str], ...] = (
         + r"(?P<v4>[A-Za-z0-9-]{6,})",
         "account",
     ),
+    (
+        "cluster-name",
+        r":cluster/(?P<v>" + _RESOURCE + r")"
+        r"|\bkubernetes\.io/cluster/(?P<v2>" + _RESOURCE + r")"
+        r"|(?i:/managedclusters/)(?P<v3>" + _RESOURCE + r")"
+        r"|/(?:locations|zones)/[a-z0-9-]+/clusters/(?P<v4>" + _RESOURCE + r")",
+        "cluster",
+    ),
+    ("resource-group", r"(?i:/resourcegroups/)(?P<v>" + _GROUP + r")", "resource-group"),
     ("email", r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b", "email"),
     (
         "ipv6",
@@ -79,7 +99,24 @@ BUILTIN_CLASSES: tuple[tuple[str, str, str], ...] = (
     ("ipv4", r"\b" + _OCTET + r"(?:\." + _OCTET + r"){3}\b", "ipv4"),
 )
 # Literal classes come first: a name the snapshot told us about beats any shape.
-LITERAL_CLASSES = (("node-name", "node"), ("cluster-name", "cluster"))
+LITERAL_CLASSES = (("node-name", "node"), ("cluster-name", "cluster"), ("serial-number", "serial"))
+# What each class covers, for the README's redaction table (in this order).
+CLASS_DESCRIPTIONS: dict[str, str] = {
+    "node-name": "node and host names the snapshot and report name",
+    "cluster-name": "cluster names, also inside EKS ARNs, AKS and GKE resource ids",
+    "resource-group": "Azure resource group names in resource ids",
+    "cloud-host": "EC2, GCE and Azure internal host names, AKS and GKE node names",
+    "cloud-account": "AWS account ids, Azure subscription ids, GCP project ids",
+    "gpu-uuid": "GPU and MIG UUIDs",
+    "serial-number": "GPU and board serial numbers, after a serial key or wherever a known "
+    "one stands (nvidia-smi -q, --query-gpu=serial)",
+    "jwt": "JSON web tokens",
+    "bearer-token": "bearer tokens",
+    "kubeconfig-credential": "kubeconfig tokens, keys, certificates and passwords",
+    "email": "e-mail addresses other than the configured contact",
+    "ipv6": "IPv6 addresses",
+    "ipv4": "IPv4 addresses",
+}
 # Keys whose values, anywhere in the snapshot or report, name a node, host or cluster.
 NODE_KEYS = frozenset(
     {
@@ -95,6 +132,10 @@ NODE_KEYS = frozenset(
     }
 )
 CLUSTER_KEYS = frozenset({"cluster", "clustername", "cluster-name", "cluster_name"})
+# Output of `nvidia-smi --query-gpu=...,serial,...`: the column list, and whether a header row
+# precedes the values (``--format=csv`` without ``noheader``).
+_QUERY = re.compile(r"--query-gpu[= ](\S+)")
+_CSV_SERIAL = re.compile(r"^[0-9A-Za-z-]*[0-9][0-9A-Za-z-]{3,}$")
 # RE2's DFA budget: the default 8 MiB falls back to a slower engine on big alternations.
 RE2_MAX_MEM = 256 << 20
 # Names shorter than this are too likely to occur as ordinary words.
@@ -107,6 +148,7 @@ class Redactor:
 
     node_names: Iterable[str] = ()
     cluster_names: Iterable[str] = ()
+    serials: Iterable[str] = ()
     allow: Iterable[str] = ()
     extra_patterns: Iterable[str] = ()
     counts: Counter[str] = field(default_factory=Counter)
@@ -119,7 +161,7 @@ class Redactor:
         self._inner: dict[str, list[str]] = {}  # group name -> its value groups
         parts: list[str] = []
         for (cls, prefix), names in zip(
-            LITERAL_CLASSES, (self.node_names, self.cluster_names), strict=True
+            LITERAL_CLASSES, (self.node_names, self.cluster_names, self.serials), strict=True
         ):
             literals = sorted(
                 {n for n in names if len(n) >= MIN_LITERAL_LENGTH}, key=lambda n: (-len(n), n)
@@ -181,6 +223,14 @@ class Redactor:
         self.counts[cls] += 1
         return whole[: start - base] + self._placeholder(cls, prefix, value) + whole[end - base :]
 
+    @property
+    def classes(self) -> list[tuple[str, str]]:
+        """(class, what it covers) for every class this redactor scans for."""
+        out = list(CLASS_DESCRIPTIONS.items())
+        if any(cls == "custom" for cls, _ in self._groups.values()):
+            out.append(("custom", "the config's spec.validate.redaction.patterns"))
+        return out
+
     def redact(self, text: str) -> str:
         """``text`` with every sensitive value replaced by its placeholder."""
         redacted: str = self._pattern.sub(self._replace, text)
@@ -224,3 +274,63 @@ def known_names(*sources: Any) -> tuple[set[str], set[str]]:
     for source in sources:
         walk(source)
     return nodes, clusters
+
+
+def known_serials(*sources: Any) -> set[str]:
+    """Serial numbers the run recorded: under a serial key, or in ``--query-gpu`` tables.
+
+    Redacting these literally catches a serial wherever it stands, while a bare number
+    (a timestamp, a byte count) that is no known serial is left alone.
+    """
+    found: set[str] = set()
+
+    def walk(value: Any, key: str = "") -> None:
+        if isinstance(value, Mapping):
+            for k, item in value.items():
+                walk(item, str(k))
+        elif isinstance(value, list):
+            lines = [v for v in value if isinstance(v, str)]
+            if lines:
+                found.update(_query_serials("\n".join(lines)))
+            for item in value:
+                walk(item, key)
+        elif isinstance(value, str | int) and not isinstance(value, bool):
+            text = str(value).strip()
+            if "serial" in key.lower().rsplit(".", 1)[-1] and _CSV_SERIAL.match(text):
+                found.add(text)
+            elif isinstance(value, str):
+                found.update(_query_serials(value))
+
+    for source in sources:
+        walk(source)
+    return found
+
+
+def _query_serials(text: str) -> set[str]:
+    """The serial column of every ``nvidia-smi --query-gpu`` CSV table in ``text``."""
+    if "serial" not in text.lower():
+        return set()
+    found: set[str] = set()
+    column: int | None = None
+    width = 0
+    header = False
+    for line in text.splitlines():
+        query = _QUERY.search(line)
+        if query:
+            names = [n.strip().lower() for n in query[1].split(",")]
+            column = names.index("serial") if "serial" in names else None
+            width, header = len(names), "noheader" not in line
+            continue
+        cells = [c.strip() for c in line.split(",")]
+        if header and column is not None:
+            header = False  # the header row names the columns, with units
+            continue
+        if column is not None and len(cells) == width and _CSV_SERIAL.match(cells[column]):
+            found.add(cells[column])
+        elif cells != [""]:
+            column = None
+        if column is None and "serial" in (c.lower() for c in cells):
+            # a bare CSV table with a header row but no command line before it
+            names = [c.lower() for c in cells]
+            column, width = names.index("serial"), len(cells)
+    return found

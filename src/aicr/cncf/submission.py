@@ -13,17 +13,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from aicr.cncf import export, pages
-from aicr.cncf.aggregation import Aggregation, aggregate, check_not_applicable
-from aicr.cncf.redaction import ENGINE, Redactor, known_names
+from aicr.cncf.aggregation import NA_PATH, Aggregation, aggregate, check_not_applicable
+from aicr.cncf.redaction import ENGINE, Redactor, known_names, known_serials
 from aicr.cncf.requirements import RequirementSet, load_requirements
 from aicr.cncf.vendor import check_vendor, product_metadata
 from aicr.cncf.verifier import check_directory, revision
 from aicr.config import ValidateConfig
 from aicr.ctrf import Report
-from aicr.errors import InputError, Problem, SubmissionFailed
+from aicr.errors import InputError, InvalidRequestError, Problem, SubmissionFailed
 from aicr.phases import PHASE_ORDER
 from aicr.recipe import Recipe
 from aicr.snapshot import Snapshot
+
+# How validate names a snapshot it captured from the cluster instead of reading a file.
+LIVE_SNAPSHOT = "live capture"
 
 
 @dataclass(frozen=True)
@@ -36,11 +39,14 @@ class SubmissionResult:
     warnings: list[str] = field(default_factory=list)
 
 
-def planned_checks(recipe: Recipe) -> list[str]:
-    """Every check the recipe plans, in phase order."""
+def planned_checks(recipe: Recipe, report: Report | None = None) -> list[str]:
+    """Every check the recipe plans, in phase order, for the phases the run recorded."""
+    aicr = ((report.extra or {}) if report else {}).get("aicr") or {}
+    ran = aicr.get("phases") if isinstance(aicr, dict) else None
     names: list[str] = []
     for phase in PHASE_ORDER:
-        names += recipe.checks(phase) or []
+        if not isinstance(ran, list) or phase.value in ran:
+            names += recipe.checks(phase) or []
     return names
 
 
@@ -52,7 +58,7 @@ def render(
     recipe: Recipe,
     snapshot: Snapshot | None,
     config: ValidateConfig,
-    recipe_source: str,
+    inputs: pages.Inputs,
     warnings: list[str],
 ) -> dict[str, str]:
     """Every file of the submission, by relative path, before redaction."""
@@ -73,7 +79,8 @@ def render(
         recipe=recipe,
         snapshot=snapshot,
         metadata=metadata,
-        recipe_source=recipe_source,
+        inputs=inputs,
+        planned=planned_checks(recipe, report),
         exported=exported,
         verifier_revision=revision(reqs),
         warnings=warnings,
@@ -91,13 +98,19 @@ def redactor_for(config: ValidateConfig, snapshot: Snapshot | None, report: Repo
             for sub in m.subtypes:
                 sources += [sub.data, sub.context or {}]
     nodes, clusters = known_names(*sources)
+    outputs = [{"stdout": t.stdout or [], "message": t.message or ""} for t in report.tests]
+    serials = known_serials(*sources, *outputs)
     redaction = config.validate_section.redaction
     allow = list(redaction.allow)
     contact = config.cncf.vendor.contact_email_address
     if contact:
         allow.append(contact.strip())
     return Redactor(
-        node_names=nodes, cluster_names=clusters, allow=allow, extra_patterns=redaction.patterns
+        node_names=nodes,
+        cluster_names=clusters,
+        serials=serials,
+        allow=allow,
+        extra_patterns=redaction.patterns,
     )
 
 
@@ -107,7 +120,7 @@ def redact(files: dict[str, str], redactor: Redactor) -> dict[str, str]:
     counts = dict(redactor.counts)
     if pages.README_FILE in out:
         out[pages.README_FILE] = out[pages.README_FILE].replace(
-            pages.REDACTION_MARK, pages.redaction_summary(counts, ENGINE)
+            pages.REDACTION_MARK, pages.redaction_summary(counts, redactor.classes, ENGINE)
         )
     return out
 
@@ -142,6 +155,7 @@ def write_submission(
     version: str,
     force: bool,
     recipe_source: str,
+    snapshot_source: str | None = None,
     config_source: str = "config",
     out_flag: str = "--evidence-dir",
 ) -> SubmissionResult:
@@ -150,7 +164,21 @@ def write_submission(
     reqs = load_requirements(version)
     warnings += check_not_applicable(reqs, config, config_source)
     check_output_dir(out_dir, force, out_flag)
-    agg = aggregate(reqs, report, planned_checks(recipe), config)
+    agg = aggregate(reqs, report, planned_checks(recipe, report), config)
+    if agg.contradictions:
+        raise InvalidRequestError(
+            [
+                Problem(
+                    f"{req_id} is declared N/A, but its check {', '.join(checks)} ran and "
+                    "passed in the report",
+                    config_source,
+                    None,
+                    f"{NA_PATH}.{req_id}",
+                    "remove the N/A declaration: the run shows the platform provides it",
+                )
+                for req_id, checks in agg.contradictions
+            ]
+        )
     if agg.blocking:
         raise SubmissionFailed("no submission written, because:\n  " + "\n  ".join(agg.blocking))
     redactor = redactor_for(config, snapshot, report)
@@ -162,7 +190,12 @@ def write_submission(
             recipe=recipe,
             snapshot=snapshot,
             config=config,
-            recipe_source=recipe_source,
+            inputs=pages.Inputs(
+                recipe_source,
+                None if snapshot_source in (None, LIVE_SNAPSHOT) else snapshot_source,
+                config_source,
+                Path(os.path.realpath(out_dir)).name,
+            ),
             warnings=warnings,
         ),
         redactor,

@@ -1,9 +1,9 @@
 """The submission verifier: the upstream validator's rules, plus the v1.37 artifact rules.
 
 Upstream reads only PRODUCT.yaml at ``vX.Y/<dir>/PRODUCT.yaml`` and takes the version
-from that path. The rules here are those CNCF.md records for its 2026-08 revision; URL
-reachability and CNCF membership are checked only when asked (``--online``,
-``--members``), since they need the network.
+from that path. The rules here are those of ``UPSTREAM_REVISION``; URL reachability and
+CNCF membership are checked only when asked (``--online``, ``--members``), since they
+need the network. docs/cncf-submission.md lists every rule where this verifier differs.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import yaml
 from aicr.cncf import hybrid
 from aicr.cncf.requirements import (
     PRODUCT_STATUSES,
+    UPSTREAM_REVISION,
     Level,
     RequirementSet,
     load_requirements,
@@ -27,7 +28,6 @@ from aicr.cncf.requirements import (
 from aicr.cncf.vendor import K8S_CONFORMANCE_URL, is_placeholder
 from aicr.errors import FlagConflictError, InputError, Problem
 
-UPSTREAM_REVISION = "the upstream ai-conformance validator, 2026-08 revision (PRODUCT.yaml)"
 PRODUCT_FILE = "PRODUCT.yaml"
 REQUIRED_METADATA = (
     "kubernetesVersion",
@@ -167,10 +167,10 @@ def check_directory(
         if status not in PRODUCT_STATUSES:
             err(f"{where}.status", f"'{status}' is not one of " + ", ".join(PRODUCT_STATUSES))
         elif req.level == Level.MUST and status != "Implemented":
-            if status == "N/A" and notes.strip():
+            if status == "N/A" and notes.strip() and req.conditional:
                 warnings.append(
-                    f"{PRODUCT_FILE}: {where}: N/A on a MUST is accepted with notes (FAQ), but "
-                    "the 2026-08 upstream revision rejects it"
+                    f"{PRODUCT_FILE}: {where}: N/A on a conditional MUST is accepted with "
+                    f"notes (FAQ), but {UPSTREAM_REVISION} rejects it"
                 )
             else:
                 err(f"{where}.status", f"a MUST requirement must be Implemented, got '{status}'")
@@ -302,7 +302,9 @@ def _check_evidence(
         return [f"'{entry}' {problem}"] if problem else []
     if reqs.hybrid and entry.startswith(hybrid.FILE_SCHEME):
         return hybrid.check_reference(entry, cache)
-    if not entry or entry.startswith("/"):
+    if not entry:
+        return []  # upstream skips an empty entry
+    if entry.startswith("/"):
         return [f"'{entry}' is not a relative path or an http(s) URL"]
     path = (directory / entry).resolve()
     if not path.is_relative_to(directory.resolve()):

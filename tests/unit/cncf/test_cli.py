@@ -111,3 +111,35 @@ def test_verify_members_file(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     code, stdout, _ = run(["evidence", "verify", str(write_submission(tmp_path)), "--members",
                            str(members)], capsys)
     assert code == 1 and "'Example Corp' is not a CNCF member name" in stdout
+
+
+def test_render_refuses_na_beside_a_passed_check(
+        tmp_path: Path, write_inputs: Callable[..., dict[str, Path]],
+        capsys: pytest.CaptureFixture[str]) -> None:
+    config = config_yaml(not_applicable={"cluster_autoscaling": "Fixed bare-metal pools."})
+    paths = write_inputs(make_report([make_test(n) for n in CONFORMANCE]), config=config)
+    out = tmp_path / "v1.35" / "example"
+    code, _, err = run(_render_args(paths, out), capsys)
+    assert code == 2
+    assert err.strip().splitlines() == [
+        f"error: {paths['config']}: spec.validate.evidence.cncf.notApplicable.cluster_autoscaling: "
+        "cluster_autoscaling is declared N/A, but its check cluster-autoscaling ran and passed "
+        "in the report (remove the N/A declaration: the run shows the platform provides it)"]
+    assert not out.exists()
+
+
+def test_render_warns_that_na_on_a_conditional_must_fails_upstream_b2c8969(
+        tmp_path: Path, write_inputs: Callable[..., dict[str, Path]],
+        capsys: pytest.CaptureFixture[str]) -> None:
+    config = config_yaml(not_applicable={"cluster_autoscaling": "Fixed bare-metal pools."})
+    tests = [make_test(n) for n in CONFORMANCE if n != "cluster-autoscaling"]
+    paths = write_inputs(make_report(tests), config=config)
+    out = tmp_path / "v1.35" / "example"
+    code, _, err = run(_render_args(paths, out), capsys)
+    assert code == 0, err
+    assert ("cncf/k8s-ai-conformance scripts/validate.go at b2c8969 (2026-08-19) rejects N/A "
+            "on a MUST") in err
+    code, _, err = run(["evidence", "verify", str(out)], capsys)
+    assert code == 0
+    assert "N/A on a conditional MUST is accepted with notes (FAQ), but cncf/k8s-ai-conformance" \
+        " scripts/validate.go at b2c8969 (2026-08-19) rejects it" in err

@@ -90,3 +90,106 @@ def test_known_names_come_from_telling_keys_anywhere() -> None:
         {"clusterName": "c-1", "other": "x"},
     )
     assert nodes == {"n-a", "n-b", "n-c"} and clusters == {"c-1"}
+
+
+# Serial numbers wherever they stand, and cloud resource ids (issue: redaction misses).
+SERIAL = "1654922012345"
+MORE_CANARIES = [
+    ("serial-number", f"board serial {SERIAL} seen", SERIAL),
+    ("serial-number", f"serial number {SERIAL}", SERIAL),
+    ("serial-number", f"Serial # {SERIAL}", SERIAL),
+    ("serial-number", f'{{"gpu": {{"serial": "{SERIAL}"}}}}', SERIAL),
+    ("cluster-name", "arn:aws:eks:us-west-2:123456789012:cluster/eks-secret-prod",
+     "eks-secret-prod"),
+    ("cluster-name", "tag kubernetes.io/cluster/eks-secret-prod: owned", "eks-secret-prod"),
+    ("cluster-name", "/subscriptions/0f1e2d3c-4b5a-6978-8091-a2b3c4d5e6f7/resourceGroups/rg-x"
+     "/providers/Microsoft.ContainerService/managedClusters/aks-secret-prod", "aks-secret-prod"),
+    ("cluster-name", "projects/canary-project-42/locations/us-central1/clusters/gke-secret-prod",
+     "gke-secret-prod"),
+    ("resource-group", "/subscriptions/0f1e2d3c-4b5a-6978-8091-a2b3c4d5e6f7/resourceGroups/"
+     "rg-secret-gpu/providers/x", "rg-secret-gpu"),
+    ("resource-group", "azure:///subscriptions/0f1e2d3c-4b5a-6978-8091-a2b3c4d5e6f7/"
+     "resourcegroups/mc_rg-secret_aks_eastus/providers/Microsoft.Compute", "mc_rg-secret"),
+]
+
+
+@pytest.mark.parametrize(("cls", "text", "secret"), MORE_CANARIES,
+                         ids=[f"{c}-{i}" for i, (c, _, _) in enumerate(MORE_CANARIES)])
+def test_serials_and_names_inside_cloud_ids_do_not_survive(cls: str, text: str,
+                                                           secret: str) -> None:
+    r = _redactor()
+    out = r.redact(text)
+    assert secret not in out
+    assert r.counts[cls] >= 1
+
+
+def test_every_part_of_a_cloud_id_is_redacted_with_stable_placeholders() -> None:
+    r = Redactor(cluster_names=["eks-secret-prod"])
+    arn = "arn:aws:eks:us-west-2:123456789012:cluster/eks-secret-prod"
+    assert r.redact(arn) == "arn:aws:eks:us-west-2:account-1:cluster/cluster-1"
+    assert r.redact("cluster eks-secret-prod") == "cluster cluster-1"
+    aks = ("/subscriptions/0f1e2d3c-4b5a-6978-8091-a2b3c4d5e6f7/resourceGroups/rg-gpu/providers/"
+           "Microsoft.ContainerService/managedClusters/aks-prod")
+    assert r.redact(aks) == ("/subscriptions/account-2/resourceGroups/resource-group-1/providers/"
+                             "Microsoft.ContainerService/managedClusters/cluster-2")
+
+
+NVIDIA_SMI_Q = f"""==============NVSMI LOG==============
+Timestamp                                 : Mon Jun  1 10:00:00 2026
+Driver Version                            : 570.86.16
+GPU 00000000:18:00.0
+    Product Name                          : NVIDIA H100 80GB HBM3
+    Serial Number                         : {SERIAL}
+    GPU UUID                              : GPU-1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d
+    FB Memory Usage
+        Total                             : 81559 MiB
+"""
+QUERY_CSV = ["$ nvidia-smi --query-gpu=index,name,serial,memory.total --format=csv",
+             "index, name, serial, memory.total [MiB]",
+             f"0, NVIDIA H100 80GB HBM3, {SERIAL}, 81559 MiB",
+             "1, NVIDIA H100 80GB HBM3, 1654922012346, 81559 MiB"]
+QUERY_NOHEADER = ["nvidia-smi --query-gpu=serial,uuid --format=csv,noheader",
+                  "1654922012347, GPU-1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d"]
+
+
+def test_serials_are_known_from_query_tables_and_serial_keys() -> None:
+    from aicr.cncf.redaction import known_serials
+
+    found = known_serials({"stdout": QUERY_CSV}, {"answer": "\n".join(QUERY_NOHEADER)},
+                          {"gpu": {"serialNumber": "0321455012345", "timestamp": 1780000000000}},
+                          {"stdout": NVIDIA_SMI_Q.splitlines()})
+    assert found == {SERIAL, "1654922012346", "1654922012347", "0321455012345"}
+
+
+def test_a_known_serial_is_redacted_wherever_it_stands() -> None:
+    r = Redactor(serials=[SERIAL])
+    out = r.redact(f"0, NVIDIA H100, {SERIAL}, 81559 MiB\nsee {SERIAL} above")
+    assert SERIAL not in out and out.count("serial-1") == 2
+    assert r.redact(NVIDIA_SMI_Q).count("serial-1") == 1
+
+
+# What only looks like a serial stays: timestamps, durations, byte counts, versions, bandwidth.
+LOOKALIKES = [
+    "start 1780000000000 stop 1780000100000",
+    '"duration": 1654922012, "durationMs": 1654922',
+    "Total : 81559 MiB; 85520809984 bytes; 1654922012345678 B",
+    "driver 570.86.16, CUDA 12.8, kernel 6.8.0-1021-aws, v1.35.2",
+    "busbw 450.12 GB/s, algbw 392.4 GB/s, 1654922 MB/s",
+    "Serial Number : N/A; serial console ready; serialized 12 objects",
+]
+
+
+@pytest.mark.parametrize("text", LOOKALIKES,
+                         ids=["timestamps", "durations", "bytes", "versions", "bandwidth",
+                              "words"])
+def test_what_only_looks_like_a_serial_stays(text: str) -> None:
+    r = Redactor(serials=[SERIAL])
+    assert r.redact(text) == text
+    assert sum(r.counts.values()) == 0
+
+
+def test_every_class_is_listed_for_the_readme() -> None:
+    classes = [cls for cls, _ in Redactor(extra_patterns=["X-[0-9]+"]).classes]
+    assert {"serial-number", "cluster-name", "resource-group", "node-name", "ipv4",
+            "custom"} <= set(classes)
+    assert len(classes) == len(set(classes))

@@ -102,3 +102,50 @@ def test_file_scheme_is_a_missing_path_before_1_37(tmp_path: Path) -> None:
     (v136 / "PRODUCT.yaml").write_text(text)
     errors = verify(v136, version=None).errors
     assert any("'file://junit.xml#gang-scheduling' does not exist" in e for e in errors)
+
+
+def _generated(tmp_path: Path) -> Path:
+    from cncf_builders import CONFORMANCE, make_config, make_recipe, make_report, make_snapshot
+    from cncf_builders import make_test as test
+
+    from aicr.cncf import write_submission
+
+    out = tmp_path / "v1.35" / "x"
+    write_submission(out, report=make_report([test(n) for n in CONFORMANCE]),
+                     recipe=make_recipe(), snapshot=make_snapshot(), config=make_config(),
+                     version="1.35", force=False, recipe_source="r.yaml")
+    return out
+
+
+def _set_status(product: Path, req_id: str, status: str) -> None:
+    import yaml
+
+    doc = yaml.safe_load(product.read_text())
+    for items in doc["spec"].values():
+        for item in items:
+            if item["id"] == req_id:
+                item["status"] = status
+    product.write_text(yaml.safe_dump(doc, sort_keys=False))
+
+
+def test_na_on_an_unconditional_must_is_an_error_on_a_conditional_one_a_warning(
+        tmp_path: Path) -> None:
+    out = _generated(tmp_path)
+    _set_status(out / "PRODUCT.yaml", "gang_scheduling", "N/A")
+    _set_status(out / "PRODUCT.yaml", "pod_autoscaling", "N/A")
+    result = verify(out, version=None)
+    assert result.errors == ["PRODUCT.yaml: spec.schedulingOrchestration.gang_scheduling.status: "
+                             "a MUST requirement must be Implemented, got 'N/A'"]
+    assert result.warnings == [
+        "PRODUCT.yaml: spec.schedulingOrchestration.pod_autoscaling: N/A on a conditional MUST "
+        "is accepted with notes (FAQ), but cncf/k8s-ai-conformance scripts/validate.go at "
+        "b2c8969 (2026-08-19) rejects it"]
+
+
+def test_an_empty_evidence_entry_is_skipped_as_upstream_does(tmp_path: Path) -> None:
+    out = _generated(tmp_path)
+    product = out / "PRODUCT.yaml"
+    product.write_text(product.read_text().replace(
+        '        - "evidence/gang_scheduling.md"\n',
+        '        - "evidence/gang_scheduling.md"\n        - ""\n'))
+    assert verify(out, version=None).ok

@@ -18,7 +18,13 @@ from aicr.yaml_io import parse
 # Order is data: every version aicr holds requirement data for, oldest first.
 SUPPORTED_VERSIONS: tuple[str, ...] = ("1.33", "1.34", "1.35", "1.36", "1.37", "1.38")
 
-# The last version whose upstream validator (2026-08 revision) rejects N/A on a MUST and
+# The upstream validator the verifier reproduces: scripts/validate.go of the CNCF
+# submissions repository at this revision, the newest one that could be read and run.
+UPSTREAM_REPOSITORY = "cncf/k8s-ai-conformance"
+UPSTREAM_COMMIT = "b2c8969"
+UPSTREAM_REVISION = f"{UPSTREAM_REPOSITORY} scripts/validate.go at {UPSTREAM_COMMIT} (2026-08-19)"
+
+# The last version whose upstream validator (UPSTREAM_REVISION) rejects N/A on a MUST and
 # does not understand file:// references; later versions follow the v1.37 hybrid rules.
 LAST_PLAIN_VERSION = "1.36"
 
