@@ -43,6 +43,19 @@ Options that show `env var:` below read that variable when the flag is absent
 (flag > environment > default). `KUBECONFIG` is left to the Kubernetes client
 (it may hold a list of paths). `AICR_VALIDATOR_IMAGE_REGISTRY` replaces the
 registry of the default validator image (for mirrors).
+
+## Output files
+
+`-o`, `--junit` and `--evidence-dir` are checked before the first check starts: a
+missing or read-only folder is refused (exit 2), so a long run is never lost at the
+end. A regular file is replaced atomically (a temporary file beside it, renamed over
+it); a character device (`/dev/null`), a FIFO, or `/dev/stdout` / `/dev/stderr` is
+written through and stays what it was; a symlink is followed and what it points at is
+written. A submission directory given as a symlink is replaced where the link points.
+
+`validate` also refuses, before any cluster work, a `-n/--namespace` that is not a
+namespace name (DNS-1123 label), an `--image` that is not an image reference, and a
+`--cncf-version` without requirement data.
 """
 
 FORMATS_INTRO = """# File formats

@@ -81,3 +81,12 @@ def test_a_submission_version_is_the_clusters_minor(
     assert (code, out) == (2, "")
     assert err.strip().splitlines()[0] == message
     assert not (tmp_path / "v1.34").exists()
+
+
+def test_inside_a_job_an_unknown_check_is_other_never_skipped(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    # exit 2 means skipped to the orchestrator: a Job (result ConfigMap set) must get 3
+    monkeypatch.setattr("aicr.checks.entrypoint.default_termination_log", lambda: None)
+    code, _, _ = aicr(capsys, "check", "run", "NOPE", "--run-dir", str(DATA),
+                      "--result-configmap", "aicr-result-x")
+    assert code == 3
