@@ -11,14 +11,6 @@ from aicr.cli.main import run
 DATA = Path(__file__).parents[2] / "data"
 
 
-@pytest.fixture(autouse=True)
-def no_cluster_access(monkeypatch: pytest.MonkeyPatch) -> None:
-    def refuse(*_: object, **__: object) -> None:
-        raise AssertionError("the cluster was contacted")
-
-    monkeypatch.setattr("aicr.k8s.api_client", refuse)
-
-
 def aicr(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     code = run(list(args))
     out, err = capsys.readouterr()
