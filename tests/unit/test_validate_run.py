@@ -234,3 +234,17 @@ def test_a_submission_the_writer_refuses_keeps_the_report(
     outcome = run(submission(tmp_path), executor=FakeExecutor())
     assert outcome.exit_code == 8 and outcome.report.tests
     assert outcome.no_submission == "the rendered submission does not pass the verifier"
+
+
+def test_a_live_snapshot_of_another_minor_is_refused_before_any_check(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from aicr.snapshot.load import load_snapshot
+
+    captured = load_snapshot(SNAPSHOT)  # Kubernetes v1.35.2
+    monkeypatch.setattr("aicr.snapshot.capture.capture", lambda kube: captured)
+    fake = FakeExecutor()
+    with pytest.raises(InputError) as exc:
+        run(submission(tmp_path, snapshot=None, cncf_version="1.34"), executor=fake)
+    assert exc.value.exit_code == 2
+    assert "CNCF version 1.34 does not match the cluster's Kubernetes 1.35" in str(exc.value)
+    assert fake.started == []
