@@ -42,7 +42,7 @@ def write_snapshot(snapshot: Snapshot, target: str | None, kube: KubeTarget, fmt
 
 
 def write_text(text: str, target: str | None, kube: KubeTarget, *, key: str, what: str) -> str:
-    """Put ``text`` on stdout (no target or ``-``), in a file (``write_file``) or a ConfigMap key."""
+    """Put ``text`` on stdout (no target or ``-``), in a file (write_file) or a ConfigMap key."""
     if target in (None, "-"):
         sys.stdout.write(text)
         sys.stdout.flush()

@@ -21,6 +21,11 @@ def _checked(opts: dict[str, Any]) -> float:
     flags.parse_node_selector(opts["node_selector"], "--node-selector")
     for toleration in opts["toleration"]:
         flags.parse_toleration(toleration, "--toleration")
+    from aicr.outputs import check_writable
+
+    unwritable = check_writable(opts["output"], "--output")
+    if unwritable is not None:  # before the capture, not after it
+        raise FlagConflictError(unwritable)
     if opts["require_gpu"] and opts["runtime_class"]:
         raise FlagConflictError(
             Problem(

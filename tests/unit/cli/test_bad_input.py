@@ -82,3 +82,12 @@ def test_inside_a_job_an_unknown_check_is_other_never_skipped(
     code, _, _ = aicr(capsys, "check", "run", "NOPE", "--run-dir", str(DATA),
                       "--result-configmap", "aicr-result-x")
     assert code == 3
+
+
+def test_snapshot_refuses_an_unwritable_output_before_capturing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = tmp_path / "missing" / "snapshot.yaml"
+    code, out, err = aicr(capsys, "snapshot", "-o", str(target))
+    assert (code, out) == (2, "")
+    assert err.strip().splitlines() == [
+        f"error: --output {target}: folder {target.parent} does not exist (create it first)"]

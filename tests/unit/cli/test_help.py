@@ -7,7 +7,8 @@ import pytest
 from aicr.cli.main import run
 
 COMMANDS = [[], ["validate"], ["evidence"], ["evidence", "render"], ["evidence", "verify"],
-            ["check"], ["check", "list"], ["check", "run"], ["cleanup"], ["completion"]]
+            ["check"], ["check", "list"], ["check", "run"], ["cleanup"], ["completion"],
+            ["snapshot"], ["images"]]
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=[" ".join(c) or "aicr" for c in COMMANDS])
