@@ -3,13 +3,14 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install test unit lint demo bench bench-cluster help
+.PHONY: install test unit cluster lint demo bench bench-cluster help
 
 help:
 	@echo "install  create $(VENV) and install aicr with its test extras"
 	@echo "test     every test (unit + simulated cluster)"
 	@echo "unit     unit tests only"
-	@echo "lint     ruff + mypy --strict on src/"
+	@echo "cluster  simulated-cluster tests only"
+	@echo "lint     ruff + mypy --strict on src/ + actionlint on .github/workflows"
 	@echo "demo     run aicr validate on an example recipe"
 	@echo "bench    print the benchmark figures (start-up, CNCF rendering)"
 	@echo "bench-cluster  executor overhead and parallel speed-up on the simulated cluster"
@@ -30,10 +31,15 @@ test: install
 unit: install
 	$(BIN)/pytest tests/unit
 
+cluster: install
+	@bash hack/sim/build.sh >/dev/null
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest tests/cluster
+
 lint: install
 	$(BIN)/ruff check src tests bench hack
 	$(BIN)/ruff format --check src
 	$(BIN)/mypy src
+	bash hack/actionlint.sh
 
 demo: install
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python hack/demo.py

@@ -48,3 +48,21 @@ def job(name: str, template_spec: dict[str, Any], backoff_limit: int = 0) -> dic
         "metadata": {"name": name},
         "spec": {"backoffLimit": backoff_limit, "template": {"spec": template_spec}},
     }
+
+
+def crd(group: str, plural: str, kind: str, scope: str = "Namespaced") -> dict[str, Any]:
+    """A CustomResourceDefinition serving ``v1`` of ``kind``, any content allowed."""
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.{group}"},
+        "spec": {
+            "group": group,
+            "scope": scope,
+            "names": {"plural": plural, "singular": kind.lower(), "kind": kind,
+                      "listKind": f"{kind}List"},
+            "versions": [{"name": "v1", "served": True, "storage": True, "schema": {
+                "openAPIV3Schema": {"type": "object",
+                                    "x-kubernetes-preserve-unknown-fields": True}}}],
+        },
+    }  # fmt: skip

@@ -134,3 +134,14 @@ def test_dra_mode_probes_through_resource_claims(gpus: SimCluster, tmp_path: Pat
     test = run_check(gpus, tmp_path, "check-nvidia-smi", DRA_RECIPE)
     assert (test["status"], test["message"]) == (
         "passed", f"nvidia-smi on 2 GPU nodes: {NODE0} ({H100}), {NODE1} ({H100})")
+
+
+def test_probes_pull_the_pinned_image_from_the_mirror(
+    gpus: SimCluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The check pod does not see the orchestrator's environment; the run hands it the mirror."""
+    monkeypatch.setenv("AICR_VALIDATOR_IMAGE_REGISTRY", "mirror.example.com/aicr")
+    test = run_check(gpus, tmp_path, "check-nvidia-smi", RECIPE)
+    assert test["status"] == "passed", test["message"]
+    asked = test["extra"]["evidence"][1]["asked"]
+    assert asked.endswith("; mirror.example.com/aicr/nvidia/cuda:12.8.1-base-ubuntu24.04)"), asked

@@ -15,22 +15,11 @@ import pytest
 from deployhelp import run_check
 from harness import SimCluster
 from kubernetes import client
+from manifests import crd
 
 from aicr.errors import InvalidRequestError
 
-CRD = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": "clusterpolicies.nvidia.com"},
-    "spec": {
-        "group": "nvidia.com",
-        "scope": "Cluster",
-        "names": {"plural": "clusterpolicies", "singular": "clusterpolicy",
-                  "kind": "ClusterPolicy", "listKind": "ClusterPolicyList"},
-        "versions": [{"name": "v1", "served": True, "storage": True, "schema": {
-            "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}],
-    },
-}  # fmt: skip
+CRD = crd("nvidia.com", "clusterpolicies", "ClusterPolicy", scope="Cluster")
 IMAGE = "nvcr.io/nvidia/gpu-operator:v25.10.1"
 
 
