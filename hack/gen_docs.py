@@ -35,7 +35,12 @@ Generated from the code by `python hack/gen_docs.py`; do not edit by hand.
 | 8 | validation failed: the readiness gate failed, a check failed or ended `other` (timeout, crash, unschedulable, missing result), or a CNCF submission was blocked or rejected by the verifier |
 | 130 | interrupted (Ctrl-C or SIGTERM): running checks are stopped, everything is cleaned up and the partial report is written, marked interrupted |
 
-`aicr evidence verify` exits 0 when the submission is valid, 1 when it is not, 2 on bad invocation.
+`aicr evidence verify DIR` exits 0 when the submission is valid, 1 when it is not, 2 on bad invocation.
+`aicr evidence verify --attestation FILE --key PUB` exits 0 when the signature, every
+subject's digest and every recorded check pass; 1 when the attestation is genuine but
+the recorded run has failures (informational); 8 when the signature or a digest does
+not check (tampered file or payload, wrong key, missing subject); 2 for bad invocation
+or a file that cannot be read or is no attestation.
 
 ## Environment variables
 
@@ -46,7 +51,8 @@ registry of the default validator image (for mirrors).
 
 ## Output files
 
-`-o`, `--junit` and `--evidence-dir` are checked before the first check starts: a
+`-o`, `--junit`, `--evidence-dir` and the attestation (`--emit-attestation`) are
+checked before the first check starts: a
 missing or read-only folder is refused (exit 2), so a long run is never lost at the
 end. A regular file is replaced atomically (a temporary file beside it, renamed over
 it); a character device (`/dev/null`), a FIFO, or `/dev/stdout` / `/dev/stderr` is
@@ -128,6 +134,50 @@ def _model_section(model: type[BaseModel], seen: set[type[BaseModel]]) -> list[s
         lines.extend(_model_section(sub, seen))
     return lines
 
+ATTESTATION_FORMAT = """## Run attestation (`<report>.intoto.json`)
+
+`aicr validate -o out/report.json --emit-attestation --attestation-key KEY` writes
+`out/report.intoto.json`: a [DSSE](https://github.com/secure-systems-lab/dsse) v1
+envelope (`payloadType: application/vnd.in-toto+json`, `payload` base64, `signatures`
+`[{keyid, sig}]`; `keyid` is the hex SHA-256 of the public key's DER
+SubjectPublicKeyInfo) over an in-toto Statement v1
+(`_type: https://in-toto.io/Statement/v1`). It is written after the report, JUnit XML
+and submission, through the same writer, even when the run failed (a verifier then
+learns that it failed). Its path is checked writable before the run starts.
+
+- `subject`: one entry per file the run wrote: the report, `--junit`, and every file
+  of the `--evidence-dir` submission when one was written; `name` is the path relative
+  to the attestation's folder, `digest.sha256` its hash.
+- `predicateType`: `https://aicr.dev/attestation/validate-run/v1`. Version 1 of this
+  predicate; a change that removes or renames a field gets a new version.
+- `predicate`:
+
+| field | meaning |
+|---|---|
+| `tool` | `{name: aicr, version}` |
+| `catalog.digest.sha256` | the check catalog this build ships |
+| `recipe`, `snapshot`, `config` | `{source, digest.sha256}` of the text as read (`null` when not given); a captured snapshot is hashed as the YAML `--snapshot-out` writes |
+| `validatorImage` | `{ref, digest}`: the check image; `digest` is set when the reference pins one (`@sha256:`) |
+| `cluster` | `server.sha256`: SHA-256 of the API server URL (the URL itself is not recorded; `null` with `--no-cluster`), `kubernetesVersion` from the snapshot |
+| `run` | `id`, `startedOn`, `finishedOn` (UTC ISO 8601), `phases`, `noCluster`, `gate {evaluated, passed}`, `exitCode` |
+| `checks` | `[{name, phase, status}]`, one per check of the report |
+
+Keys: `aicr attestation keygen -o DIR` writes `aicr-attestation.key` (PKCS#8 PEM, no
+passphrase, mode 0600) and `aicr-attestation.pub` (SubjectPublicKeyInfo PEM), ed25519
+by default or ECDSA P-256 (`--algorithm ecdsa-p256`; signatures DER, SHA-256). An
+existing key file is never replaced.
+
+`aicr evidence verify --attestation FILE --key PUB` checks the signature, then every
+subject's digest against the file beside the attestation, then the recorded run: a
+failed gate or a check that ended `failed` or `other` makes it exit 1.
+
+Keyless signing through Sigstore (Fulcio certificate, Rekor transparency log) is not
+offered: it needs an OIDC identity and network access to those services, which this
+project's build and test machines do not have, so it could not be tested, and an
+untested signing path would be worse than none. Sign with a local key and publish the
+`.pub`; a keyless mode would keep this envelope and predicate and add a certificate.
+"""
+
 
 def formats_md() -> str:
     from aicr.catalog.model import Catalog
@@ -157,6 +207,7 @@ def formats_md() -> str:
     ]:
         out += [f"## {title}", "", note, ""]
         out += _model_section(model, seen)
+    out += [ATTESTATION_FORMAT]
     return "\n".join(out).rstrip() + "\n"
 
 

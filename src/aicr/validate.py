@@ -30,17 +30,18 @@ from aicr.errors import (
 from aicr.k8s import KubeTarget
 from aicr.phases import Phase
 from aicr.plan import Plan, build, resolve_phases
-from aicr.recipe.load import load_recipe_with_lines
+from aicr.recipe.load import parse_recipe_with_lines
 from aicr.recipe.model import Recipe
 from aicr.result import CheckResult, Detail, to_test
 from aicr.runner import TOLERATE_ALL, Executor, Placement, RunContext, Toleration, names
 from aicr.runner.events import EventSink, discard
 from aicr.runner.orchestrate import PlanResults, StopReason, run_plan
-from aicr.snapshot.load import load_snapshot
+from aicr.snapshot.load import parse_snapshot
 from aicr.snapshot.model import Snapshot, require_gpu
 from aicr.sources import read
 
 if TYPE_CHECKING:
+    from aicr.attestation.statement import Input, RunRecord
     from aicr.cncf import Aggregation
 
 
@@ -76,6 +77,7 @@ class ValidateRequest:
     data_dir: str | None = None
     name_prefix: str | None = None
     require_gpu: bool = False
+    emit_attestation: bool = False  # record what an attestation needs (the CLI signs it)
 
     def __post_init__(self) -> None:
         """Refuse flag combinations that cannot mean anything (exit 2)."""
@@ -93,6 +95,10 @@ class ValidateRequest:
             problems.append(Problem("--no-cluster cannot be used with --cncf-submission"))
         if self.dry_run and self.cncf_submission:
             problems.append(Problem("--dry-run cannot be used with --cncf-submission"))
+        if self.dry_run and self.emit_attestation:
+            problems.append(
+                Problem("--dry-run cannot be used with --emit-attestation", hint="nothing runs")
+            )
         if self.parallel < 1:
             problems.append(Problem(f"--parallel must be at least 1, got {self.parallel}"))
         if self.executor not in ("job", "local"):
@@ -144,6 +150,8 @@ class Outcome:
     no_submission: str | None = None  # why --cncf-submission wrote nothing
     manifests: list[dict[str, Any]] | None = None
     leftovers: list[str] = field(default_factory=list)
+    snapshot: Snapshot | None = None  # the one the gate saw (given or captured)
+    record: RunRecord | None = None  # what an attestation of this run records
 
 
 @dataclass(frozen=True)
@@ -156,6 +164,7 @@ class Inputs:
     plan: Plan
     warnings: list[str]
     prepared: dict[str, Any] = field(default_factory=dict)  # check name -> preflight facts
+    texts: dict[str, Input] = field(default_factory=dict)  # recipe/snapshot/config digests
 
 
 def new_run_id(prefix: str | None = None) -> str:
@@ -187,18 +196,29 @@ def resolve_image(request: ValidateRequest, config: ValidateConfig) -> str:
 
 def load_inputs(request: ValidateRequest) -> Inputs:
     """Load and check every input; raises InputError (exit 2) before any cluster work."""
+    from aicr.attestation.statement import Input, sha256_text
+
+    texts: dict[str, Input] = {}
+
+    def text_of(role: str, ref: str) -> str:
+        text = read(ref, request.kube)
+        texts[role] = Input(ref, sha256_text(text))
+        return text
+
     config = EMPTY_CONFIG
     if request.config:
-        config = parse_config(read(request.config, request.kube), request.config)
+        config = parse_config(text_of("config", request.config), request.config)
     config = images.pin_registry(config)
     warnings: list[str] = []
     if request.cncf_submission:
         from aicr import cncf
 
         warnings += cncf.check_vendor(config, request.config or "--config")
-    recipe, loaded = load_recipe_with_lines(request.recipe, request.kube)
+    recipe, loaded = parse_recipe_with_lines(text_of("recipe", request.recipe), request.recipe)
     gate.check_paths(recipe, request.recipe)
-    snapshot = load_snapshot(request.snapshot, request.kube) if request.snapshot else None
+    snapshot = None
+    if request.snapshot:
+        snapshot = parse_snapshot(text_of("snapshot", request.snapshot), request.snapshot)
     if snapshot is not None and request.require_gpu:
         require_gpu(snapshot, request.snapshot or "")
     plan = build(
@@ -232,7 +252,7 @@ def load_inputs(request: ValidateRequest) -> Inputs:
         if c.skip_reason is None
         and (out := preflight(c.name, recipe, request.data_dir, request.recipe)) is not None
     }
-    return Inputs(recipe, snapshot, config, plan, warnings, prepared)
+    return Inputs(recipe, snapshot, config, plan, warnings, prepared, texts)
 
 
 def _make_executor(kind: str) -> Executor:
@@ -477,7 +497,46 @@ def run(
         outcome.no_submission = _why_no_submission(gate_outcome, results, aggregation)
         if outcome.no_submission is None:
             _submit(request, inputs, snapshot, snapshot_source, version, outcome)
+    outcome.snapshot = snapshot
+    if request.emit_attestation:
+        outcome.record = _record(request, inputs, snapshot, snapshot_source, outcome)
     return outcome
+
+
+def _record(
+    request: ValidateRequest,
+    inputs: Inputs,
+    snapshot: Snapshot | None,
+    snapshot_source: str | None,
+    outcome: Outcome,
+) -> RunRecord:
+    """What the run's attestation records; a captured snapshot is digested as YAML."""
+    from aicr.attestation.statement import Input, RunRecord, sha256_text
+    from aicr.errors import ClusterError
+    from aicr.formats import Format, snapshot_text
+
+    given = inputs.texts.get("snapshot")
+    if given is None and snapshot is not None:
+        text = snapshot_text(snapshot, Format.YAML)
+        given = Input(snapshot_source or "live capture", sha256_text(text))
+    server = None
+    if not request.no_cluster:
+        from aicr.k8s import load_configuration
+
+        try:
+            server = str(load_configuration(request.kube).host)
+        except ClusterError:
+            server = None
+    return RunRecord(
+        report=outcome.report,
+        exit_code=outcome.exit_code,
+        recipe=inputs.texts["recipe"],
+        snapshot=given,
+        config=inputs.texts.get("config"),
+        image=resolve_image(request, inputs.config),
+        server_url=server,
+        kubernetes_version=snapshot.server_version if snapshot else None,
+    )
 
 
 def _why_no_submission(

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from aicr.errors import EXIT_OK
+from aicr.errors import EXIT_OK, EXIT_VALIDATION_FAILED
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -94,7 +94,7 @@ def render(
 
 
 @evidence.command()
-@click.argument("directory", type=click.Path(file_okay=False))
+@click.argument("directory", required=False, type=click.Path(file_okay=False))
 @click.option("--online", is_flag=True, help="Also fetch every http(s) URL (HEAD, then GET).")
 @click.option(
     "--members", default=None, help="CNCF member names (file or URL; one per line or a JSON list)."
@@ -102,12 +102,37 @@ def render(
 @click.option(
     "--cncf-version", default=None, help="Version X.Y when DIRECTORY has no vX.Y path component."
 )
-def verify(directory: str, online: bool, members: str | None, cncf_version: str | None) -> int:
-    """Check a submission directory the way the CNCF validator does.
+@click.option(
+    "--attestation",
+    "attestation_path",
+    type=click.Path(dir_okay=False),
+    help="Verify this run attestation (aicr validate --emit-attestation) instead.",
+)
+@click.option("--key", metavar="PUB", help="Public key the attestation must be signed with.")
+def verify(
+    directory: str | None,
+    online: bool,
+    members: str | None,
+    cncf_version: str | None,
+    attestation_path: str | None,
+    key: str | None,
+) -> int:
+    """Check a submission directory the way the CNCF validator does, or a run attestation.
 
-    Prints every error, sorted, then a verdict line.
-    Exit codes: 0 valid, 1 invalid, 2 bad invocation.
+    DIRECTORY: prints every error, sorted, then a verdict line; exit codes 0 valid,
+    1 invalid, 2 bad invocation.
+
+    --attestation FILE --key PUB: exit 0 when the signature, every subject's digest
+    and every recorded check pass; 1 when genuine but the run recorded failures;
+    8 when the signature or a digest does not check (tampered, wrong key, missing
+    file); 2 for bad invocation or an unreadable file.
     """
+    if attestation_path is not None:
+        return _verify_attestation(directory, attestation_path, key, online, members)
+    if directory is None:
+        raise click.UsageError("give DIRECTORY (a submission) or --attestation FILE")
+    if key is not None:
+        raise click.UsageError("--key is for --attestation")
     from aicr import cncf
 
     names = cncf.read_members(members) if members else None
@@ -121,3 +146,31 @@ def verify(directory: str, online: bool, members: str | None, cncf_version: str 
         return EXIT_OK
     click.echo(f"INVALID: {directory}: {len(result.errors)} error(s) against v{result.version}")
     return 1
+
+
+def _verify_attestation(
+    directory: str | None, path: str, key: str | None, online: bool, members: str | None
+) -> int:
+    if directory is not None or online or members:
+        raise click.UsageError("--attestation takes no DIRECTORY, --online or --members")
+    if key is None:
+        raise click.UsageError(
+            "--attestation needs --key PUB (keyless Sigstore attestations are not supported)"
+        )
+    from aicr.attestation.verify import verify as check
+
+    verdict = check(Path(path), key)
+    for name in verdict.checked:
+        click.echo(f"ok: {name}")
+    for problem in verdict.rejected:
+        click.echo(f"REJECTED: {problem}")
+    if verdict.rejected:
+        click.echo(f"REJECTED: {path}: {len(verdict.rejected)} problem(s)")
+        return EXIT_VALIDATION_FAILED
+    for failure in verdict.failures:
+        click.echo(f"failed: {failure}")
+    if verdict.failures:
+        click.echo(f"VALID, RUN FAILED: {path}: signed by {key}; the recorded run has failures")
+        return 1
+    click.echo(f"VALID: {path}: signed by {key}; every subject and recorded check passed")
+    return EXIT_OK

@@ -22,6 +22,7 @@ _COMMANDS = {
     "cleanup": ("aicr.cli.cleanup", "cleanup"),
     "images": ("aicr.cli.images", "images"),
     "completion": ("aicr.cli.completion", "completion"),
+    "attestation": ("aicr.cli.attestation", "attestation"),
 }
 _SUMMARIES = {
     "validate": "Validate a cluster against a recipe and write a CTRF report.",
@@ -31,6 +32,7 @@ _SUMMARIES = {
     "cleanup": "Remove what earlier runs left in the cluster.",
     "images": "List every image a run pulls, for mirrors of air-gapped clusters.",
     "completion": "Print the shell completion script (bash, zsh, fish).",
+    "attestation": "Make the key pair that signs run attestations.",
 }
 
 

@@ -95,6 +95,7 @@ def request_from_options(opts: dict[str, Any]) -> ValidateRequest:
         )
         if p is not None
     ]
+    unwritable += _attestation_problems(opts)
     if unwritable:
         raise FlagConflictError(unwritable)
     return ValidateRequest(
@@ -126,7 +127,44 @@ def request_from_options(opts: dict[str, Any]) -> ValidateRequest:
         data_dir=opts["data"],
         name_prefix=opts["job_name"],
         require_gpu=opts["require_gpu"],
+        emit_attestation=opts["emit_attestation"],
     )
+
+
+def _attestation_problems(opts: dict[str, Any]) -> list[Problem]:
+    """--emit-attestation needs a key and a report file to sit beside; checked before the run."""
+    key, output = opts["attestation_key"], opts["output"] or "-"
+    if not opts["emit_attestation"]:
+        if key:
+            return [Problem("--attestation-key needs --emit-attestation")]
+        return []
+    problems = []
+    if not key:
+        problems.append(
+            Problem(
+                "--emit-attestation needs --attestation-key KEY",
+                hint="create one with `aicr attestation keygen -o DIR`; keyless Sigstore "
+                "signing is not offered (docs/formats.md says why)",
+            )
+        )
+    if output == "-" or output.startswith("cm://"):
+        problems.append(
+            Problem(
+                f"--emit-attestation: the report goes to {output}; the attestation is written "
+                "beside a report file",
+                hint="give -o FILE",
+            )
+        )
+        return problems
+    from aicr.attestation.statement import path_for
+    from aicr.outputs import check_writable
+
+    target = check_writable(str(path_for(output)), "--emit-attestation")
+    if key:
+        from aicr.attestation.keys import load_private
+
+        load_private(key)  # a key that cannot sign stops the run now, not after it
+    return problems + ([target] if target else [])
 
 
 def _render(outcome: Outcome, opts: dict[str, Any]) -> None:
@@ -160,6 +198,8 @@ def _render(outcome: Outcome, opts: dict[str, Any]) -> None:
 
         write_file(Path(opts["junit"]), junit(cases(outcome.report, None)), what="JUnit XML")
         render.console.print(f"junit: {opts['junit']}")
+    if outcome.record is not None:
+        _attest(outcome, opts)
     if outcome.leftovers:
         render.console.print("[red]cleanup left objects behind:[/]")
         for line in outcome.leftovers:
@@ -170,6 +210,19 @@ def _render(outcome: Outcome, opts: dict[str, Any]) -> None:
         from rich.markup import escape
 
         render.console.print(f"[red]no CNCF submission written:[/] {escape(outcome.no_submission)}")
+
+
+def _attest(outcome: Outcome, opts: dict[str, Any]) -> None:
+    from pathlib import Path
+
+    from aicr.attestation.signing import emit, subject_files
+    from aicr.attestation.statement import path_for
+
+    assert outcome.record is not None
+    written = [Path(opts["output"])] + ([Path(opts["junit"])] if opts["junit"] else [])
+    subjects = subject_files(written, outcome.submission_path)
+    where = emit(outcome.record, subjects, path_for(opts["output"]), opts["attestation_key"])
+    render.console.print(f"attestation: {where} ({len(subjects)} files signed)")
 
 
 @click.command(cls=options.StrictCommand)
@@ -313,6 +366,18 @@ def _render(outcome: Outcome, opts: dict[str, Any]) -> None:
 @options.output("Where the CTRF report goes (default: stdout).")
 @options.output_format("json", "Report format: CTRF JSON, the same as YAML, or a summary table.")
 @click.option("--junit", type=click.Path(dir_okay=False), help="Also write JUnit XML here.")
+@click.option(
+    "--emit-attestation",
+    is_flag=True,
+    help="Also write a signed in-toto attestation of the run beside the -o report.",
+)
+@click.option(
+    "--attestation-key",
+    envvar="AICR_ATTESTATION_KEY",
+    show_envvar=True,
+    metavar="KEY",
+    help="Private key that signs the attestation (aicr attestation keygen).",
+)
 @options.log_json
 @options.debug
 def validate(**opts: Any) -> int:

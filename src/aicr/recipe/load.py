@@ -24,5 +24,10 @@ def load_recipe_with_lines(ref: str, kube: KubeTarget | None = None) -> tuple[Re
 
     ``kube`` is the cluster a ``cm://`` reference is read from.
     """
-    loaded = parse(sources.read(ref, kube), ref)
+    return parse_recipe_with_lines(sources.read(ref, kube), ref)
+
+
+def parse_recipe_with_lines(text: str, source: str) -> tuple[Recipe, LoadedYaml]:
+    """Parse recipe YAML and keep its line index."""
+    loaded = parse(text, source)
     return validate(Recipe, loaded), loaded

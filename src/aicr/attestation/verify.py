@@ -1,0 +1,95 @@
+"""Check an attestation: signature, every subject's digest, then the recorded verdict.
+
+A bad signature, a changed or missing subject, or a payload that is not what was
+signed is *rejected* (exit 8); a genuine attestation of a run that failed is
+*valid with failures* (exit 1); a file that is not an attestation at all, or an
+unreadable one, is bad input (exit 2).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from aicr.attestation import dsse, keys
+from aicr.attestation.statement import PREDICATE_TYPE, STATEMENT_TYPE, failures, sha256_file
+from aicr.errors import FileFormatError, Problem
+
+
+@dataclass
+class Verdict:
+    """What verification found."""
+
+    rejected: list[str] = field(default_factory=list)  # signature or digest problems
+    failures: list[str] = field(default_factory=list)  # what the genuine run got wrong
+    checked: list[str] = field(default_factory=list)  # subjects whose digest matched
+
+
+def _document(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise FileFormatError(
+            Problem(f"--attestation: cannot read: {exc.strerror or exc}", source=str(path))
+        ) from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise FileFormatError(Problem(f"not JSON: {exc}", source=str(path))) from None
+
+
+def _bad(path: Path, problem: str) -> FileFormatError:
+    hint = "expected a DSSE envelope written by aicr validate --emit-attestation"
+    return FileFormatError(Problem(problem, source=str(path), hint=hint))
+
+
+def verify(path: Path, key_path: str) -> Verdict:
+    """Verify the attestation at ``path`` against the public key at ``key_path``."""
+    key = keys.load_public(key_path)
+    document = _document(path)
+    try:
+        opened = dsse.open_envelope(document, key)
+    except dsse.MalformedEnvelope as exc:
+        raise _bad(path, str(exc)) from None
+    verdict = Verdict()
+    if not opened.signed:
+        verdict.rejected.append(
+            f"signature: does not check against {key_path} (key id {keys.key_id(key)})"
+        )
+        return verdict  # nothing unsigned is worth reading further
+    if opened.payload_type != dsse.IN_TOTO_PAYLOAD_TYPE:
+        raise _bad(path, f"payloadType {opened.payload_type!r}: not an in-toto Statement")
+    try:
+        body = json.loads(opened.payload)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise _bad(path, "payload: not JSON") from None
+    if not isinstance(body, dict) or body.get("_type") != STATEMENT_TYPE:
+        raise _bad(path, f"payload: not an in-toto Statement ({STATEMENT_TYPE})")
+    if body.get("predicateType") != PREDICATE_TYPE:
+        raise _bad(path, f"predicateType {body.get('predicateType')!r}: expected {PREDICATE_TYPE}")
+    folder = path.resolve().parent
+    subjects = body.get("subject")
+    if not isinstance(subjects, list) or not subjects:
+        verdict.rejected.append("subject: the Statement names no file")
+    for subject in subjects or []:
+        _check_subject(subject, folder, verdict)
+    predicate = body.get("predicate")
+    verdict.failures = failures(predicate if isinstance(predicate, dict) else {})
+    return verdict
+
+
+def _check_subject(subject: Any, folder: Path, verdict: Verdict) -> None:
+    name = subject.get("name") if isinstance(subject, dict) else None
+    want = (subject.get("digest") or {}).get("sha256") if isinstance(subject, dict) else None
+    if not isinstance(name, str) or not isinstance(want, str):
+        verdict.rejected.append(f"subject {subject!r}: needs a name and a sha256 digest")
+        return
+    target = folder / name
+    if not target.is_file():
+        verdict.rejected.append(f"subject {name}: missing (looked for {target})")
+        return
+    got = sha256_file(target)
+    if got != want:
+        verdict.rejected.append(f"subject {name}: sha256 {got} differs from the signed {want}")
+        return
+    verdict.checked.append(name)
