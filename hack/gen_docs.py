@@ -51,8 +51,8 @@ registry of the default validator image (for mirrors).
 
 ## Output files
 
-`-o`, `--junit`, `--evidence-dir` and the attestation (`--emit-attestation`) are
-checked before the first check starts: a
+`-o`, `--junit`, `--snapshot-out`, `--evidence-dir` and the attestation
+(`--emit-attestation`) are checked before the first check starts: a
 missing or read-only folder is refused (exit 2), so a long run is never lost at the
 end. A regular file is replaced atomically (a temporary file beside it, renamed over
 it); a character device (`/dev/null`), a FIFO, or `/dev/stdout` / `/dev/stderr` is
@@ -134,6 +134,35 @@ def _model_section(model: type[BaseModel], seen: set[type[BaseModel]]) -> list[s
         lines.extend(_model_section(sub, seen))
     return lines
 
+AKS_POOLS = """## AKS GPU pools (`--aks-gpu-pools pools.json`)
+
+`aicr snapshot` and `aicr validate` take the file `az aks nodepool list -o json`
+writes on the invoking machine (it never enters the cluster) and record, under
+`K8s.aks-gpu-pools`, `gpu-pools` (how many GPU pools), `gpu-driver` and one
+`pool.<name>` reading per GPU pool. GPU pools are those whose `vmSize` is an Azure
+N-series size (`Standard_NC…`, `Standard_ND…`, `Standard_NG…`, `Standard_NV…`).
+A missing or malformed file (not JSON, not a list, a pool without `name` or
+`vmSize`, a `gpuProfile.driver` other than `Install` or `None`) is refused before
+any cluster work (exit 2). With `-s`, the projection is added to the given
+snapshot (replacing an earlier one).
+
+| GPU pools | `gpu-driver` | gate |
+|---|---|---|
+| any has `gpuProfile.nvidia.managementMode: Managed` | `Managed` | fails closed, whatever the expression, naming each pool's state |
+| every one `gpuProfile.driver: Install`, or none set (AKS's default driver-only profile) | `Install` | the constraint's expression decides |
+| every one `gpuProfile.driver: None` | `None` | the constraint's expression decides |
+| some `Install` (or unset), some `None` | `Mixed` | fails closed, whatever the expression, naming each pool's state |
+| no GPU pool in the file | not recorded | fails: "the pool dump lists no GPU pool" |
+| snapshot taken without the file | not recorded | fails: "reading unavailable — recapture the snapshot with the pool dump" |
+
+`recipes/h100-aks-ubuntu-inference-dynamo.yaml` requires `K8s.aks-gpu-pools.gpu-driver: Install`.
+
+`aicr snapshot --redact` passes the snapshot through the CNCF submission redaction
+engine (docs/cncf-submission.md): node names (also in `K8s.node.<name>`), host and
+cluster names, addresses, cloud ids and credentials become stable placeholders.
+"""
+
+
 ATTESTATION_FORMAT = """## Run attestation (`<report>.intoto.json`)
 
 `aicr validate -o out/report.json --emit-attestation --attestation-key KEY` writes
@@ -207,7 +236,7 @@ def formats_md() -> str:
     ]:
         out += [f"## {title}", "", note, ""]
         out += _model_section(model, seen)
-    out += [ATTESTATION_FORMAT]
+    out += [AKS_POOLS, ATTESTATION_FORMAT]
     return "\n".join(out).rstrip() + "\n"
 
 

@@ -8,6 +8,7 @@ from typing import Any
 from aicr.constraints import ConstraintResult, evaluate, is_measurement_path
 from aicr.errors import Problem, SchemaError
 from aicr.recipe.model import Recipe
+from aicr.snapshot.aks import qualify
 from aicr.snapshot.model import MeasurementType, Snapshot
 
 
@@ -76,4 +77,5 @@ def run(recipe: Recipe, snapshot: Snapshot | None, *, why_not: str | None = None
     """Evaluate every top-level constraint; all failures are reported together."""
     if snapshot is None:
         return GateOutcome(evaluated=False, reason=why_not or "no snapshot")
-    return GateOutcome(evaluated=True, results=[evaluate(c, snapshot) for c in recipe.constraints])
+    results = [qualify(evaluate(c, snapshot), snapshot) for c in recipe.constraints]
+    return GateOutcome(evaluated=True, results=results)

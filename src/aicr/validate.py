@@ -43,6 +43,7 @@ from aicr.sources import read
 if TYPE_CHECKING:
     from aicr.attestation.statement import Input, RunRecord
     from aicr.cncf import Aggregation
+    from aicr.snapshot.aks import Pool
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,8 @@ class ValidateRequest:
     name_prefix: str | None = None
     require_gpu: bool = False
     emit_attestation: bool = False  # record what an attestation needs (the CLI signs it)
+    aks_gpu_pools: str | None = None  # `az aks nodepool list -o json` output
+    snapshot_out: str | None = None  # where the CLI writes the snapshot the gate saw
 
     def __post_init__(self) -> None:
         """Refuse flag combinations that cannot mean anything (exit 2)."""
@@ -95,6 +98,9 @@ class ValidateRequest:
             problems.append(Problem("--no-cluster cannot be used with --cncf-submission"))
         if self.dry_run and self.cncf_submission:
             problems.append(Problem("--dry-run cannot be used with --cncf-submission"))
+        if self.snapshot_out and (self.dry_run or (self.no_cluster and not self.snapshot)):
+            mode = "--dry-run" if self.dry_run else "--no-cluster without -s"
+            problems.append(Problem(f"--snapshot-out with {mode}: no snapshot is captured to keep"))
         if self.dry_run and self.emit_attestation:
             problems.append(
                 Problem("--dry-run cannot be used with --emit-attestation", hint="nothing runs")
@@ -165,6 +171,7 @@ class Inputs:
     warnings: list[str]
     prepared: dict[str, Any] = field(default_factory=dict)  # check name -> preflight facts
     texts: dict[str, Input] = field(default_factory=dict)  # recipe/snapshot/config digests
+    pools: list[Pool] | None = None  # --aks-gpu-pools, projected into every snapshot
 
 
 def new_run_id(prefix: str | None = None) -> str:
@@ -216,9 +223,17 @@ def load_inputs(request: ValidateRequest) -> Inputs:
         warnings += cncf.check_vendor(config, request.config or "--config")
     recipe, loaded = parse_recipe_with_lines(text_of("recipe", request.recipe), request.recipe)
     gate.check_paths(recipe, request.recipe)
+    pools = None
+    if request.aks_gpu_pools:
+        from aicr.snapshot import aks
+
+        pools = aks.load_pools(request.aks_gpu_pools)
+        text_of("aks-gpu-pools", request.aks_gpu_pools)
     snapshot = None
     if request.snapshot:
         snapshot = parse_snapshot(text_of("snapshot", request.snapshot), request.snapshot)
+        if pools is not None:
+            snapshot = aks.project(snapshot, pools)
     if snapshot is not None and request.require_gpu:
         require_gpu(snapshot, request.snapshot or "")
     plan = build(
@@ -252,7 +267,7 @@ def load_inputs(request: ValidateRequest) -> Inputs:
         if c.skip_reason is None
         and (out := preflight(c.name, recipe, request.data_dir, request.recipe)) is not None
     }
-    return Inputs(recipe, snapshot, config, plan, warnings, prepared, texts)
+    return Inputs(recipe, snapshot, config, plan, warnings, prepared, texts, pools)
 
 
 def _make_executor(kind: str) -> Executor:
@@ -439,6 +454,10 @@ def run(
         from aicr.snapshot.capture import capture
 
         snapshot = capture(request.kube)
+        if inputs.pools is not None:
+            from aicr.snapshot.aks import project
+
+            snapshot = project(snapshot, inputs.pools)
         from aicr.cncf.submission import LIVE_SNAPSHOT
 
         snapshot_source = LIVE_SNAPSHOT
@@ -533,6 +552,7 @@ def _record(
         recipe=inputs.texts["recipe"],
         snapshot=given,
         config=inputs.texts.get("config"),
+        aks_gpu_pools=inputs.texts.get("aks-gpu-pools"),
         image=resolve_image(request, inputs.config),
         server_url=server,
         kubernetes_version=snapshot.server_version if snapshot else None,

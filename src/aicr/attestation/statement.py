@@ -70,6 +70,7 @@ class RunRecord:
     snapshot: Input | None
     config: Input | None
     image: str
+    aks_gpu_pools: Input | None = None
     server_url: str | None = None  # hashed, never recorded as is
     kubernetes_version: str | None = None
 
@@ -99,6 +100,7 @@ def predicate(record: RunRecord) -> dict[str, Any]:
         "recipe": _input(record.recipe),
         "snapshot": _input(record.snapshot),
         "config": _input(record.config),
+        "aksGpuPools": _input(record.aks_gpu_pools),
         "validatorImage": _image(record.image),
         "cluster": {
             "server": None if server is None else {"sha256": sha256_text(server)},

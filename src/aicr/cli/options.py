@@ -129,6 +129,12 @@ namespace = _option(
     show_default=True,
     help="Namespace for the run's Jobs, ConfigMaps and ServiceAccounts.",
 )
+aks_gpu_pools = _option(
+    "--aks-gpu-pools",
+    metavar="POOLS.JSON",
+    default=None,
+    help="`az aks nodepool list -o json` output: records K8s.aks-gpu-pools.gpu-driver.",
+)
 FORMATS = ("json", "yaml", "table")
 
 

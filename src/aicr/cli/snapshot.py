@@ -17,7 +17,7 @@ from aicr.errors import FlagConflictError, Problem
 
 
 def _checked(opts: dict[str, Any]) -> float:
-    """Refuse malformed or contradictory flags (exit 2); returns the timeout in seconds."""
+    """Refuse malformed or contradictory flags and inputs (exit 2); returns the timeout (s)."""
     flags.parse_node_selector(opts["node_selector"], "--node-selector")
     for toleration in opts["toleration"]:
         flags.parse_toleration(toleration, "--toleration")
@@ -105,6 +105,13 @@ def _inert_given(ctx: click.Context) -> list[str]:
     "--max-nodes-per-entry", type=click.IntRange(min=0), default=0,
     help="AICR: node names per NodeTopology entry (0: all).",
 )  # fmt: skip
+@options.aks_gpu_pools
+@click.option(
+    "--redact",
+    is_flag=True,
+    help="Replace node, host and cluster names, addresses, ids and credentials with "
+    "placeholders (the CNCF submission redaction).",
+)
 @options.output("Where the snapshot goes (default: stdout).")
 @options.output_format("yaml", "Snapshot format: YAML or JSON (AICR's file format), or a table.")
 @options.log_json
@@ -126,6 +133,11 @@ def snapshot(ctx: click.Context, /, **opts: Any) -> None:
     from aicr.snapshot.model import require_gpu
 
     request_timeout = _checked(opts)
+    pools = None
+    if opts["aks_gpu_pools"]:
+        from aicr.snapshot.aks import load_pools, project
+
+        pools = load_pools(opts["aks_gpu_pools"])  # before any cluster work
     inert = _inert_given(ctx)
     if inert:
         render.note(f"{', '.join(inert)}: {compat.NO_AGENT}", json_lines=opts["log_json"])
@@ -133,6 +145,12 @@ def snapshot(ctx: click.Context, /, **opts: Any) -> None:
     taken = capture(kube, request_timeout)
     if opts["require_gpu"]:
         require_gpu(taken, "live capture")
+    if pools is not None:
+        taken = project(taken, pools)
+    if opts["redact"]:
+        from aicr.snapshot.redaction import redact
+
+        taken = redact(taken)
     where = write_snapshot(taken, opts["output"], kube, Format(opts["output_format"]))
     if where != "stdout":
         render.note(f"snapshot: {where}", json_lines=opts["log_json"])

@@ -91,6 +91,7 @@ def request_from_options(opts: dict[str, Any]) -> ValidateRequest:
         for p in (
             check_writable(opts["output"], "--output"),
             check_writable(opts["junit"], "--junit"),
+            check_writable(opts["snapshot_out"], "--snapshot-out"),
             check_writable_dir(opts["evidence_dir"], "--evidence-dir"),
         )
         if p is not None
@@ -128,6 +129,8 @@ def request_from_options(opts: dict[str, Any]) -> ValidateRequest:
         name_prefix=opts["job_name"],
         require_gpu=opts["require_gpu"],
         emit_attestation=opts["emit_attestation"],
+        aks_gpu_pools=opts["aks_gpu_pools"],
+        snapshot_out=opts["snapshot_out"],
     )
 
 
@@ -198,6 +201,11 @@ def _render(outcome: Outcome, opts: dict[str, Any]) -> None:
 
         write_file(Path(opts["junit"]), junit(cases(outcome.report, None)), what="JUnit XML")
         render.console.print(f"junit: {opts['junit']}")
+    if opts["snapshot_out"] and outcome.snapshot is not None:
+        from aicr.outputs import write_snapshot
+
+        written = write_snapshot(outcome.snapshot, opts["snapshot_out"], kube, Format.YAML)
+        render.console.print(f"snapshot: {written}")
     if outcome.record is not None:
         _attest(outcome, opts)
     if outcome.leftovers:
@@ -219,7 +227,11 @@ def _attest(outcome: Outcome, opts: dict[str, Any]) -> None:
     from aicr.attestation.statement import path_for
 
     assert outcome.record is not None
-    written = [Path(opts["output"])] + ([Path(opts["junit"])] if opts["junit"] else [])
+    written = [Path(opts["output"])] + [
+        Path(opts[key])
+        for key in ("junit", "snapshot_out")
+        if opts[key] and not opts[key].startswith("cm://")
+    ]
     subjects = subject_files(written, outcome.submission_path)
     where = emit(outcome.record, subjects, path_for(opts["output"]), opts["attestation_key"])
     render.console.print(f"attestation: {where} ({len(subjects)} files signed)")
@@ -241,6 +253,12 @@ def _attest(outcome: Outcome, opts: dict[str, Any]) -> None:
     show_envvar=True,
     help="Snapshot: path, URL or cm://ns/name (default: captured live).",
 )
+@click.option(
+    "--snapshot-out",
+    metavar="FILE|cm://NS/NAME",
+    help="Also write the snapshot the gate evaluated (captured or given) as YAML here.",
+)
+@options.aks_gpu_pools
 @click.option(
     "--config",
     envvar="AICR_CONFIG",
