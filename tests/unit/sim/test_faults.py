@@ -106,7 +106,9 @@ def test_apply_records_and_heal_undoes_exactly_that(sim: Sim) -> None:
     assert registry.apply(sim, "crash", "gpu-h100-0") == ["gpu-h100-0"]  # idempotent
     registry.apply(sim, "oom", "cpu-system-0")
     assert registry.active(sim) == [
-        {"fault": "crash", "node": "gpu-h100-0"}, {"fault": "oom", "node": "cpu-system-0"}]
+        {"fault": "crash", "node": "gpu-h100-0"},
+        {"fault": "oom", "node": "cpu-system-0"},
+    ]
     assert [r["fault"] for r in pods.read_rules(sim.dir)] == ["evict", "crash", "oom"]
     assert registry.heal(sim, "cpu-system-0") == [{"fault": "oom", "node": "cpu-system-0"}]
     assert registry.heal(sim) == [{"fault": "crash", "node": "gpu-h100-0"}]
@@ -141,7 +143,8 @@ def test_cli_unknown_node_exits_2_with_a_suggestion(
 def test_cli_apply_status_heal(sim: Sim, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["fault", "never-ready"], sim=sim) == 0
     assert capsys.readouterr().out == (
-        "never-ready: applied on gpu-h100-0, gpu-h100-1, cpu-system-0\n")
+        "never-ready: applied on gpu-h100-0, gpu-h100-1, cpu-system-0\n"
+    )
     assert main(["status"], sim=sim) == 0
     assert capsys.readouterr().out.splitlines() == [
         "up", "fault never-ready on gpu-h100-0", "fault never-ready on gpu-h100-1",

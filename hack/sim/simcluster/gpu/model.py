@@ -9,8 +9,8 @@ from typing import Any
 from kubernetes import client
 
 from simcluster import kube
+from simcluster.runtime.ownership import SMI, command_name
 
-SMI = "nvidia-smi"
 GPU_RESOURCE = "nvidia.com/gpu"
 DRA_DRIVER = "gpu.nvidia.com"
 FAULT_ANNOTATION = "sim.aicr.dev/gpu-fault"
@@ -25,13 +25,7 @@ CUDA_BY_BRANCH = {"535": "12.2", "550": "12.4", "560": "12.6", "565": "12.7", "5
 
 def runs_smi(container: dict[str, Any]) -> bool:
     """True when the container's command is nvidia-smi (any path)."""
-    command = container.get("command") or []
-    return bool(command) and str(command[0]).rsplit("/", 1)[-1] == SMI
-
-
-def pod_runs_smi(pod: dict[str, Any]) -> bool:
-    """True when some container of the pod runs nvidia-smi."""
-    return any(runs_smi(c) for c in (pod.get("spec") or {}).get("containers") or [])
+    return command_name(container) == SMI
 
 
 def node_profile(node: dict[str, Any]) -> dict[str, Any] | None:

@@ -5,6 +5,9 @@ only in the new namespace, so the container sees its ConfigMaps, Secrets and
 token at the pod's own mount paths (for example
 /var/run/secrets/kubernetes.io/serviceaccount) while the host does not. A
 missing mount point is created on the host as an empty directory or file.
+The process also gets a UTS namespace with the pod's hostname and, unless it
+is a validator container (which talks to the API server on the host's
+loopback), a network namespace holding only its own `lo`.
 If the command cannot be started, the reason is written to the spec's
 `startErrorFile` and the exit code is 128, as container runtimes report it.
 """
@@ -12,12 +15,20 @@ If the command cannot be started, the reason is written to the spec's
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import json
 import os
+import socket
+import struct
 import sys
 from pathlib import Path
 
 CLONE_NEWNS = 0x00020000
+CLONE_NEWUTS = 0x04000000
+CLONE_NEWNET = 0x40000000
+SIOCGIFFLAGS = 0x8913
+SIOCSIFFLAGS = 0x8914
+IFF_UP = 0x1
 MS_RDONLY = 1
 MS_REMOUNT = 32
 MS_BIND = 4096
@@ -46,6 +57,22 @@ def private_namespace() -> None:
     """Move this process into a new mount namespace that shares nothing back."""
     _check(_libc.unshare(CLONE_NEWNS), "unshare(CLONE_NEWNS)")
     _mount(None, "/", MS_REC | MS_PRIVATE)
+
+
+def private_host(hostname: str, network: bool) -> None:
+    """Own UTS namespace with the pod's hostname; with `network`, own network namespace too.
+
+    A new network namespace holds only `lo`, brought up here: the process can
+    reach its own loopback and nothing else, not even the host's.
+    """
+    _check(_libc.unshare(CLONE_NEWUTS | (CLONE_NEWNET if network else 0)), "unshare")
+    name = hostname.encode()[:64]
+    _check(_libc.sethostname(name, len(name)), "sethostname")
+    if network:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            req = struct.pack("16sH14x", b"lo", 0)
+            flags = struct.unpack("16sH14x", fcntl.ioctl(s, SIOCGIFFLAGS, req))[1]
+            fcntl.ioctl(s, SIOCSIFFLAGS, struct.pack("16sH14x", b"lo", flags | IFF_UP))
 
 
 def bind(source: str, target: str, read_only: bool) -> None:
@@ -79,6 +106,7 @@ def main(spec_path: str) -> None:
     spec = json.loads(Path(spec_path).read_text())
     try:
         private_namespace()
+        private_host(spec.get("hostname") or "localhost", bool(spec.get("privateNetwork")))
         # Hold every source open first: an earlier mount may hide a later source
         # (a volume mounted at /work hides a run folder under /work/...).
         sources = [os.open(m["source"], os.O_PATH | os.O_CLOEXEC) for m in spec["mounts"]]

@@ -1,31 +1,37 @@
-"""Which pods the process runtime owns (and KWOK must leave alone).
+"""Which pods the process runtime owns (and KWOK must leave alone), declared once.
 
-A pod is runtime-owned when one of its containers uses the validator image
-(the image repository's last path component is `aicr-validator`, any registry,
-tag or digest), or when a test asked for a fault with the annotation
-`sim.aicr.dev/fault`, or when a container runs `nvidia-smi` (the GPU node
-model in simcluster/gpu plays it). The product never has to know about the
-simulator.
+`OWNERS` is the one declaration. `runtime_owned` (Python, used by the runtime)
+and `RUNTIME_OWNED_JQ` (the jq expression written into kwok's stage selectors)
+are both derived from it; a unit test feeds the same sample pods to both.
+
+A pod is runtime-owned when any of these holds:
+- a container uses the validator image (the image repository's last path
+  component is `aicr-validator`, any registry, tag or digest);
+- it carries the run label `aicr.dev/run-id` (the product labels every pod
+  its checks create with it);
+- it carries the annotation `sim.aicr.dev/fault` (a test asked for a fault);
+- a container's command is `nvidia-smi` (the GPU node model plays it).
+The product never has to know about the simulator.
+
+Which images a runtime-owned pod's containers really run is `HOST_IMAGES`:
+the host plays them with its own tools. Containers of other images are only
+shown as running.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from simcluster.gpu.model import pod_runs_smi
+import json
+from dataclasses import dataclass
+from typing import Any, Literal
 
 VALIDATOR_REPO = "aicr-validator"
 FAULT_ANNOTATION = "sim.aicr.dev/fault"
+RUN_LABEL = "aicr.dev/run-id"  # aicr.runner.names.RUN_ID_LABEL; the sim never imports aicr
+SMI = "nvidia-smi"
+# Image repositories (last path component) whose commands run with the host's tools.
+HOST_IMAGES = (VALIDATOR_REPO, "ubuntu", "busybox", "cuda")
 
-# Same rule for kwok's stage selectors (gojq); must agree with `runtime_owned`.
-RUNTIME_OWNED_JQ = (
-    '(.spec.containers | map(.image | split("@")[0] | split("/") | last | split(":")[0])'
-    f' | any(. == "{VALIDATOR_REPO}"))'
-    f' or (.metadata.annotations["{FAULT_ANNOTATION}"] != null)'
-    # GPU pods running nvidia-smi (simcluster/gpu): must agree with `pod_runs_smi`.
-    ' or (.spec.containers | map((.command // [])[0] // "" | split("/") | last)'
-    ' | any(. == "nvidia-smi"))'
-)
+Kind = Literal["image-repo", "label", "annotation", "command"]
 
 
 def image_repo_name(image: str) -> str:
@@ -33,16 +39,70 @@ def image_repo_name(image: str) -> str:
     return image.split("@", 1)[0].split("/")[-1].split(":", 1)[0]
 
 
+def command_name(container: dict[str, Any]) -> str:
+    """The base name of the container's first command word ("" without a command)."""
+    command = container.get("command") or []
+    return str(command[0]).rsplit("/", 1)[-1] if command else ""
+
+
+@dataclass(frozen=True)
+class Owner:
+    """One reason a pod is runtime-owned: a kind of test and its value."""
+
+    kind: Kind
+    value: str
+
+    def matches(self, pod: dict[str, Any]) -> bool:
+        """True when the pod fits this rule."""
+        meta = pod.get("metadata") or {}
+        containers = (pod.get("spec") or {}).get("containers") or []
+        if self.kind == "image-repo":
+            return any(image_repo_name(c.get("image", "")) == self.value for c in containers)
+        if self.kind == "label":
+            return self.value in (meta.get("labels") or {})
+        if self.kind == "annotation":
+            return self.value in (meta.get("annotations") or {})
+        return any(command_name(c) == self.value for c in containers)
+
+    def jq(self) -> str:
+        """The same rule as a jq (gojq) expression over the pod."""
+        v = json.dumps(self.value)
+        if self.kind == "image-repo":
+            return (
+                '(.spec.containers | map(.image | split("@")[0] | split("/") | last'
+                f' | split(":")[0]) | any(. == {v}))'
+            )
+        if self.kind == "label":
+            return f"(.metadata.labels[{v}] != null)"
+        if self.kind == "annotation":
+            return f"(.metadata.annotations[{v}] != null)"
+        return (
+            '(.spec.containers | map((.command // [])[0] // "" | split("/") | last)'
+            f" | any(. == {v}))"
+        )
+
+
+OWNERS = (
+    Owner("image-repo", VALIDATOR_REPO),
+    Owner("label", RUN_LABEL),
+    Owner("annotation", FAULT_ANNOTATION),
+    Owner("command", SMI),
+)
+RUNTIME_OWNED_JQ = " or ".join(o.jq() for o in OWNERS)
+
+
 def is_validator_image(image: str) -> bool:
     """True for `<any registry>/<any path>/aicr-validator[:tag][@digest]`."""
     return image_repo_name(image) == VALIDATOR_REPO
 
 
+def host_plays(container: dict[str, Any]) -> bool:
+    """True when the runtime runs this container's command (host image or nvidia-smi)."""
+    return image_repo_name(container.get("image", "")) in HOST_IMAGES or (
+        command_name(container) == SMI
+    )
+
+
 def runtime_owned(pod: dict[str, Any]) -> bool:
     """True if the runtime, not KWOK, plays this pod's lifecycle."""
-    containers = pod.get("spec", {}).get("containers") or []
-    if any(is_validator_image(c.get("image", "")) for c in containers):
-        return True
-    if pod_runs_smi(pod):
-        return True
-    return FAULT_ANNOTATION in (pod.get("metadata", {}).get("annotations") or {})
+    return any(o.matches(pod) for o in OWNERS)

@@ -26,9 +26,9 @@ from kubernetes.client.rest import ApiException
 from simcluster import kube, paths, processes
 from simcluster.faults import pods as pod_faults
 from simcluster.gpu.model import runs_smi, smi_argv
-from simcluster.runtime import pod_status
+from simcluster.runtime import pod_status, probes
 from simcluster.runtime.logs import LogWriter, now_rfc3339nano, tail_text
-from simcluster.runtime.ownership import is_validator_image
+from simcluster.runtime.ownership import host_plays, is_validator_image
 from simcluster.runtime.pod_files import PodFiles
 from simcluster.runtime.volumes import PodMaterialiser, VolumeError, expand
 
@@ -261,10 +261,11 @@ class PodWorker(threading.Thread):
             policy = "OnFailure"
         run = 0
         while not self.deleting.is_set():
-            shown_only = (
-                fault is None and not init and not is_validator_image(c["image"])
-                and not runs_smi(c)
-            )  # fmt: skip
+            if init and not host_plays(c):  # an image the host cannot play: shown as completed
+                started = now_rfc3339nano()[:19] + "Z"
+                pod_status.terminated(cs, self._cid(c, run), 0, "Completed", "", started)
+                return True
+            shown_only = fault is None and not host_plays(c)
             if fault == "never-ready" or shown_only:
                 pod_status.running(cs, self._cid(c, run), ready=fault != "never-ready")
                 self.publish()
@@ -398,6 +399,10 @@ class PodWorker(threading.Thread):
             "cwd": c.get("workingDir") or "/",
             "mounts": mounts,
             "startErrorFile": str(cdir / f"start-error-{run}"),
+            "hostname": base["HOSTNAME"],
+            # Only validator pods talk to the API server; every other container gets a
+            # network namespace of its own with nothing but loopback (it can reach nothing).
+            "privateNetwork": not is_validator_image(c["image"]),
             # Host folders that stand in for the image's own files (see enter.restore_hidden).
             "keep": sorted({sys.prefix, sys.base_prefix, str(paths.PROJECT_ROOT), str(cdir)}),
         }
@@ -427,14 +432,40 @@ class PodWorker(threading.Thread):
         rec = processes.Proc(f"{self.name}/{c['name']}", proc.pid, ticks or 0, [], "")
         self.files.proc_record(c["name"]).write_text(json.dumps(rec.to_json()))
         pumps = [logw.pump("stdout", proc.stdout), logw.pump("stderr", proc.stderr)]  # type: ignore[arg-type]
-        pod_status.running(cs, cid, ready=True)
+        probed = any(k in c for k in probes.KINDS)
+        pod_status.running(cs, cid, ready=not probed)
+        cs["started"] = "startupProbe" not in c
         self.publish()
+        prober = self._prober(c, cs, proc, json.loads(spec.read_text())["env"]) if probed else None
         code = proc.wait()
+        if prober:
+            prober.stop.set()
         for t in pumps:
             t.join(timeout=5)
         self.files.proc_record(c["name"]).unlink(missing_ok=True)
         self.procs.pop(c["name"], None)
         return 128 + -code if code < 0 else code
+
+    def _prober(
+        self, c: dict[str, Any], cs: dict[str, Any], proc: subprocess.Popen[bytes],
+        env: dict[str, str],
+    ) -> probes.Prober:  # fmt: skip
+        def ready(ok: bool) -> None:
+            with self.lock:
+                cs.update(ready=ok, started=True)
+            self.publish()
+
+        def kill(reason: str) -> None:
+            log.info("%s/%s: %s; container %s will be restarted", self.ns, self.name, reason,
+                     c["name"])  # fmt: skip
+            _kill_group(proc, float(self.pod["spec"].get("terminationGracePeriodSeconds", 30)))
+
+        def run(argv: list[str] | str, timeout: float) -> tuple[bool, str]:
+            return probes.run_once(argv, proc.pid, env, timeout, str(paths.SIM_ROOT))
+
+        prober = probes.Prober(c, run, self.ctx.python, ready, kill)
+        prober.start()
+        return prober
 
     # ---- faults ------------------------------------------------------------------
     def _image_pull_fault(self) -> None:

@@ -1,0 +1,108 @@
+"""Probe pods of ordinary images run for real: env, volumes, logs, exit codes, probes, isolation."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from harness import SimCluster
+from manifests import pod
+
+RUN = {"aicr.dev/run-id": "r0123abcd"}  # the label every pod a check creates carries
+UBUNTU = "ubuntu:22.04"
+BUSYBOX = "docker.io/library/busybox:1.36"
+
+
+def probe(name: str, image: str, script: str, **spec: Any) -> dict[str, Any]:
+    return pod(name, image=image, command=["sh", "-c", script], labels={**RUN, "app": name},
+               **spec)  # fmt: skip
+
+
+def _cs(p: dict[str, Any]) -> dict[str, Any]:
+    return dict(((p.get("status") or {}).get("containerStatuses") or [{}])[0])
+
+
+def test_an_ubuntu_probe_runs_with_the_downward_api_and_its_exit_code(
+    cluster: SimCluster, namespace: str
+) -> None:
+    script = ('echo "$POD_IP $NODE $NS $NAME $APP"; hostname; cat /etc/podinfo/labels; '
+              'echo oops >&2; exit 3')  # fmt: skip
+    fields = {"POD_IP": "status.podIP", "NODE": "spec.nodeName", "NS": "metadata.namespace",
+              "NAME": "metadata.name", "APP": "metadata.labels['app']"}  # fmt: skip
+    body = probe(
+        "ubuntu", UBUNTU, script,
+        env=[{"name": k, "valueFrom": {"fieldRef": {"fieldPath": v}}} for k, v in fields.items()],
+        volumeMounts=[{"name": "podinfo", "mountPath": "/etc/podinfo"}],
+        volumes=[{"name": "podinfo", "downwardAPI": {"items": [
+            {"path": "labels", "fieldRef": {"fieldPath": "metadata.labels"}}]}}],
+    )  # fmt: skip
+    cluster.apply(body, namespace)
+    p = cluster.wait_for_phase(namespace, "ubuntu", "Failed", timeout=60)
+    term = _cs(p)["state"]["terminated"]
+    assert (term["exitCode"], term["reason"]) == (3, "Error")
+    log = cluster.core().read_namespaced_pod_log("ubuntu", namespace).splitlines()
+    node = p["spec"]["nodeName"]
+    assert log[0] == f"{p['status']['podIP']} {node} {namespace} ubuntu ubuntu"
+    assert log[1] == "ubuntu"  # the pod's own hostname
+    labels = [f'{k}="{v}"' for k, v in sorted(p["metadata"]["labels"].items())]
+    assert 'app="ubuntu"' in labels
+    assert sorted(log[2:]) == sorted([*labels, "oops"])
+
+
+def test_a_probe_pod_reaches_nothing_but_its_own_loopback(
+    cluster: SimCluster, namespace: str
+) -> None:
+    # Only local facts are read: no address outside the container is ever dialled,
+    # except the API server's port on loopback, which must be unreachable from here.
+    port = cluster.sim.server.rsplit(":", 1)[1]
+    dial = f'import socket; print(socket.socket().connect_ex(("127.0.0.1", {port})))'
+    script = ("tail -n +3 /proc/net/dev | cut -d: -f1; "
+              f"echo routes $(tail -n +2 /proc/net/route | wc -l); python3 -c '{dial}'")
+    cluster.apply(probe("isolated", BUSYBOX, script), namespace)
+    cluster.wait_for_phase(namespace, "isolated", "Succeeded", timeout=60)
+    log = cluster.core().read_namespaced_pod_log("isolated", namespace).split()
+    assert log == ["lo", "routes", "0", "111"]  # ECONNREFUSED: not the host's loopback
+
+
+def test_readiness_follows_an_exec_probe(cluster: SimCluster, namespace: str) -> None:
+    body = probe(
+        "warming", BUSYBOX, "sleep 3; touch /work/ready; exec sleep 300",
+        volumeMounts=[{"name": "work", "mountPath": "/work"}],
+        volumes=[{"name": "work", "emptyDir": {}}],
+        restart_policy="Always",
+    )
+    body["spec"]["containers"][0]["readinessProbe"] = {
+        "exec": {"command": ["test", "-f", "/work/ready"]}, "periodSeconds": 1}
+    cluster.apply(body, namespace)
+    p = cluster.wait_for_phase(namespace, "warming", "Running")
+    assert _cs(p)["ready"] is False
+    p = cluster.wait_for_pod(namespace, "warming", lambda p: _cs(p).get("ready"), timeout=30)
+    ready = next(c for c in p["status"]["conditions"] if c["type"] == "Ready")
+    assert ready["status"] == "True"
+
+
+def test_an_http_probe_dials_the_containers_own_loopback(
+    cluster: SimCluster, namespace: str
+) -> None:
+    body = probe("web", UBUNTU, "exec python3 -m http.server 8080 --bind 127.0.0.1",
+                 restart_policy="Always")  # fmt: skip
+    body["spec"]["containers"][0]["ports"] = [{"name": "http", "containerPort": 8080}]
+    body["spec"]["containers"][0]["readinessProbe"] = {
+        "httpGet": {"path": "/", "port": "http"}, "periodSeconds": 1}
+    cluster.apply(body, namespace)
+    cluster.wait_for_pod(namespace, "web", lambda p: _cs(p).get("ready"), timeout=30)
+
+
+def test_a_failing_liveness_probe_restarts_the_container(
+    cluster: SimCluster, namespace: str
+) -> None:
+    body = probe("dying", BUSYBOX, "exec sleep 300", restart_policy="Always")
+    body["spec"]["terminationGracePeriodSeconds"] = 1
+    body["spec"]["containers"][0]["livenessProbe"] = {
+        "exec": {"command": ["false"]}, "periodSeconds": 1, "failureThreshold": 2}
+    cluster.apply(body, namespace)
+    p = cluster.wait_for_pod(
+        namespace, "dying", lambda p: _cs(p).get("restartCount", 0) >= 1, timeout=30
+    )
+    last = _cs(p)["lastState"]["terminated"]
+    assert last["exitCode"] in (137, 143), json.dumps(last)
