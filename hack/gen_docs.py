@@ -134,6 +134,45 @@ def _model_section(model: type[BaseModel], seen: set[type[BaseModel]]) -> list[s
         lines.extend(_model_section(sub, seen))
     return lines
 
+SNAPSHOT_CAPTURE = """## Live capture and node groups
+
+Without `-s`, `aicr validate` (and `aicr snapshot`) read the cluster through the
+Kubernetes API:
+
+| path | readings |
+|---|---|
+| `K8s.server` | `version`, `major`, `minor`, `platform`, `goVersion` |
+| `K8s.node` | `count`, `gpuNodes`; `kubeletVersion`, `containerRuntime`, `osImage`, `kernelVersion`, `architecture` when every node agrees |
+| `K8s.node.<name>` | the same per node, `instanceType`, and its GPU readings: `gpuCapacity`, `gpuAllocatable`, `gpuCount`, `gpuProduct`, `gpuMemory`, `gpuDriver`, `cuda`, `gpuSource`; context: the node's labels |
+| `K8s.nodegroup.<name>` | one per node group: `nodes`, `gpu` (true/false) and the readings the group shares; context `nodes`: the node names |
+| `GPU.cluster` | `count` (GPUs of all nodes), `nodes`, and `product`, `driver`, `cuda`, `memory` where every GPU node agrees |
+
+GPU readings come from GPU feature discovery labels (`nvidia.com/gpu.product`,
+`nvidia.com/gpu.count`, `nvidia.com/gpu.memory`, `nvidia.com/cuda.driver-version.full`
+or `nvidia.com/cuda.driver.major/minor/rev`, `nvidia.com/cuda.runtime-version.full` or
+`nvidia.com/cuda.runtime.major/minor`) and from the whole-GPU devices the NVIDIA DRA
+driver (`gpu.nvidia.com`) publishes in ResourceSlices (`productName`,
+`driverVersion`, `cudaDriverVersion`); labels win where both speak. nvidia-smi is
+never run for a snapshot: it would need a pod holding GPUs outside any allocation,
+the bypass the accelerator checks forbid.
+
+**Node groups.** Nodes are grouped by instance type, GPU product, count, memory,
+driver and CUDA, OS image, kernel, kubelet, container runtime and architecture;
+groups are named `gpu-1`, `gpu-2`, ..., `cpu-1`, ... in order of their first node's
+name. When groups disagree on a reading, the snapshot holds it once per group: a
+subtype of the same name whose `context` has `aicr/node-group: <group>` (for example
+two `GPU.cluster` subtypes, one per GPU group, each with its `driver`). A reading the
+groups agree on is recorded once, without a group.
+
+**The gate and groups.** A constraint is evaluated against the cluster-wide reading
+when there is one. Otherwise, when the reading is held per group, it is evaluated
+against every GPU group (every group, on a cluster without GPU groups): it passes
+only when each passes, a GPU group without the reading fails it closed as missing,
+and the message names each failing group (`group gpu-2: 550.54.15 does not satisfy
+>= 570`). CPU-only groups never decide a constraint on a cluster with GPUs.
+"""
+
+
 AKS_POOLS = """## AKS GPU pools (`--aks-gpu-pools pools.json`)
 
 `aicr snapshot` and `aicr validate` take the file `az aks nodepool list -o json`
@@ -236,7 +275,7 @@ def formats_md() -> str:
     ]:
         out += [f"## {title}", "", note, ""]
         out += _model_section(model, seen)
-    out += [AKS_POOLS, ATTESTATION_FORMAT]
+    out += [SNAPSHOT_CAPTURE, AKS_POOLS, ATTESTATION_FORMAT]
     return "\n".join(out).rstrip() + "\n"
 
 

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from aicr.constraints import ConstraintResult, evaluate, is_measurement_path
+from aicr.constraints import ConstraintResult, Verdict, evaluate, is_measurement_path
 from aicr.errors import Problem, SchemaError
-from aicr.recipe.model import Recipe
+from aicr.recipe.model import Constraint, Recipe
 from aicr.snapshot.aks import qualify
-from aicr.snapshot.model import MeasurementType, Snapshot
+from aicr.snapshot.model import GROUP_CONTEXT, MeasurementType, Snapshot
 
 
 @dataclass(frozen=True)
@@ -77,5 +77,47 @@ def run(recipe: Recipe, snapshot: Snapshot | None, *, why_not: str | None = None
     """Evaluate every top-level constraint; all failures are reported together."""
     if snapshot is None:
         return GateOutcome(evaluated=False, reason=why_not or "no snapshot")
-    results = [qualify(evaluate(c, snapshot), snapshot) for c in recipe.constraints]
+    results = [qualify(evaluate_groups(c, snapshot), snapshot) for c in recipe.constraints]
     return GateOutcome(evaluated=True, results=results)
+
+
+def evaluate_groups(constraint: Constraint, snapshot: Snapshot) -> ConstraintResult:
+    """Evaluate against the cluster-wide reading, or else against every GPU node group.
+
+    When node groups disagree on a reading the snapshot holds it per group; then the
+    constraint must hold in each GPU group (in each group, on a cluster without GPU
+    groups), and a GPU group without the reading fails closed as missing.
+    """
+    plain = evaluate(constraint, snapshot)
+    if plain.verdict != Verdict.MISSING:
+        return plain
+    holding = [g for g in snapshot.grouped if snapshot.lookup(constraint.name, g) is not None]
+    if not holding:
+        return plain
+    targets = snapshot.gpu_groups or holding
+    results = {g: evaluate(constraint, _group_view(snapshot, g)) for g in targets}
+    actual = ", ".join(f"{g}: {r.actual}" for g, r in results.items() if r.actual is not None)
+    failing = {g: r for g, r in results.items() if r.verdict != Verdict.PASSED}
+    if not failing:
+        message = f"every GPU group satisfies it ({actual})"
+        return replace(plain, verdict=Verdict.PASSED, actual=actual, message=message)
+    first = next(iter(failing.values()))
+    message = "; ".join(f"group {g}: {r.message}" for g, r in failing.items())
+    return replace(plain, verdict=first.verdict, actual=actual or None, message=message)
+
+
+def _group_view(snapshot: Snapshot, group: str) -> Snapshot:
+    """The readings of one node group, as if they were cluster-wide."""
+    measurements = [
+        m.model_copy(
+            update={
+                "subtypes": [
+                    s.model_copy(update={"context": None})
+                    for s in m.subtypes
+                    if (s.context or {}).get(GROUP_CONTEXT) == group
+                ]
+            }
+        )
+        for m in snapshot.measurements
+    ]
+    return snapshot.model_copy(update={"measurements": measurements})

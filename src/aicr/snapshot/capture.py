@@ -1,23 +1,23 @@
-"""Capture the Kubernetes-level measurements of a live cluster when no --snapshot is given.
+"""Capture a live cluster's measurements when no --snapshot is given.
 
-Everything here comes from the API server (no agent on a node), in AICR's
-measurement shape:
+From the API server, in AICR's measurement shape:
 
 - ``K8s.server``: ``version`` (e.g. ``v1.35.4``), ``major``, ``minor``, ``platform``,
   ``goVersion`` - enough to derive which API features (DRA, PSA...) the server has.
 - ``K8s.node``: ``count``, ``gpuNodes``, and ``kubeletVersion``, ``containerRuntime``,
   ``osImage``, ``kernelVersion``, ``architecture`` when every node agrees (a
   mixed value is left out, so a constraint on it fails closed as missing).
-- ``K8s.node.<name>``: the same readings per node plus ``gpuCapacity``,
-  ``gpuAllocatable``, ``gpuProduct``, ``instanceType``; the node's labels are the
-  subtype's ``context``.
-- ``GPU.cluster`` (when any node has GPUs): ``count`` (allocatable
-  ``nvidia.com/gpu``), ``nodes``, and ``product``, ``driver`` (from GPU feature
-  discovery labels), ``memory`` when uniform.
+- ``K8s.node.<name>``: the same readings per node plus its GPU readings
+  (``aicr.snapshot.gpus``) and ``instanceType``; the node's labels are the context.
+- ``K8s.nodegroup.<name>``: each node group (``aicr.snapshot.groups``).
+- ``GPU.cluster`` (when any node has GPUs): ``count`` (GPUs over all nodes),
+  ``nodes``, and ``product``, ``driver``, ``cuda``, ``memory`` where every GPU node
+  agrees; where GPU groups disagree, each GPU group's own values under the same
+  subtype with the group in its context.
 
-Readings that need an agent on a node (``OS.*``, ``GPU.smi.*``, ``SystemD.*``,
-``NodeTopology.*``) are not captured: constraints on them fail closed as
-missing data until a snapshot file provides them.
+Readings from the nodes' own files (``OS.*``, ``NodeTopology.*``) come from the
+node agent (``aicr.snapshot.agent``); without it constraints on them fail closed
+as missing data.
 """
 
 from __future__ import annotations
@@ -29,41 +29,26 @@ from typing import Any
 from aicr import __version__
 from aicr.errors import ClusterError
 from aicr.k8s import KubeTarget, api_client, describe_api_error
+from aicr.snapshot.gpus import node_gpus, slice_devices
+from aicr.snapshot.groups import NodeGroup, group_nodes, group_subtype, grouped_subtypes
 from aicr.snapshot.model import Measurement, MeasurementType, Reading, Snapshot, Subtype
 
-GPU_RESOURCE = "nvidia.com/gpu"
-GFD_PRODUCT = "nvidia.com/gpu.product"
-GFD_MEMORY = "nvidia.com/gpu.memory"
-GFD_DRIVER = "nvidia.com/cuda.driver-version.full"
-GFD_DRIVER_PARTS = ("nvidia.com/cuda.driver.major", "nvidia.com/cuda.driver.minor",
-                    "nvidia.com/cuda.driver.rev")  # fmt: skip
 INSTANCE_TYPE = "node.kubernetes.io/instance-type"
 REQUEST_TIMEOUT_SECONDS = 30.0  # one API read; a healthy server answers in well under a second
 UNIFORM_KEYS = ("kubeletVersion", "containerRuntime", "osImage", "kernelVersion", "architecture")
+# GPU.cluster key -> the node reading it summarizes.
+GPU_KEYS = {"product": "gpuProduct", "driver": "gpuDriver", "cuda": "cuda", "memory": "gpuMemory"}
+# ResourceSlice API versions, newest first: the first one the server serves is read.
+SLICE_VERSIONS = ("v1", "v1beta2", "v1beta1")
 
 Obj = dict[str, Any]
 
 
-def _quantity(value: Any) -> int:
-    try:
-        return int(str(value))
-    except (TypeError, ValueError):
-        return 0
-
-
-def _driver(labels: dict[str, str]) -> str | None:
-    if labels.get(GFD_DRIVER):
-        return labels[GFD_DRIVER]
-    parts = [labels.get(k) for k in GFD_DRIVER_PARTS]
-    if parts[0] and parts[1]:
-        return ".".join(p for p in parts if p)
-    return None
-
-
-def node_readings(node: Obj) -> dict[str, Reading | None]:
-    """The readings of one node from its status and labels."""
-    status = node.get("status") or {}
-    info = status.get("nodeInfo") or {}
+def node_readings(
+    node: Obj, devices: list[dict[str, Reading | None]] | None = None
+) -> dict[str, Reading]:
+    """The readings of one node from its status, labels and ResourceSlice devices."""
+    info = (node.get("status") or {}).get("nodeInfo") or {}
     labels = (node.get("metadata") or {}).get("labels") or {}
     data: dict[str, Reading | None] = {
         "kubeletVersion": info.get("kubeletVersion"),
@@ -71,16 +56,9 @@ def node_readings(node: Obj) -> dict[str, Reading | None]:
         "osImage": info.get("osImage"),
         "kernelVersion": info.get("kernelVersion"),
         "architecture": info.get("architecture"),
-        "gpuCapacity": _quantity((status.get("capacity") or {}).get(GPU_RESOURCE)),
-        "gpuAllocatable": _quantity((status.get("allocatable") or {}).get(GPU_RESOURCE)),
+        "instanceType": labels.get(INSTANCE_TYPE) or None,
     }
-    if labels.get(GFD_PRODUCT):
-        data["gpuProduct"] = labels[GFD_PRODUCT]
-    if labels.get(INSTANCE_TYPE):
-        data["instanceType"] = labels[INSTANCE_TYPE]
-    driver = _driver(labels)
-    if driver:
-        data["gpuDriver"] = driver
+    data.update(node_gpus(node, devices or []))
     return {k: v for k, v in data.items() if v is not None}
 
 
@@ -89,8 +67,39 @@ def _uniform(values: list[Any]) -> Any:
     return distinct.pop() if len(distinct) == 1 and None not in values else None
 
 
-def build(version: Obj, nodes: list[Obj], *, timestamp: str | None = None) -> Snapshot:
-    """A snapshot from the server's /version answer and the node list (pure; tested)."""
+def _gpu_measurement(groups: list[NodeGroup]) -> Measurement:
+    """``GPU.cluster``: totals and agreed values, and each GPU group's values when they differ."""
+    gpu_groups = [g for g in groups if g.gpu]
+    per_group: dict[str, dict[str, Reading]] = {
+        g.name: {
+            **{
+                ours: g.readings[theirs]
+                for ours, theirs in GPU_KEYS.items()
+                if theirs in g.readings
+            },
+            "count": int(g.readings.get("gpuCount", 0)) * len(g.nodes),
+            "nodes": len(g.nodes),
+        }
+        for g in gpu_groups
+    }
+    totals = {
+        "count": sum(int(t["count"]) for t in per_group.values()),
+        "nodes": sum(len(g.nodes) for g in gpu_groups),
+    }
+    subtypes = grouped_subtypes("cluster", per_group)
+    agreed = subtypes.pop(0).data if subtypes and not subtypes[0].context else {}
+    whole = Subtype(subtype="cluster", data={**agreed, **totals})
+    return Measurement(type=MeasurementType.GPU, subtypes=[whole, *subtypes])
+
+
+def build(
+    version: Obj,
+    nodes: list[Obj],
+    *,
+    slices: list[Obj] | None = None,
+    timestamp: str | None = None,
+) -> Snapshot:
+    """A snapshot from /version, the node list and the ResourceSlices (pure; tested)."""
     server: dict[str, Reading | None] = {
         "version": version.get("gitVersion"),
         "major": version.get("major"),
@@ -98,45 +107,58 @@ def build(version: Obj, nodes: list[Obj], *, timestamp: str | None = None) -> Sn
         "platform": version.get("platform"),
         "goVersion": version.get("goVersion"),
     }
-    per_node = [(n["metadata"]["name"], node_readings(n), n) for n in nodes]
-    gpu_nodes = [(name, data, n) for name, data, n in per_node if data.get("gpuCapacity")]
-    summary: dict[str, Reading | None] = {"count": len(nodes), "gpuNodes": len(gpu_nodes)}
+    devices = slice_devices(slices or [])
+    per_node = {
+        n["metadata"]["name"]: node_readings(n, devices.get(n["metadata"]["name"])) for n in nodes
+    }
+    groups = group_nodes(list(per_node.items()))
+    gpu_node_count = sum(len(g.nodes) for g in groups if g.gpu)
+    summary: dict[str, Reading | None] = {"count": len(nodes), "gpuNodes": gpu_node_count}
     for key in UNIFORM_KEYS:
-        value = _uniform([data.get(key) for _, data, _ in per_node])
+        value = _uniform([data.get(key) for data in per_node.values()])
         if value is not None:
             summary[key] = value
     k8s = [Subtype(subtype="server", data={k: v for k, v in server.items() if v is not None}),
            Subtype(subtype="node", data=summary)]  # fmt: skip
-    for name, data, node in per_node:
+    for node in nodes:
+        name = node["metadata"]["name"]
         labels = (node.get("metadata") or {}).get("labels") or {}
-        k8s.append(Subtype(subtype=f"node.{name}", data=data,
+        k8s.append(Subtype(subtype=f"node.{name}", data=dict(per_node[name]),
                            context={str(k): str(v) for k, v in labels.items()}))  # fmt: skip
+    k8s += [group_subtype(g) for g in groups]
     measurements = [Measurement(type=MeasurementType.K8S, subtypes=k8s)]
-    if gpu_nodes:
-        gpu: dict[str, Reading | None] = {
-            "count": sum(_quantity(d.get("gpuAllocatable")) for _, d, _ in gpu_nodes),
-            "nodes": len(gpu_nodes),
-        }
-        for key, source in (("product", "gpuProduct"), ("driver", "gpuDriver")):
-            value = _uniform([d.get(source) for _, d, _ in gpu_nodes])
-            if value is not None:
-                gpu[key] = value
-        memory = _uniform([(n["metadata"].get("labels") or {}).get(GFD_MEMORY)
-                           for _, _, n in gpu_nodes])  # fmt: skip
-        if memory is not None:
-            gpu["memory"] = memory
-        measurements.append(
-            Measurement(type=MeasurementType.GPU, subtypes=[Subtype(subtype="cluster", data=gpu)])
-        )
-    metadata = {"source": "live capture (Kubernetes API only)", "version": __version__}
+    if gpu_node_count:
+        measurements.append(_gpu_measurement(groups))
+    metadata = {"source": "live capture", "version": __version__}
     if timestamp:
         metadata["timestamp"] = timestamp
     return Snapshot(kind="Snapshot", api_version="aicr.nvidia.com/v1alpha1",
                     metadata=metadata, measurements=measurements)  # fmt: skip
 
 
+def _resource_slices(api: Any, request_timeout: float) -> list[Obj]:
+    """Every ResourceSlice, through the newest API version served; none when DRA is off."""
+    from kubernetes import client
+    from kubernetes.client.exceptions import ApiException
+
+    custom: Any = client.CustomObjectsApi(api)
+    for version in SLICE_VERSIONS:
+        try:
+            answer = custom.list_cluster_custom_object(
+                "resource.k8s.io", version, "resourceslices",
+                _preload_content=False, _request_timeout=request_timeout,
+            )  # fmt: skip
+        except ApiException as exc:
+            if exc.status == 404:
+                continue  # this version is not served
+            raise
+        items: list[Obj] = json.loads(answer.data).get("items") or []
+        return items
+    return []
+
+
 def capture(kube: KubeTarget, request_timeout: float = REQUEST_TIMEOUT_SECONDS) -> Snapshot:
-    """Read server version and nodes from the cluster; ClusterError when it cannot be reached."""
+    """Read server version, nodes and ResourceSlices; ClusterError when it cannot be reached."""
     from kubernetes import client
     from kubernetes.client.exceptions import ApiException
 
@@ -149,9 +171,10 @@ def capture(kube: KubeTarget, request_timeout: float = REQUEST_TIMEOUT_SECONDS) 
         )
         listed = core.list_node(_preload_content=False, _request_timeout=request_timeout).data
         nodes = json.loads(listed).get("items") or []
+        slices = _resource_slices(api, request_timeout)
     except ApiException as exc:
         raise ClusterError(f"cannot capture a snapshot: {describe_api_error(exc)}") from None
     except Exception as exc:
         raise ClusterError(f"cannot capture a snapshot: cannot reach the cluster: {exc}") from None
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    return build(version, nodes, timestamp=stamp)
+    return build(version, nodes, slices=slices, timestamp=stamp)

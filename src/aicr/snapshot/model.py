@@ -13,6 +13,9 @@ from aicr.errors import ValidationFailed
 Reading = str | int | float | bool
 # The GPU count key of AICR's agent snapshots, and of our live capture (GPU.cluster.count).
 GPU_COUNT_KEYS = ("gpu-count", "count")
+# A subtype whose context has this key holds the readings of that one node group.
+GROUP_CONTEXT = "aicr/node-group"
+NODE_GROUP_PREFIX = "nodegroup."
 
 
 class MeasurementType(StrEnum):
@@ -53,21 +56,48 @@ class Snapshot(Document):
         found = self.lookup(path)
         return found[1] if found else None
 
-    def lookup(self, path: str) -> tuple[str, Reading | None] | None:
+    def lookup(self, path: str, group: str | None = None) -> tuple[str, Reading | None] | None:
         """Resolve a constraint path; None when type or subtype or key is absent.
 
-        Subtype names may contain dots too, so every split is tried, longest subtype first.
+        Only subtypes of ``group`` count (None: those of no group, the cluster-wide
+        readings). Subtype names may contain dots too, so every split is tried,
+        longest subtype first.
         """
         type_name, _, rest = path.partition(".")
         for measurement in self.measurements:
             if measurement.type.value != type_name:
                 continue
             for sub in sorted(measurement.subtypes, key=lambda s: -len(s.subtype)):
+                if (sub.context or {}).get(GROUP_CONTEXT) != group:
+                    continue
                 prefix = sub.subtype + "."
                 if rest.startswith(prefix) and rest[len(prefix) :] in sub.data:
                     key = rest[len(prefix) :]
                     return key, sub.data[key]
         return None
+
+    @property
+    def grouped(self) -> list[str]:
+        """Every node group some subtype holds readings for."""
+        return sorted(
+            {
+                sub.context[GROUP_CONTEXT]
+                for m in self.measurements
+                for sub in m.subtypes
+                if sub.context and GROUP_CONTEXT in sub.context
+            }
+        )
+
+    @property
+    def gpu_groups(self) -> list[str]:
+        """The node groups with GPUs (``K8s.nodegroup.<name>.gpu: true``)."""
+        return sorted(
+            sub.subtype.removeprefix(NODE_GROUP_PREFIX)
+            for m in self.measurements
+            if m.type == MeasurementType.K8S
+            for sub in m.subtypes
+            if sub.subtype.startswith(NODE_GROUP_PREFIX) and sub.data.get("gpu") is True
+        )
 
     @property
     def gpu_count(self) -> int:

@@ -1,0 +1,85 @@
+"""Node groups: nodes that look alike to the API, so one agent pod can speak for each group.
+
+Nodes are grouped by instance type, GPU product, count, memory, driver and CUDA, OS image,
+kernel, kubelet, container runtime and architecture. Groups are named ``gpu-N`` and
+``cpu-N`` in order of their first node's name, and recorded as ``K8s.nodegroup.<name>``.
+
+Readings that differ between groups are recorded once per group: a subtype of the
+same name whose ``context["aicr/node-group"]`` names the group (``grouped_subtypes``). A
+reading every group agrees on is recorded once, without a group.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from aicr.snapshot.model import GROUP_CONTEXT, Reading, Subtype
+
+GROUP_KEYS = ("instanceType", "gpuProduct", "gpuCount", "gpuMemory", "gpuDriver", "cuda",
+              "osImage", "kernelVersion", "kubeletVersion", "containerRuntime",
+              "architecture")  # fmt: skip
+GROUP_SUBTYPE = "nodegroup"
+
+
+@dataclass(frozen=True)
+class NodeGroup:
+    """Nodes that share every ``GROUP_KEYS`` reading."""
+
+    name: str
+    nodes: tuple[str, ...]
+    readings: Mapping[str, Reading]
+
+    @property
+    def gpu(self) -> bool:
+        """Whether the group's nodes have GPUs."""
+        count = self.readings.get("gpuCount", 0)
+        return isinstance(count, int) and count > 0
+
+
+def group_nodes(per_node: list[tuple[str, Mapping[str, Reading]]]) -> list[NodeGroup]:
+    """Group nodes (name, readings) by their ``GROUP_KEYS`` readings."""
+    shapes: dict[tuple[Reading | None, ...], list[str]] = {}
+    readings: dict[tuple[Reading | None, ...], dict[str, Reading]] = {}
+    for name, data in sorted(per_node, key=lambda item: item[0]):
+        shape = tuple(data.get(k) for k in GROUP_KEYS)
+        shapes.setdefault(shape, []).append(name)
+        readings.setdefault(shape, {k: data[k] for k in GROUP_KEYS if k in data})
+    counters = {True: 0, False: 0}
+    groups = []
+    for shape, nodes in shapes.items():
+        gpu = NodeGroup("", (), readings[shape]).gpu
+        counters[gpu] += 1
+        name = f"{'gpu' if gpu else 'cpu'}-{counters[gpu]}"
+        groups.append(NodeGroup(name, tuple(nodes), readings[shape]))
+    return groups
+
+
+def group_subtype(group: NodeGroup) -> Subtype:
+    """``K8s.nodegroup.<name>``: node count, whether it has GPUs, the shared readings."""
+    data: dict[str, Reading | None] = {"nodes": len(group.nodes), "gpu": group.gpu}
+    data.update(group.readings)
+    return Subtype(
+        subtype=f"{GROUP_SUBTYPE}.{group.name}", data=data, context={"nodes": ",".join(group.nodes)}
+    )
+
+
+def grouped_subtypes(name: str, per_group: Mapping[str, Mapping[str, Reading]]) -> list[Subtype]:
+    """Subtype ``name`` for readings taken per group.
+
+    One subtype without a group holds the keys every group agrees on; when groups
+    disagree on any key, each group also gets its own subtype with all its keys.
+    """
+    if not per_group:
+        return []
+    tables = list(per_group.values())
+    keys = set().union(*tables)
+    agreed = {k: tables[0][k] for k in sorted(keys)
+              if all(k in t and t[k] == tables[0][k] for t in tables)}  # fmt: skip
+    out = [Subtype(subtype=name, data=dict(agreed))] if agreed else []
+    if len(agreed) < len(keys):
+        out += [
+            Subtype(subtype=name, data=dict(table), context={GROUP_CONTEXT: group})
+            for group, table in per_group.items()
+        ]
+    return out
