@@ -13,58 +13,19 @@ from typing import Any
 
 import pytest
 from deployhelp import run_check
+from gpu_operator import (
+    CRD,
+    IMAGE,
+    daemon_set,
+    deployment,
+    install_operator,
+    operator_component,
+    wait_available,
+)
 from harness import SimCluster
 from kubernetes import client
-from manifests import crd
 
 from aicr.errors import InvalidRequestError
-
-CRD = crd("nvidia.com", "clusterpolicies", "ClusterPolicy", scope="Cluster")
-IMAGE = "nvcr.io/nvidia/gpu-operator:v25.10.1"
-
-
-def deployment(name: str, image: str = IMAGE, labels: dict[str, str] | None = None,
-               node_selector: dict[str, str] | None = None) -> dict[str, Any]:  # fmt: skip
-    spec: dict[str, Any] = {"containers": [{"name": name, "image": image}]}
-    if node_selector:
-        spec["nodeSelector"] = node_selector
-    return {
-        "apiVersion": "apps/v1", "kind": "Deployment",
-        "metadata": {"name": name, "labels": labels or {}},
-        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": name}},
-                 "template": {"metadata": {"labels": {"app": name}}, "spec": spec}},
-    }  # fmt: skip
-
-
-def daemon_set(name: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": name},
-        "spec": {"selector": {"matchLabels": {"app": name}},
-                 "template": {"metadata": {"labels": {"app": name}},
-                              "spec": {"containers": [{"name": "c", "image": "nvcr.io/x:1"}]}}},
-    }  # fmt: skip
-
-
-def policy(state: str) -> dict[str, Any]:
-    meta = {"name": "cluster-policy"}
-    return {"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy", "metadata": meta,
-            "spec": {}, "status": {"state": state}}  # fmt: skip
-
-
-def wait_available(cluster: SimCluster, ns: str, names: list[str]) -> None:
-    apps = client.AppsV1Api(cluster.api())
-
-    def ready() -> bool:
-        for n in names:
-            if (apps.read_namespaced_deployment(n, ns).status.available_replicas or 0) < 1:
-                return False
-        for ds in apps.list_namespaced_daemon_set(ns).items:
-            s = ds.status
-            if not s.desired_number_scheduled or s.number_ready != s.desired_number_scheduled:
-                return False
-        return True
-
-    cluster.wait_for(ready, 60, message=f"workloads in {ns} available")
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -99,16 +60,6 @@ def _policies(cluster: SimCluster) -> list[dict[str, Any]] | None:
     return items
 
 
-def operator_component(ns: str) -> str:
-    return f"- name: gpu-operator\n  namespace: {ns}\n"
-
-
-def install_operator(cluster: SimCluster, ns: str, state: str = "ready", **dep: Any) -> None:
-    cluster.apply([deployment("gpu-operator", **dep), daemon_set("nvidia-device-plugin-daemonset")],
-                  ns)  # fmt: skip
-    cluster.apply(policy(state))
-
-
 # ---- operator-health --------------------------------------------------------------------------
 def test_operator_health_passes_on_a_healthy_operator(
     cluster: SimCluster, operator_ns: str, tmp_path: Path
@@ -137,6 +88,7 @@ def test_operator_health_names_an_unavailable_operator_and_its_pod(
     cluster: SimCluster, operator_ns: str, tmp_path: Path
 ) -> None:
     install_operator(cluster, operator_ns, node_selector={"no-such": "node"})
+    wait_available(cluster, operator_ns, [])  # the DaemonSet ready: only the operator is broken
     test = run_check(cluster, tmp_path, "operator-health", operator_component(operator_ns))
     assert test["status"] == "failed"
     assert test["message"].startswith(

@@ -1,0 +1,67 @@
+"""A GPU Operator stand-in on the simulated cluster: its Deployment, device-plugin DaemonSet,
+ClusterPolicy CRD and policy, for the deployment checks' tests and the benchmark."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness import SimCluster
+from kubernetes import client
+from manifests import crd
+
+CRD = crd("nvidia.com", "clusterpolicies", "ClusterPolicy", scope="Cluster")
+IMAGE = "nvcr.io/nvidia/gpu-operator:v25.10.1"
+
+
+def deployment(name: str, image: str = IMAGE, labels: dict[str, str] | None = None,
+               node_selector: dict[str, str] | None = None) -> dict[str, Any]:  # fmt: skip
+    spec: dict[str, Any] = {"containers": [{"name": name, "image": image}]}
+    if node_selector:
+        spec["nodeSelector"] = node_selector
+    return {
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": name, "labels": labels or {}},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": name}},
+                 "template": {"metadata": {"labels": {"app": name}}, "spec": spec}},
+    }  # fmt: skip
+
+
+def daemon_set(name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": name},
+        "spec": {"selector": {"matchLabels": {"app": name}},
+                 "template": {"metadata": {"labels": {"app": name}},
+                              "spec": {"containers": [{"name": "c", "image": "nvcr.io/x:1"}]}}},
+    }  # fmt: skip
+
+
+def policy(state: str) -> dict[str, Any]:
+    meta = {"name": "cluster-policy"}
+    return {"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy", "metadata": meta,
+            "spec": {}, "status": {"state": state}}  # fmt: skip
+
+
+def wait_available(cluster: SimCluster, ns: str, names: list[str]) -> None:
+    apps = client.AppsV1Api(cluster.api())
+
+    def ready() -> bool:
+        for n in names:
+            if (apps.read_namespaced_deployment(n, ns).status.available_replicas or 0) < 1:
+                return False
+        for ds in apps.list_namespaced_daemon_set(ns).items:
+            s = ds.status
+            if not s.desired_number_scheduled or s.number_ready != s.desired_number_scheduled:
+                return False
+        return True
+
+    cluster.wait_for(ready, 60, message=f"workloads in {ns} available")
+
+
+def operator_component(ns: str) -> str:
+    return f"- name: gpu-operator\n  namespace: {ns}\n"
+
+
+def install_operator(cluster: SimCluster, ns: str, state: str = "ready", **dep: Any) -> None:
+    cluster.apply([deployment("gpu-operator", **dep), daemon_set("nvidia-device-plugin-daemonset")],
+                  ns)  # fmt: skip
+    cluster.apply(policy(state))
