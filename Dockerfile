@@ -4,8 +4,9 @@
 #
 # The tag must equal the tool's version: `aicr validate` pins the image to it, so
 # a laptop and its checks never disagree about the catalog. Mirrors:
-# AICR_VALIDATOR_IMAGE_REGISTRY=<registry/path> makes the run pull
-# <registry/path>/aicr-validator:v<version> instead.
+# AICR_VALIDATOR_IMAGE_REGISTRY=<registry/path> (or the config's
+# spec.validate.images.registry) replaces the registry host, so the run pulls
+# <registry/path>/aicr-dev/aicr-validator:v<version>; `aicr images list` prints it.
 #
 # Two stages: build a wheel with the build tools, install only the wheel and its
 # runtime dependencies on a slim base. The Job's pod runs it as uid 65532 with a
