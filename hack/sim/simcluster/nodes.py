@@ -9,6 +9,7 @@ real cluster. Every address is loopback.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -48,6 +49,26 @@ def load_profile(name: str) -> dict[str, Any]:
     return spec
 
 
+def node_root(profile: str) -> Path:
+    """The host files of a profile's nodes (hack/sim/profiles/roots/<profile>)."""
+    return SIM_ROOT / "profiles" / "roots" / profile
+
+
+def _root_facts(profile: str, fallback_image: str) -> tuple[str, str]:
+    """(osImage, kernelVersion) as a kubelet reads them from the node's own files."""
+    root = node_root(profile)
+    image = fallback_image
+    release = root / "etc" / "os-release"
+    if release.is_file():
+        for line in release.read_text().splitlines():
+            key, _, value = line.partition("=")
+            if key == "PRETTY_NAME":
+                image = value.strip().strip('"')
+    kernel_file = root / "proc" / "sys" / "kernel" / "osrelease"
+    kernel = kernel_file.read_text().strip() if kernel_file.is_file() else "6.1.0-sim"
+    return image, kernel
+
+
 def gpu_labels(gpu: dict[str, Any], instance_type: str) -> dict[str, str]:
     """GPU feature-discovery labels for a profile's GPU block."""
     driver = str(gpu["driver"])
@@ -71,6 +92,7 @@ def gpu_labels(gpu: dict[str, Any], instance_type: str) -> dict[str, str]:
 def node_manifest(n: NodeSpec, k8s_version: str, kubelet_port: int) -> dict[str, Any]:
     """The Node object (with status) for one layout entry."""
     prof = load_profile(n.profile)
+    os_image, kernel = _root_facts(n.profile, prof["osImage"])
     res = prof["resources"]
     labels = {
         "type": "kwok",
@@ -115,11 +137,11 @@ def node_manifest(n: NodeSpec, k8s_version: str, kubelet_port: int) -> dict[str,
             "nodeInfo": {
                 "architecture": prof["arch"],
                 "containerRuntimeVersion": "containerd://1.7.0",
-                "kernelVersion": "6.1.0-sim",
+                "kernelVersion": kernel,
                 "kubeletVersion": k8s_version,
                 "kubeProxyVersion": k8s_version,
                 "operatingSystem": "linux",
-                "osImage": prof["osImage"],
+                "osImage": os_image,
                 "machineID": "",
                 "systemUUID": "",
                 "bootID": "",

@@ -2,8 +2,10 @@
 
 Supported volumes: configMap, secret, projected (serviceAccountToken,
 configMap, secret, downwardAPI, clusterTrustBundle excluded), downwardAPI,
-emptyDir. The service-account token comes from the TokenRequest API, bound to
-the pod, so the process has exactly the pod's RBAC.
+emptyDir, and hostPath: the path under the pod's node's root
+(hack/sim/profiles/roots/<profile>), never the machine the simulation runs on,
+and always mounted read-only. The service-account token comes from the
+TokenRequest API, bound to the pod, so the process has exactly the pod's RBAC.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 
 from kubernetes import client
 
+from simcluster.nodes import node_root
 from simcluster.runtime.pod_files import PodFiles
 
 
@@ -157,10 +160,29 @@ class PodMaterialiser:
             "is not supported by the simulated kubelet"
         )
 
+    def host_path(self, vol: dict[str, Any]) -> Path:
+        """A hostPath volume's source: the path under the root of the pod's node's profile."""
+        node = self.pod["spec"].get("nodeName") or ""
+        annotations = self.core.read_node(node).metadata.annotations or {}
+        profile = annotations.get("sim.aicr.dev/profile")
+        if not profile:
+            raise VolumeError(f"hostPath: node {node!r} has no profile, so no host files")
+        src = vol["hostPath"]
+        path = node_root(profile) / src["path"].lstrip("/")
+        kind = src.get("type") or ""
+        found = {"File": path.is_file(), "Directory": path.is_dir()}.get(kind, path.exists())
+        if not found:
+            what = kind.lower() or "path that exists"
+            raise VolumeError(f"hostPath type check failed: {src['path']} is not a {what}")
+        return path
+
     def materialise(self) -> dict[str, Path]:
         """Write every volume under the pod folder; return volume name -> folder."""
         out = {}
         for vol in self.pod["spec"].get("volumes") or []:
+            if "hostPath" in vol:
+                out[vol["name"]] = self.host_path(vol)
+                continue
             d = self.files.volume(vol["name"])
             d.mkdir(parents=True, exist_ok=True)
             files = self.volume_files(vol)

@@ -378,7 +378,9 @@ class PodWorker(threading.Thread):
             if m.get("subPath"):
                 src = src / m["subPath"]
             vol = kinds[m["name"]]
-            always_ro = any(k in vol for k in ("configMap", "secret", "projected", "downwardAPI"))
+            always_ro = any(
+                k in vol for k in ("configMap", "secret", "projected", "downwardAPI", "hostPath")
+            )
             mounts.append(
                 {
                     "source": str(src),
