@@ -146,6 +146,16 @@ Kubernetes API:
 | `K8s.node.<name>` | the same per node, `instanceType`, and its GPU readings: `gpuCapacity`, `gpuAllocatable`, `gpuCount`, `gpuProduct`, `gpuMemory`, `gpuDriver`, `cuda`, `gpuSource`; context: the node's labels |
 | `K8s.nodegroup.<name>` | one per node group: `nodes`, `gpu` (true/false) and the readings the group shares; context `nodes`: the node names |
 | `GPU.cluster` | `count` (GPUs of all nodes), `nodes`, and `product`, `driver`, `cuda`, `memory` where every GPU node agrees |
+| `OS.sysctl` | `/proc/sys/kernel/osrelease`: each group's kernel release as the kubelet reports it |
+| `OS.release` | node agent: every `KEY=value` of `/etc/os-release` (`ID`, `VERSION_ID`, `PRETTY_NAME`...) |
+| `OS.container-toolkit` | node agent, GPU groups: every scalar of `/etc/nvidia-container-runtime/config.toml` as a dotted key (`nvidia-container-runtime.mode`); lists joined with commas |
+| `NodeTopology.numa` | node agent: `nodes` (NUMA nodes), `online`, `node<N>.cpulist` from `/sys/devices/system/node` |
+
+The `OS.release`, `OS.container-toolkit` and `NodeTopology.numa` readings come from
+one node agent pod per node group (docs/execution.md: what it may do and why it runs
+in a namespace of its own); `metadata.agent-missing` names each group whose agent
+did not pass or did not run. Without agents (`aicr snapshot --no-agent`, or a group
+whose agent failed) those readings are missing and constraints on them fail closed.
 
 GPU readings come from GPU feature discovery labels (`nvidia.com/gpu.product`,
 `nvidia.com/gpu.count`, `nvidia.com/gpu.memory`, `nvidia.com/cuda.driver-version.full`

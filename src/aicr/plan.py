@@ -24,12 +24,26 @@ GPU_LOCK = "gpus"  # checks that take whole GPUs share this lock and never overl
 
 
 @dataclass(frozen=True)
+class HostPath:
+    """A host file or folder a pod reads through a read-only hostPath mount."""
+
+    path: str
+    folder: bool = False  # hostPath type Directory (else File): absent fails the pod's start
+
+
+@dataclass(frozen=True)
 class PlannedCheck:
-    """A check as it will run: its catalog entry, its effective timeout, its skip reason."""
+    """A check as it will run: its catalog entry, its effective timeout, its skip reason.
+
+    ``node`` and ``host_paths`` are set only for the snapshot's node agents: the
+    node the pod must run on, and the host paths it reads.
+    """
 
     spec: CheckSpec
     timeout: timedelta
     skip_reason: str | None = None
+    node: str | None = None
+    host_paths: tuple[HostPath, ...] = ()
 
     @property
     def name(self) -> str:

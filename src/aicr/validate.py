@@ -318,6 +318,32 @@ def _context(
     )
 
 
+def _capture(
+    request: ValidateRequest, inputs: Inputs, warnings: list[str]
+) -> tuple[Snapshot, list[str]]:
+    """A live snapshot: the API, then a node agent per node group (as ``aicr snapshot``)."""
+    from aicr.snapshot import agent
+    from aicr.snapshot.capture import REQUEST_TIMEOUT_SECONDS
+
+    placement = agent.AgentRequest(
+        kube=request.kube,
+        image=resolve_image(request, inputs.config),
+        image_pull_secrets=request.image_pull_secrets,
+        node_selector=dict(request.orchestrator_node_selector or {}),
+        tolerations=request.orchestrator_tolerations or TOLERATE_ALL,
+        no_cleanup=request.no_cleanup,
+        name_prefix=request.name_prefix,
+    )
+    snapshot, agents = agent.capture(request.kube, REQUEST_TIMEOUT_SECONDS, placement)
+    assert agents is not None  # asked for
+    warnings += [
+        f"node agent {line}; its group's file readings are missing (constraints on them "
+        "fail closed)"
+        for line in agents.failures
+    ]
+    return snapshot, agents.leftovers
+
+
 def _all_ended(plan: Plan, status: Status, message: str, detail: Detail) -> PlanResults:
     results = PlanResults()
     for check in plan.checks:
@@ -450,10 +476,9 @@ def run(
 
     snapshot = inputs.snapshot
     snapshot_source = request.snapshot
+    agent_leftovers: list[str] = []
     if snapshot is None and not request.no_cluster:
-        from aicr.snapshot.capture import capture
-
-        snapshot = capture(request.kube)
+        snapshot, agent_leftovers = _capture(request, inputs, warnings)
         if inputs.pools is not None:
             from aicr.snapshot.aks import project
 
@@ -471,7 +496,7 @@ def run(
     why_not = "no snapshot given with --no-cluster" if snapshot is None else None
     gate_outcome = gate.run(inputs.recipe, snapshot, why_not=why_not)
 
-    leftovers: list[str] = []
+    leftovers: list[str] = list(agent_leftovers)
     if request.no_cluster:
         results = _all_ended(plan, Status.SKIPPED, "no-cluster: not run", Detail.NO_CLUSTER)
     elif not gate_outcome.passed:
@@ -494,7 +519,7 @@ def run(
                 timeout_text=request.timeout_text,
             )
         finally:
-            leftovers = run_executor.finish(ctx)
+            leftovers += run_executor.finish(ctx)
 
     report = _report(request, run_id, start, results, gate_outcome, plan, snapshot_source, warnings)
     summary = _requirement_summary(request, inputs, snapshot, report, warnings)

@@ -241,7 +241,7 @@ def test_a_live_snapshot_of_another_minor_is_refused_before_any_check(
     from aicr.snapshot.load import load_snapshot
 
     captured = load_snapshot(SNAPSHOT)  # Kubernetes v1.35.2
-    monkeypatch.setattr("aicr.snapshot.capture.capture", lambda kube: captured)
+    monkeypatch.setattr("aicr.snapshot.capture.capture", lambda kube, timeout: captured)
     fake = FakeExecutor()
     with pytest.raises(InputError) as exc:
         run(submission(tmp_path, snapshot=None, cncf_version="1.34"), executor=fake)

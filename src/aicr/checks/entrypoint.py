@@ -29,6 +29,7 @@ from aicr.errors import AicrError
 from aicr.result import CheckResult, Detail
 from aicr.runner import defaults as d
 from aicr.runner.outcome import RESULT_KEY, STATUS_BY_EXIT, SUMMARY_MARK
+from aicr.snapshot import agent, host_files
 
 EXIT_BY_STATUS = {status: code for code, status in STATUS_BY_EXIT.items()}
 # `spec.validate.checks.<name>.params.aicrDelaySeconds: N` makes any check wait N
@@ -58,6 +59,8 @@ def run_check(name: str, inputs: RunInputs) -> CheckResult:
     """Run one check to a result; an exception becomes ``other``, never a pass."""
     spec = load_catalog().get(name)
     start_ms = int(time.time() * 1000)
+    if spec is None and agent.is_agent(name):
+        return host_files.read_on_node(name)  # a snapshot's node agent, not a check
     if spec is None:
         return _crashed(name, f"unknown check {name!r}", start_ms)
     ctx = CheckContext(spec, inputs)

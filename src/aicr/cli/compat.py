@@ -45,7 +45,10 @@ TEMPLATE = (
     "refused: Go templates are not supported; write -t json or -t yaml and transform "
     "that (for example with jq or yq)"
 )
-NO_AGENT = "no effect: this snapshot is read from the Kubernetes API and no agent pod is deployed"
+AGENT_NAMESPACE = (
+    "no effect: the node agents run in a run-unique namespace of their own, labelled Pod "
+    "Security `privileged` (hostPath needs it) for their lifetime only"
+)
 
 _S, _M, _N, _R, _X = (Handling.SAME, Handling.MAPPED, Handling.NO_EFFECT, Handling.REFUSED,
                       Handling.REMOVED)  # fmt: skip
@@ -232,44 +235,65 @@ FLAGS: tuple[AicrFlag, ...] = (
         "snapshot",
         "-n, --namespace",
         "env `AICR_NAMESPACE`, default `default`: where the agent runs",
-        f"same variable and default; {NO_AGENT}",
+        f"same variable and default; {AGENT_NAMESPACE}",
         _N,
     ),
     AicrFlag(
-        "snapshot", "--image", "env `AICR_IMAGE`: the agent image", f"same variable; {NO_AGENT}", _N
+        "snapshot",
+        "--image",
+        "env `AICR_IMAGE`: the agent image",
+        "same variable: the node agents' image (default: the check image of this version); "
+        "AICR's own image is refused (exit 2) because it cannot run aicr's agent",
+        _M,
     ),
-    AicrFlag("snapshot", "--image-pull-secret", "repeatable", NO_AGENT, _N),
-    AicrFlag("snapshot", "--job-name", "default `aicr`", NO_AGENT, _N),
+    AicrFlag("snapshot", "--image-pull-secret", "repeatable", "same, for the agent pods", _S),
+    AicrFlag(
+        "snapshot",
+        "--job-name",
+        "default `aicr`: the agent Job's fixed name",
+        "the prefix of the agents' object names (names stay run-unique)",
+        _M,
+    ),
     AicrFlag(
         "snapshot", "--service-account-name", "default `aicr`", f"exit 2, {SERVICE_ACCOUNT}", _R
     ),
-    AicrFlag("snapshot", "--node-selector", "places the agent", f"syntax checked; {NO_AGENT}", _N),
+    AicrFlag(
+        "snapshot",
+        "--node-selector",
+        "places the agent",
+        "only nodes with these labels host an agent; a node group without such a node gets "
+        "none, so its file readings are absent (constraints on them fail closed)",
+        _M,
+    ),
     AicrFlag(
         "snapshot",
         "--toleration",
         "agent tolerations; default tolerate all",
-        f"syntax checked; {NO_AGENT}",
-        _N,
+        "same: the agents' tolerations, default every taint",
+        _S,
     ),
     AicrFlag(
         "snapshot",
         "--timeout",
         "default `5m`: the wait for the agent Job",
-        "same default; bounds each read of the Kubernetes API",
+        "same default; bounds each node agent (its Job deadline) and each read of the "
+        "Kubernetes API",
         _M,
     ),
     AicrFlag(
         "snapshot",
         "--no-cleanup",
         "keep the agent Job and RBAC",
-        f"{NO_AGENT} (nothing is created to keep)",
-        _N,
+        "same: keeps the agents' Jobs, RBAC and namespace (`aicr cleanup --run-id` removes "
+        "them later)",
+        _S,
     ),
     AicrFlag(
         "snapshot",
         "--privileged",
         "default true; `--privileged=false` for PSS-restricted namespaces",
-        NO_AGENT,
+        "no effect: the agent is never privileged (read-only mounts of three host paths, "
+        "every capability dropped, non-root)",
         _N,
     ),
     AicrFlag(
@@ -285,7 +309,7 @@ FLAGS: tuple[AicrFlag, ...] = (
         "snapshot",
         "--runtime-class",
         "env `AICR_RUNTIME_CLASS`: the agent pod's runtimeClassName",
-        f"same variable; {NO_AGENT}",
+        "same variable, checked; no effect: the agent reads files and needs no GPU runtime",
         _N,
     ),
     AicrFlag(
@@ -295,20 +319,20 @@ FLAGS: tuple[AicrFlag, ...] = (
         "snapshot",
         "--max-nodes-per-entry",
         "integer, default 0: node names per NodeTopology entry",
-        "must be an integer 0 or above; no effect: the live "
-        "capture has no NodeTopology measurement",
+        "must be an integer 0 or above; no effect: NodeTopology here is each node "
+        "group's NUMA layout, not lists of node names",
         _N,
     ),
 )
 
 
-def no_effect_flags(command: str) -> tuple[str, ...]:
-    """The long names of a command's accepted-but-inert flags, for the stderr note."""
-    return tuple(
-        f.flag.split(", ")[-1]
+def no_effect_flags(command: str) -> dict[str, str]:
+    """A command's accepted-but-inert flags (long name) and why, for the stderr note."""
+    return {
+        f.flag.split(", ")[-1]: f.here[f.here.index("no effect") :]
         for f in FLAGS
         if f.command == command and f.handling == Handling.NO_EFFECT
-    )
+    }
 
 
 def markdown() -> str:

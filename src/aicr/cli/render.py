@@ -24,6 +24,7 @@ from aicr.runner.events import Event, EventKind
 
 if TYPE_CHECKING:
     from aicr.cncf import Aggregation
+    from aicr.snapshot.agent import AgentOutcome
 
 console = Console(stderr=True, highlight=False, soft_wrap=True)
 if not console.is_terminal:
@@ -52,6 +53,18 @@ def note(message: str, *, json_lines: bool = False) -> None:
                                 "message": message}), highlight=False)  # fmt: skip
     else:
         console.print(f"note: {message}", markup=False)
+
+
+def agents(outcome: AgentOutcome, *, json_lines: bool = False) -> None:
+    """One line per node agent: where it ran and how it ended; what cleanup left."""
+    for group, result in outcome.results.items():
+        where = f" on {result.node}" if result.node else ""
+        note(f"node agent {group}{where}: {result.status.value}: {result.message}",
+             json_lines=json_lines)  # fmt: skip
+    for group, why in outcome.skipped.items():
+        note(f"node agent {group}: not run: {why}", json_lines=json_lines)
+    for line in outcome.leftovers:
+        note(f"left in the cluster (run {outcome.run_id}): {line}", json_lines=json_lines)
 
 
 def plan(the_plan: Plan) -> None:

@@ -1,8 +1,8 @@
-"""``aicr snapshot``: AICR's snapshot command line, answered from the Kubernetes API.
+"""``aicr snapshot``: AICR's snapshot command line.
 
-There is no node agent yet, so the snapshot holds what the API server knows
-(see ``aicr.snapshot.capture``). AICR's agent flags are still accepted and
-checked, so scripts keep working, and a note names the ones that change nothing.
+What the API server knows (``aicr.snapshot.capture``), then one node agent per
+node group for the nodes' own files (``aicr.snapshot.agent``). AICR's agent flags
+place and shape those agents; a note names the ones that change nothing here.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ def _checked(opts: dict[str, Any]) -> float:
     flags.parse_node_selector(opts["node_selector"], "--node-selector")
     for toleration in opts["toleration"]:
         flags.parse_toleration(toleration, "--toleration")
+    _agent_problems(opts)
     from aicr.outputs import check_writable
 
     unwritable = check_writable(opts["output"], "--output")
@@ -42,17 +43,72 @@ def _checked(opts: dict[str, Any]) -> float:
     return timeout.total_seconds()
 
 
+def _agent_problems(opts: dict[str, Any]) -> None:
+    from aicr.runner import names
+    from aicr.validate import is_aicr_agent_image
+
+    problems = []
+    if opts["image"] is not None:
+        problem = flags.image_problem(opts["image"], "--image")
+        if problem is not None:
+            problems.append(problem)
+        elif is_aicr_agent_image(opts["image"]):
+            problems.append(
+                Problem(
+                    f"--image {opts['image']}: AICR's own agent image cannot run aicr's node agent",
+                    hint="drop --image to use the image of this version",
+                )
+            )
+    if opts["job_name"] is not None and not names.is_name_prefix(opts["job_name"]):
+        problems.append(
+            Problem(
+                f"--job-name '{opts['job_name']}': invalid name prefix",
+                hint="lowercase letters, digits and '-'; it starts every object name",
+            )
+        )
+    if problems:
+        raise FlagConflictError(problems)
+
+
+def _agents(opts: dict[str, Any], kube: Any, timeout: float) -> Any:
+    """The node agents' request, or None with --no-agent."""
+    if not opts["agent"]:
+        return None
+    from datetime import timedelta
+
+    from aicr.catalog import load_catalog
+    from aicr.checks import images
+    from aicr.config import EMPTY_CONFIG
+    from aicr.runner import TOLERATE_ALL
+    from aicr.snapshot.agent import AgentRequest
+
+    tolerations = tuple(flags.parse_toleration(t, "--toleration") for t in opts["toleration"])
+    image = opts["image"] or images.on_registry(
+        load_catalog().image_ref, images.registry(EMPTY_CONFIG)
+    )
+    return AgentRequest(
+        kube=kube,
+        image=image,
+        image_pull_secrets=tuple(opts["image_pull_secret"]),
+        node_selector=flags.parse_node_selector(opts["node_selector"], "--node-selector"),
+        tolerations=tolerations or TOLERATE_ALL,
+        no_cleanup=opts["no_cleanup"],
+        name_prefix=opts["job_name"],
+        timeout=timedelta(seconds=timeout),
+    )
+
+
 def _inert_given(ctx: click.Context) -> list[str]:
-    """The agent-only flags the user set (on the command line or through the environment)."""
+    """A note for each inert flag the user set (on the command line or in the environment)."""
     given = []
-    for flag in compat.no_effect_flags("snapshot"):
+    for flag, why in compat.no_effect_flags("snapshot").items():
         name = flag.lstrip("-").replace("-", "_")
         source = ctx.get_parameter_source(name)
         if source in (
             click.core.ParameterSource.COMMANDLINE,
             click.core.ParameterSource.ENVIRONMENT,
         ):
-            given.append(flag)
+            given.append(f"{flag}: {why}")
     return given
 
 
@@ -66,31 +122,40 @@ def _inert_given(ctx: click.Context) -> list[str]:
     show_envvar=True,
     default=defaults.SNAPSHOT_NAMESPACE,
     show_default=True,
-    help="AICR's agent namespace; no agent is deployed, so nothing is created.",
+    help="AICR's agent namespace; the agents run in a run-unique namespace instead.",
 )
-@click.option("--image", envvar="AICR_IMAGE", show_envvar=True, help="AICR's agent image.")
+@click.option(
+    "--image", envvar="AICR_IMAGE", show_envvar=True,
+    help="Image the node agents run (default: the check image of this version).",
+)  # fmt: skip
 @click.option(
     "--image-pull-secret", cls=options.ListOption, multiple=True, metavar="NAME",
-    help="AICR's agent pull secret; repeatable.",
+    help="Pull secret for the node agents; repeatable.",
 )  # fmt: skip
-@click.option("--job-name", metavar="NAME", help="AICR's agent Job name.")
+@click.option("--job-name", metavar="PREFIX", help="Start the agents' object names with PREFIX.")
 @options.refused("--service-account-name", message=compat.SERVICE_ACCOUNT)
 @click.option(
     "--node-selector", multiple=True, metavar="KEY=VALUE",
-    help="AICR's agent placement; repeatable.",
+    help="Only nodes with these labels host an agent; repeatable.",
 )  # fmt: skip
 @click.option(
     "--toleration", cls=options.ListOption, multiple=True, metavar="KEY[=VALUE]:EFFECT",
-    help="AICR's agent tolerations; repeatable.",
+    help="The agents' tolerations (default: every taint); repeatable.",
 )  # fmt: skip
 @click.option(
     "--timeout",
     default=defaults.SNAPSHOT_TIMEOUT,
     show_default=True,
     metavar="DURATION",
-    help="Bound each read of the Kubernetes API.",
+    help="Bound each read of the Kubernetes API, and each node agent.",
 )
-@click.option("--no-cleanup", is_flag=True, help="AICR: keep the agent Job and RBAC.")
+@click.option("--no-cleanup", is_flag=True, help="Keep the agents' Jobs, RBAC and namespace.")
+@click.option(
+    "--agent/--no-agent",
+    default=True,
+    show_default=True,
+    help="Run a node agent per node group (--no-agent: the Kubernetes API only).",
+)
 @click.option(
     "--privileged", is_flag=True, flag_value=True, default=True,
     help="AICR: run the agent privileged (--privileged=false turns it off).",
@@ -118,18 +183,22 @@ def _inert_given(ctx: click.Context) -> list[str]:
 @options.debug
 @click.pass_context
 def snapshot(ctx: click.Context, /, **opts: Any) -> None:
-    """Capture what the cluster is, in AICR's Snapshot format, from the Kubernetes API.
+    """Capture what the cluster is, in AICR's Snapshot format.
 
-    It holds the server version, node and GPU readings the API knows; readings
-    that need a node agent (OS, GPU.smi, SystemD, NodeTopology) are not captured.
+    Server, node, node-group and GPU readings come from the Kubernetes API (GPU
+    feature discovery labels and ResourceSlices); the OS release, container toolkit
+    config and NUMA layout of each node group from a short-lived agent pod
+    (unprivileged, read-only mounts of exactly those files, in a run-unique
+    namespace removed afterwards).
 
-    Exit codes: 0 written, 2 invalid input, 8 cluster unreachable or no GPU
-    with --require-gpu.
+    Exit codes: 0 written, 2 invalid input, 8 cluster unreachable, a node agent
+    that did not pass (nothing is written), or no GPU with --require-gpu.
     """
+    from aicr.errors import ClusterError
     from aicr.formats import Format
     from aicr.k8s import KubeTarget
     from aicr.outputs import write_snapshot
-    from aicr.snapshot.capture import capture
+    from aicr.snapshot.agent import capture
     from aicr.snapshot.model import require_gpu
 
     request_timeout = _checked(opts)
@@ -138,11 +207,14 @@ def snapshot(ctx: click.Context, /, **opts: Any) -> None:
         from aicr.snapshot.aks import load_pools, project
 
         pools = load_pools(opts["aks_gpu_pools"])  # before any cluster work
-    inert = _inert_given(ctx)
-    if inert:
-        render.note(f"{', '.join(inert)}: {compat.NO_AGENT}", json_lines=opts["log_json"])
+    for line in _inert_given(ctx):
+        render.note(line, json_lines=opts["log_json"])
     kube = KubeTarget(opts["kubeconfig"], opts["context"])
-    taken = capture(kube, request_timeout)
+    taken, agents = capture(kube, request_timeout, _agents(opts, kube, request_timeout))
+    if agents is not None:
+        render.agents(agents, json_lines=opts["log_json"])
+        if agents.failures:
+            raise ClusterError("node agents did not pass: " + "; ".join(agents.failures))
     if opts["require_gpu"]:
         require_gpu(taken, "live capture")
     if pools is not None:

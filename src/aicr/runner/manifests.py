@@ -391,6 +391,10 @@ def job(ctx: RunContext, check: PlannedCheck, prometheus: PrometheusTarget | Non
             _token_volume(),
         ],
     }
+    if check.host_paths:
+        _mount_host_paths(check, container, pod_spec)
+    if check.node:
+        pod_spec["affinity"] = _on_node(check.node)
     if ctx.orchestrator.tolerations:
         pod_spec["tolerations"] = _tolerations(ctx.orchestrator)
     if ctx.orchestrator.node_selector:
@@ -413,6 +417,22 @@ def job(ctx: RunContext, check: PlannedCheck, prometheus: PrometheusTarget | Non
             "template": {"metadata": {"labels": dict(labels)}, "spec": pod_spec},
         },
     }
+
+
+def _mount_host_paths(check: PlannedCheck, container: Manifest, pod_spec: Manifest) -> None:
+    """Read-only hostPath mounts of exactly the check's paths, each at its own place."""
+    for i, host in enumerate(check.host_paths):
+        name = f"host-{i}"
+        kind = "Directory" if host.folder else "File"
+        pod_spec["volumes"].append({"name": name, "hostPath": {"path": host.path, "type": kind}})
+        container["volumeMounts"].append({"name": name, "mountPath": host.path, "readOnly": True})
+
+
+def _on_node(node: str) -> Manifest:
+    """Required affinity to one node by name, through the scheduler (as a DaemonSet pod)."""
+    term = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [term]}}}  # fmt: skip
 
 
 # Shared by every run in a namespace on purpose: it is how they keep out of each

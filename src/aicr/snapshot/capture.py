@@ -10,14 +10,16 @@ From the API server, in AICR's measurement shape:
 - ``K8s.node.<name>``: the same readings per node plus its GPU readings
   (``aicr.snapshot.gpus``) and ``instanceType``; the node's labels are the context.
 - ``K8s.nodegroup.<name>``: each node group (``aicr.snapshot.groups``).
+- ``OS.sysctl./proc/sys/kernel/osrelease``: each node group's kernel release, as the
+  kubelet reports it (per group when groups differ).
 - ``GPU.cluster`` (when any node has GPUs): ``count`` (GPUs over all nodes),
   ``nodes``, and ``product``, ``driver``, ``cuda``, ``memory`` where every GPU node
   agrees; where GPU groups disagree, each GPU group's own values under the same
   subtype with the group in its context.
 
-Readings from the nodes' own files (``OS.*``, ``NodeTopology.*``) come from the
-node agent (``aicr.snapshot.agent``); without it constraints on them fail closed
-as missing data.
+Readings from the nodes' own files (``OS.release``, ``OS.container-toolkit``,
+``NodeTopology.numa``) come from the node agents (``aicr.snapshot.agent``); without
+them constraints on those fail closed as missing data.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ from aicr.snapshot.groups import NodeGroup, group_nodes, group_subtype, grouped_
 from aicr.snapshot.model import Measurement, MeasurementType, Reading, Snapshot, Subtype
 
 INSTANCE_TYPE = "node.kubernetes.io/instance-type"
+# The kubelet reports the kernel's release (uname -r), the very text of this sysctl.
+KERNEL_SYSCTL = "/proc/sys/kernel/osrelease"
 REQUEST_TIMEOUT_SECONDS = 30.0  # one API read; a healthy server answers in well under a second
 UNIFORM_KEYS = ("kubeletVersion", "containerRuntime", "osImage", "kernelVersion", "architecture")
 # GPU.cluster key -> the node reading it summarizes.
@@ -127,6 +131,11 @@ def build(
                            context={str(k): str(v) for k, v in labels.items()}))  # fmt: skip
     k8s += [group_subtype(g) for g in groups]
     measurements = [Measurement(type=MeasurementType.K8S, subtypes=k8s)]
+    kernels = {g.name: {KERNEL_SYSCTL: g.readings["kernelVersion"]} for g in groups
+               if "kernelVersion" in g.readings}  # fmt: skip
+    sysctl = grouped_subtypes("sysctl", kernels, complete=len(kernels) == len(groups))
+    if sysctl:
+        measurements.append(Measurement(type=MeasurementType.OS, subtypes=sysctl))
     if gpu_node_count:
         measurements.append(_gpu_measurement(groups))
     metadata = {"source": "live capture", "version": __version__}

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from aicr.snapshot.model import GROUP_CONTEXT, Reading, Subtype
+from aicr.snapshot.model import GROUP_CONTEXT, MeasurementType, Reading, Snapshot, Subtype
 
 GROUP_KEYS = ("instanceType", "gpuProduct", "gpuCount", "gpuMemory", "gpuDriver", "cuda",
               "osImage", "kernelVersion", "kubeletVersion", "containerRuntime",
@@ -64,22 +64,39 @@ def group_subtype(group: NodeGroup) -> Subtype:
     )
 
 
-def grouped_subtypes(name: str, per_group: Mapping[str, Mapping[str, Reading]]) -> list[Subtype]:
+def grouped_subtypes(
+    name: str, per_group: Mapping[str, Mapping[str, Reading]], *, complete: bool = True
+) -> list[Subtype]:
     """Subtype ``name`` for readings taken per group.
 
     One subtype without a group holds the keys every group agrees on; when groups
     disagree on any key, each group also gets its own subtype with all its keys.
+    ``complete=False`` (some group could not be read) records per group only, so no
+    reading passes for cluster-wide when a group is unknown.
     """
-    if not per_group:
-        return []
     tables = list(per_group.values())
+    if not tables:
+        return []
     keys = set().union(*tables)
     agreed = {k: tables[0][k] for k in sorted(keys)
               if all(k in t and t[k] == tables[0][k] for t in tables)}  # fmt: skip
-    out = [Subtype(subtype=name, data=dict(agreed))] if agreed else []
-    if len(agreed) < len(keys):
+    out = [Subtype(subtype=name, data=dict(agreed))] if agreed and complete else []
+    if len(agreed) < len(keys) or not complete:
         out += [
             Subtype(subtype=name, data=dict(table), context={GROUP_CONTEXT: group})
             for group, table in per_group.items()
+            if table
         ]
+    return out
+
+
+def from_snapshot(snapshot: Snapshot) -> list[NodeGroup]:
+    """The node groups a live capture recorded (``K8s.nodegroup.<name>``)."""
+    out = []
+    for m in snapshot.measurements:
+        for sub in m.subtypes:
+            if m.type == MeasurementType.K8S and sub.subtype.startswith(f"{GROUP_SUBTYPE}."):
+                nodes = tuple(n for n in (sub.context or {}).get("nodes", "").split(",") if n)
+                shared = {k: v for k, v in sub.data.items() if k in GROUP_KEYS and v is not None}
+                out.append(NodeGroup(sub.subtype.removeprefix(f"{GROUP_SUBTYPE}."), nodes, shared))
     return out

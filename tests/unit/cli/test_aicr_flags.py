@@ -19,6 +19,8 @@ import yaml
 
 from aicr.cli import compat
 from aicr.cli.main import run
+from aicr.runner import Toleration
+from aicr.snapshot.agent import AgentOutcome, AgentRequest
 from aicr.snapshot.capture import build
 
 DATA = Path(__file__).parents[2] / "data"
@@ -29,7 +31,7 @@ OLD_K8S = str(DATA / "snapshots/old-k8s.yaml")
 V = ["validate", "-r", RECIPE, "-s", SNAPSHOT, "--no-cluster"]
 DRY = ["validate", "-r", RECIPE, "-s", SNAPSHOT, "--dry-run"]
 GATE_FAILS = ["validate", "-r", RECIPE, "-s", OLD_K8S, "--no-cluster"]
-NOTE = f"note: {{}}: {compat.NO_AGENT}"
+NOTE = "note: {}: no effect"
 AICR_AGENT = "mirror.example/nvidia/aicr:v0.11.1"  # AICR's agent image, on a mirror
 
 
@@ -43,6 +45,7 @@ class Seen:
     tmp: Path
     capture_timeouts: list[float] = field(default_factory=list)
     configmaps: dict[str, str] = field(default_factory=dict)
+    agents: list[AgentRequest] = field(default_factory=list)
 
 
 Assertion = Callable[[Seen], None]
@@ -107,7 +110,7 @@ def _debug_on(seen: Seen) -> None:
 
 def _json_note(seen: Seen) -> None:
     notes = [json.loads(line) for line in seen.err.splitlines() if line.startswith("{")]
-    assert any(n["event"] == "note" and "--image" in n["message"] for n in notes), seen.err
+    assert any(n["event"] == "note" and "--privileged" in n["message"] for n in notes), seen.err
 
 
 def _capture_timeout(seconds: float) -> Assertion:
@@ -124,6 +127,17 @@ def _configmap_key(key: str) -> Assertion:
     return check
 
 
+def _agent(**want: object) -> Assertion:
+    """The node agents were asked for with these fields."""
+
+    def check(seen: Seen) -> None:
+        assert len(seen.agents) == 1, seen.err
+        for key, value in want.items():
+            assert getattr(seen.agents[0], key) == value, key
+
+    return check
+
+
 def _no_note(seen: Seen) -> None:
     assert "note:" not in seen.err
 
@@ -133,7 +147,7 @@ CASES: dict[str, Case] = {
     "debug-before-command": Case(("global --debug",), ("--debug", *V), 0, check=_debug_on),
     "debug-after-command": Case(("global --debug",), (*V, "--debug"), 0, check=_debug_on),
     "log-json-before-command": Case(("global --log-json",),
-                                    ("--log-json", "snapshot", "--image", "x"), 0,
+                                    ("--log-json", "snapshot", "--privileged=false"), 0,
                                     check=_json_note),
     "log-json-validate-note": Case(("global --log-json",), (*V, "--log-json"), 0,
                                    env=(("AICR_VALIDATOR_IMAGE", AICR_AGENT),),
@@ -240,25 +254,34 @@ CASES: dict[str, Case] = {
                                    env=(("AICR_NAMESPACE", "gpu-ops"),)),
     "snapshot-plain-no-note": Case(("snapshot -n, --namespace",), ("snapshot",), 0,
                                    check=_no_note),
-    "snapshot-image": Case(("snapshot --image",), ("snapshot", "--image", "nvidia/aicr"),
-                           0, NOTE.format("--image")),
+    "snapshot-image-aicr": Case(("snapshot --image",), ("snapshot", "--image", "nvidia/aicr"),
+                                2, "AICR's own agent image cannot run aicr's node agent"),
+    "snapshot-image": Case(("snapshot --image",), ("snapshot", "--image", "m.example/a:v1"), 0,
+                           check=_agent(image="m.example/a:v1")),
+    "snapshot-image-env": Case(("snapshot --image",), ("snapshot",), 0,
+                               check=_agent(image="m.example/a:v2"),
+                               env=(("AICR_IMAGE", "m.example/a:v2"),)),
     "snapshot-image-pull-secret": Case(("snapshot --image-pull-secret",),
                                        ("snapshot", "--image-pull-secret", "a,b"), 0,
-                                       NOTE.format("--image-pull-secret")),
+                                       check=_agent(image_pull_secrets=("a", "b"))),
     "snapshot-job-name": Case(("snapshot --job-name",), ("snapshot", "--job-name", "aicr"), 0,
-                              NOTE.format("--job-name")),
+                              check=_agent(name_prefix="aicr")),
+    "snapshot-no-agent": Case(("snapshot --image",), ("snapshot", "--no-agent"), 0,
+                              check=lambda s: not s.agents),
     "snapshot-service-account-name": Case(("snapshot --service-account-name",),
                                           ("snapshot", "--service-account-name", "aicr"), 2,
                                           f"--service-account-name: {compat.SERVICE_ACCOUNT}"),
     "snapshot-node-selector": Case(("snapshot --node-selector",),
                                    ("snapshot", "--node-selector", "nvidia.com/gpu.present=true"),
-                                   0, NOTE.format("--node-selector")),
+                                   0,
+                                   check=_agent(node_selector={"nvidia.com/gpu.present": "true"})),
     "snapshot-node-selector-invalid": Case(("snapshot --node-selector",),
                                            ("snapshot", "--node-selector", "gpu"), 2,
                                            "--node-selector 'gpu': invalid node selector"),
     "snapshot-toleration": Case(("snapshot --toleration",),
                                 ("snapshot", "--toleration", "dedicated=user-workload:NoSchedule"),
-                                0, NOTE.format("--toleration")),
+                                0, check=_agent(tolerations=(Toleration("dedicated", "NoSchedule",
+                                                                        "user-workload"),))),
     "snapshot-toleration-invalid": Case(("snapshot --toleration",),
                                         ("snapshot", "--toleration", "dedicated"), 2,
                                         "--toleration 'dedicated': invalid toleration"),
@@ -269,7 +292,7 @@ CASES: dict[str, Case] = {
     "snapshot-timeout-invalid": Case(("snapshot --timeout",), ("snapshot", "--timeout", "0s"), 2,
                                      "--timeout 0s: must be above zero"),
     "snapshot-no-cleanup": Case(("snapshot --no-cleanup",), ("snapshot", "--no-cleanup"), 0,
-                                NOTE.format("--no-cleanup")),
+                                check=_agent(no_cleanup=True)),
     "snapshot-privileged-false": Case(("snapshot --privileged",),
                                       ("snapshot", "--privileged=false"), 0,
                                       NOTE.format("--privileged")),
@@ -331,7 +354,12 @@ def fake_cluster(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[int], Se
         def write_configmap(text: str, target: str, kube: object, key: str, what: str) -> None:
             seen.configmaps[key] = text
 
+        def agents(snapshot: object, request: AgentRequest, events: object) -> AgentOutcome:
+            seen.agents.append(request)
+            return AgentOutcome(run_id="r00000000")
+
         monkeypatch.setattr("aicr.snapshot.capture.capture", capture)
+        monkeypatch.setattr("aicr.snapshot.agent.run", agents)
         monkeypatch.setattr("aicr.outputs._write_configmap", write_configmap)
         return seen
 

@@ -8,7 +8,11 @@ from pathlib import Path
 import pytest
 
 from aicr.cli.main import run
+from aicr.ctrf import Status
+from aicr.result import CheckResult, EvidenceSection
+from aicr.snapshot.agent import AgentOutcome
 from aicr.snapshot.capture import build
+from aicr.snapshot.host_files import OS_RELEASE
 
 DATA = Path(__file__).parents[2] / "data"
 RECIPE = str(DATA / "recipes/small.yaml")
@@ -32,7 +36,15 @@ def captured(monkeypatch: pytest.MonkeyPatch) -> list[int]:
                 "status": {"addresses": [{"address": "10.224.0.7"}]}}  # fmt: skip
         return build({"gitVersion": "v1.33.2"}, [node])
 
+    def agents(snapshot: object, request: object, events: object) -> AgentOutcome:
+        release = EvidenceSection(title=OS_RELEASE, answer='ID=ubuntu\nVERSION_ID="24.04"\n',
+                                  verdict="read")  # fmt: skip
+        result = CheckResult(name="node-agent-cpu-1", status=Status.PASSED, message="read",
+                             evidence=[release], node=NODE)  # fmt: skip
+        return AgentOutcome(results={"cpu-1": result}, run_id="r00000000")
+
     monkeypatch.setattr("aicr.snapshot.capture.capture", capture)
+    monkeypatch.setattr("aicr.snapshot.agent.run", agents)
     return calls
 
 
@@ -54,6 +66,8 @@ def test_snapshot_projects_the_pool_dump_and_redacts(
     assert "pool.gpu: Install" in out
     assert NODE not in out
     assert "node.node-1" in out  # the subtype keeps its shape with the placeholder
+    assert "VERSION_ID: '24.04'" in out  # the node agent's reading, merged
+    assert f"node agent cpu-1 on {NODE}: passed" in err  # the note is not redacted
 
 
 @pytest.mark.parametrize("command", ["snapshot", "validate"])
