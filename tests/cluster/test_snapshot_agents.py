@@ -62,3 +62,40 @@ def test_an_agent_that_never_reports_fails_the_snapshot_closed(
     assert code == 8, err
     assert "node agents did not pass" in err
     assert not out.exists()
+
+
+def test_validate_captures_with_agents_and_signs_the_run(
+    cluster: SimCluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import base64
+    import hashlib
+
+    from aicr.k8s import KubeTarget, load_configuration
+
+    small = Path(__file__).resolve().parents[1] / "data/recipes/small.yaml"
+    assert run(["attestation", "keygen", "-o", str(tmp_path / "keys")]) == 0
+    out = tmp_path / "out"
+    out.mkdir()
+    checks = ["operator-health", "expected-resources", "platform-health", "dra-support"]
+    code = run(["validate", "-r", str(small), "--kubeconfig", str(cluster.kubeconfig),
+                "--image", cluster.validator_image, *[f"--skip-check={c}" for c in checks],
+                "-o", str(out / "report.json"), "--snapshot-out", str(out / "snapshot.yaml"),
+                "--emit-attestation", "--attestation-key",
+                str(tmp_path / "keys/aicr-attestation.key")])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 0, err
+    # OS.release.ID came from the GPU group's agent: the gate could only pass with it
+    gated = json.loads((out / "report.json").read_text())["extra"]["aicr"]["gate"]
+    verdicts = {c["name"]: c["verdict"] for c in gated["constraints"]}
+    assert verdicts["OS.release.ID"] == "passed"
+    assert load_snapshot(str(out / "snapshot.yaml")).lookup("OS.release.ID", "gpu-1")
+    envelope = json.loads((out / "report.intoto.json").read_text())
+    statement = json.loads(base64.b64decode(envelope["payload"]))
+    assert [s["name"] for s in statement["subject"]] == ["report.json", "snapshot.yaml"]
+    server = load_configuration(KubeTarget(str(cluster.kubeconfig))).host
+    assert statement["predicate"]["cluster"]["server"] == {
+        "sha256": hashlib.sha256(server.encode()).hexdigest()}  # fmt: skip
+    assert server not in json.dumps(statement)  # only its hash
+    code = run(["evidence", "verify", "--attestation", str(out / "report.intoto.json"),
+                "--key", str(tmp_path / "keys/aicr-attestation.pub")])  # fmt: skip
+    assert code == 0, capsys.readouterr().out

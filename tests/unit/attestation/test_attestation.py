@@ -265,3 +265,18 @@ def test_keys_other_than_ed25519_and_p256_are_refused(tmp_path: Path, curve: str
         keys.load_private(str(private))
     with pytest.raises(FileFormatError, match="expected an ed25519 or ECDSA P-256 key"):
         keys.load_public(str(public))
+
+
+def test_every_file_of_a_written_submission_is_a_subject(tmp_path: Path) -> None:
+    from aicr.attestation.signing import subject_files
+
+    report = tmp_path / "report.json"
+    report.write_text("{}")
+    sub = tmp_path / "evidence/v1.35/acme"
+    (sub / "evidence").mkdir(parents=True)
+    for name in ("PRODUCT.yaml", "README.md", "evidence/gang_scheduling.md"):
+        (sub / name).write_text(name)
+    found = subject_files([report, tmp_path / "never-written.xml"], sub)
+    assert [str(p.relative_to(tmp_path)) for p in found] == [
+        "report.json", "evidence/v1.35/acme/PRODUCT.yaml", "evidence/v1.35/acme/README.md",
+        "evidence/v1.35/acme/evidence/gang_scheduling.md"]  # fmt: skip
