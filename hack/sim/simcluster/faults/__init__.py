@@ -5,7 +5,10 @@ What is modelled (and nothing more):
 - GPU node faults (`nodes.py`), Node annotations the GPU node model reads:
   `driver-not-loaded` (nvidia-smi fails as without the kernel module),
   `gpu-lost` (a pod sees one GPU fewer than it was given), `driver-mismatch`
-  (the loaded driver differs from the node's labels).
+  (the loaded driver differs from the node's labels); and the isolation faults
+  the runtime's device handling reads (`simcluster.gpu.devices`):
+  `permissive-toolkit`, `runtimeclass-leak`, `device-leak`, `shared-device`,
+  `dra-driver-down`.
 - Pod faults (`pods.py`), rules the process runtime matches when it starts a
   pod it plays: `image-pull`, `crash`, `oom`, `never-ready`, `evict`.
 - Control-plane faults: `apiserver-down` stops the API server.

@@ -78,12 +78,35 @@ def _api(sim: Sim) -> client.ApiClient:
 FAULTS: tuple[Fault, ...] = (
     _gpu_fault(
         "driver-not-loaded",
-        "the NVIDIA kernel module is not loaded: nvidia-smi fails with the driver message, "
-        "exit 9",
+        "the NVIDIA kernel module is not loaded: nvidia-smi fails with the driver message, exit 9",
     ),
     _gpu_fault(
         "gpu-lost",
         "a GPU fell off the bus (Xid 79): pods see one GPU fewer than they were given",
+    ),
+    _gpu_fault(
+        "permissive-toolkit",
+        "the container toolkit honours NVIDIA_VISIBLE_DEVICES from unprivileged containers: "
+        "one that sets it to `all` without an allocation sees every GPU",
+    ),
+    _gpu_fault(
+        "runtimeclass-leak",
+        "the GPU runtime exposes all GPUs by default: a pod that only names the GPU "
+        "RuntimeClass, without an allocation, sees every GPU",
+    ),
+    _gpu_fault(
+        "device-leak",
+        "device isolation is broken on the node: every container sees every GPU",
+    ),
+    _gpu_fault(
+        "shared-device",
+        "the device plugin hands one GPU to two pods: new pods get the lowest indices, "
+        "in use or not",
+    ),
+    _gpu_fault(
+        "dra-driver-down",
+        "the DRA driver's kubelet plugin is not running on the node: pods using "
+        "ResourceClaims stay ContainerCreating with FailedPrepareDynamicResources",
     ),
     Fault(
         "driver-mismatch",
@@ -215,4 +238,3 @@ def heal(sim: Sim, node: str | None = None, fault: str | None = None) -> list[di
         BY_NAME[entry["fault"]].heal(sim, entry["node"])
         _record(sim, [e for e in active(sim) if e != entry])
     return chosen
-

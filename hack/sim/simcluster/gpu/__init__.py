@@ -9,16 +9,20 @@ What is modelled (and nothing more):
   (`nvidia.com/cuda.driver-version.full`, else major.minor.rev). The CUDA
   version is `nvidia.com/cuda.runtime-version.full` when present, else the one
   the driver branch ships (a small table in `model.py`).
-- The GPUs allocated to a pod: its `nvidia.com/gpu` limit, or (DRA) the devices
-  of driver `gpu.nvidia.com` in the ResourceClaims allocated to it. The pod sees
-  exactly those GPUs, numbered from 0, with stable UUIDs per node and device.
+- The GPUs each container was given (`devices.py`): the device plugin's
+  lowest free indices per node for its `nvidia.com/gpu` limit, or (DRA) the
+  devices of driver `gpu.nvidia.com` in the ResourceClaims it references, from
+  its node's pool. The container sees exactly those GPUs (numbered from 0 by
+  nvidia-smi, with stable UUIDs per node and device), as /dev/nvidia<N>
+  stand-ins, NVIDIA_VISIBLE_DEVICES and an `nvidia-smi` on its PATH.
 - Faults, set on the Node as annotations by `hack/sim/sim fault` (simcluster.faults):
   `sim.aicr.dev/gpu-fault`, a comma-separated set: `driver-not-loaded` makes
   nvidia-smi fail as it does on a node whose kernel module is not loaded (exit 9,
   the driver message); `gpu-lost` hides the pod's last GPU (a GPU that fell off
-  the bus: the pod sees one GPU fewer than it was given);
-  `sim.aicr.dev/gpu-driver: VERSION` is the driver actually loaded when it
-  differs from what the node's labels say.
+  the bus: the pod sees one GPU fewer than it was given); `permissive-toolkit`,
+  `runtimeclass-leak`, `device-leak`, `shared-device` and `dra-driver-down`
+  break the isolation in `devices.py`; `sim.aicr.dev/gpu-driver: VERSION` is the
+  driver actually loaded when it differs from what the node's labels say.
 
 Ownership: a pod bound to a node whose first container command is `nvidia-smi`
 is played by the process runtime (not KWOK); the command runs `smi.py` with the

@@ -9,14 +9,14 @@ from typing import Any
 from kubernetes import client
 
 from simcluster import kube
+from simcluster.gpu import devices
 from simcluster.runtime.ownership import SMI, command_name
 
-GPU_RESOURCE = "nvidia.com/gpu"
-DRA_DRIVER = "gpu.nvidia.com"
 FAULT_ANNOTATION = "sim.aicr.dev/gpu-fault"
 DRIVER_ANNOTATION = "sim.aicr.dev/gpu-driver"
 # Faults of a node's GPUs: a comma-separated set in FAULT_ANNOTATION (see simcluster.faults).
-FAULTS = ("driver-not-loaded", "gpu-lost")
+FAULTS = ("driver-not-loaded", "gpu-lost", "permissive-toolkit", "runtimeclass-leak", "device-leak",
+          "shared-device", "dra-driver-down")  # fmt: skip
 SMI_SCRIPT = Path(__file__).resolve().parent / "smi.py"
 # CUDA version that each driver branch reports (nvidia-smi's "CUDA Version").
 CUDA_BY_BRANCH = {"535": "12.2", "550": "12.4", "560": "12.6", "565": "12.7", "570": "12.8",
@@ -58,46 +58,66 @@ def node_faults(node: dict[str, Any]) -> list[str]:
     return [f for f in value.split(",") if f]
 
 
-def _claimed_devices(api: client.ApiClient, pod: dict[str, Any]) -> list[int]:
-    """Indexes of the GPUs the pod's allocated ResourceClaims hold (DRA)."""
+def container_gpus(
+    api: client.ApiClient,
+    pod: dict[str, Any],
+    container: dict[str, Any],
+    node: dict[str, Any],
+    plugin: devices.DevicePlugin,
+) -> list[int]:
+    """Host indexes of the GPUs this container sees on `node` (see `devices`)."""
+    profile = node_profile(node)
+    if profile is None:
+        return []
+    name, uid = node["metadata"]["name"], pod["metadata"]["uid"]
+    allocated = plugin.of(name, uid, container["name"])
     ns = pod["metadata"]["namespace"]
     resource = client.ResourceV1Api(api)
-    out: list[int] = []
-    # Claims named in the spec, and claims generated from templates (named in the status).
-    named = [c.get("resourceClaimName") for c in pod["spec"].get("resourceClaims") or []]
-    statuses = (pod.get("status") or {}).get("resourceClaimStatuses") or []
-    generated = [s.get("resourceClaimName") for s in statuses]
-    for name in dict.fromkeys(n for n in named + generated if n):
-        claim = kube.to_dict(api, resource.read_namespaced_resource_claim(name, ns))
-        results = ((claim.get("status") or {}).get("allocation") or {}).get("devices") or {}
-        for r in results.get("results") or []:
-            if r.get("driver") == DRA_DRIVER and str(r.get("device", "")).startswith("gpu-"):
-                out.append(int(str(r["device"]).split("-", 1)[1]))
-    return sorted(out)
+    for claim in devices.claim_names(pod, container):
+        obj = kube.to_dict(api, resource.read_namespaced_resource_claim(claim, ns))
+        allocated += devices.claim_devices(obj, name)
+    env = {e.get("name"): e.get("value") for e in container.get("env") or []}
+    security = container.get("securityContext") or {}
+    return devices.visible(
+        devices.Request(
+            allocated=allocated,
+            count=int(profile["count"]),
+            faults=tuple(profile["faults"]),
+            env_all=env.get("NVIDIA_VISIBLE_DEVICES") == "all",
+            privileged=bool(security.get("privileged")),
+            gpu_runtime_class=_gpu_runtime_class(api, pod),
+        )
+    )
 
 
-def allocated(api: client.ApiClient, pod: dict[str, Any]) -> list[int]:
-    """Which of the node's GPUs the pod was given (device-plugin limit or DRA claims)."""
-    total = 0
-    for c in pod["spec"].get("containers") or []:
-        limits = (c.get("resources") or {}).get("limits") or {}
-        total += int(str(limits.get(GPU_RESOURCE, "0")))
-    if total:
-        return list(range(total))
-    return _claimed_devices(api, pod)
+def _gpu_runtime_class(api: client.ApiClient, pod: dict[str, Any]) -> bool:
+    """True when the pod names a RuntimeClass whose handler is the NVIDIA runtime."""
+    name = pod["spec"].get("runtimeClassName")
+    if not name:
+        return False
+    rc = kube.ignore_not_found(lambda: client.NodeV1Api(api).read_runtime_class(name))
+    return rc is not None and str(rc.handler).startswith("nvidia")
 
 
-def smi_argv(
-    api: client.ApiClient, pod: dict[str, Any], argv: list[str], workdir: Path, python: str
-) -> list[str]:
-    """The argv that plays nvidia-smi for this pod on its node (writes the profile file)."""
-    node = kube.to_dict(api, client.CoreV1Api(api).read_node(pod["spec"]["nodeName"]))
-    profile = node_profile(node)
-    if profile is not None:
-        profile["gpus"] = allocated(api, pod)
+def write_tools(workdir: Path, profile: dict[str, Any] | None, python: str) -> Path:
+    """Write the container's GPU profile and its `nvidia-smi`; return the tools folder.
+
+    The folder goes first on the container's PATH when it sees GPUs, as the
+    NVIDIA container toolkit mounts nvidia-smi into GPU containers.
+    """
     path = workdir / "gpu-profile.json"
     path.write_text(json.dumps(profile))
-    return [python, str(SMI_SCRIPT), str(path), *argv[1:]]
+    tools = workdir / "bin"
+    tools.mkdir(exist_ok=True)
+    smi = tools / SMI
+    smi.write_text(f'#!/bin/sh\nexec {python} {SMI_SCRIPT} {path} "$@"\n')
+    smi.chmod(0o755)
+    return tools
+
+
+def smi_argv(workdir: Path, argv: list[str], python: str) -> list[str]:
+    """The argv that plays a container's `nvidia-smi ARGS` command (after `write_tools`)."""
+    return [python, str(SMI_SCRIPT), str(workdir / "gpu-profile.json"), *argv[1:]]
 
 
 def mark_node(

@@ -20,6 +20,7 @@ from kubernetes import client, watch
 from kubernetes.client.rest import ApiException
 
 from simcluster import kube
+from simcluster.gpu.model import node_faults
 from simcluster.runtime.kubelet_server import KubeletServer
 from simcluster.runtime.ownership import runtime_owned
 from simcluster.runtime.worker import PodWorker, RuntimeContext, _kill_group
@@ -27,9 +28,20 @@ from simcluster.runtime.worker import PodWorker, RuntimeContext, _kill_group
 log = logging.getLogger("runtime")
 
 
+def _shared_on(ctx: RuntimeContext, node: str) -> bool:
+    """True when the node's device plugin hands out GPUs already in use (a fault)."""
+    try:
+        obj = kube.to_dict(ctx.api, ctx.core.read_node(node))
+    except ApiException:
+        return False
+    return "shared-device" in node_faults(obj)
+
+
 def _on_pod(ctx: RuntimeContext, event: str, pod: dict[str, Any]) -> None:
     meta = pod["metadata"]
     uid = meta["uid"]
+    # The device plugin admits every pod of a node, whoever plays it.
+    ctx.devices.observe(pod, event == "DELETED", lambda node: _shared_on(ctx, node))
     worker = ctx.workers.get(uid)
     if event == "DELETED":
         if worker:

@@ -5,9 +5,10 @@ only in the new namespace, so the container sees its ConfigMaps, Secrets and
 token at the pod's own mount paths (for example
 /var/run/secrets/kubernetes.io/serviceaccount) while the host does not. A
 missing mount point is created on the host as an empty directory or file.
-The process also gets a UTS namespace with the pod's hostname and, unless it
-is a validator container (which talks to the API server on the host's
-loopback), a network namespace holding only its own `lo`.
+The container gets a /dev of its own (`private_dev`): the base devices and
+only the GPUs allocated to it. The process also gets a UTS namespace with the
+pod's hostname and, unless it is a validator container (which talks to the API
+server on the host's loopback), a network namespace holding only its own `lo`.
 If the command cannot be started, the reason is written to the spec's
 `startErrorFile` and the exit code is 128, as container runtimes report it.
 """
@@ -19,11 +20,14 @@ import fcntl
 import json
 import os
 import socket
+import stat
 import struct
 import sys
 from pathlib import Path
 
 CLONE_NEWNS = 0x00020000
+MS_NOSUID = 2
+MS_NODEV = 4
 CLONE_NEWUTS = 0x04000000
 CLONE_NEWNET = 0x40000000
 SIOCGIFFLAGS = 0x8913
@@ -44,12 +48,18 @@ def _check(rc: int, what: str) -> None:
         raise OSError(err, f"{what}: {os.strerror(err)}")
 
 
-def _mount(src: str | None, target: str, flags: int) -> None:
+def _mount(
+    src: str | None, target: str, flags: int, fstype: str | None = None, data: str | None = None
+) -> None:
     _check(
         _libc.mount(
-            src.encode() if src else None, target.encode(), None, ctypes.c_ulong(flags), None
+            src.encode() if src else None,
+            target.encode(),
+            fstype.encode() if fstype else None,
+            ctypes.c_ulong(flags),
+            data.encode() if data else None,
         ),
-        f"mount {src} -> {target}",
+        f"mount {src or fstype} -> {target}",
     )
 
 
@@ -57,6 +67,40 @@ def private_namespace() -> None:
     """Move this process into a new mount namespace that shares nothing back."""
     _check(_libc.unshare(CLONE_NEWNS), "unshare(CLONE_NEWNS)")
     _mount(None, "/", MS_REC | MS_PRIVATE)
+
+
+# The device set a container runtime gives every container: name -> (major, minor).
+BASE_DEVICES = {"null": (1, 3), "zero": (1, 5), "full": (1, 7), "random": (1, 8),
+                "urandom": (1, 9), "tty": (5, 0)}  # fmt: skip
+NVIDIA_MAJOR = 195  # /dev/nvidia<N> and /dev/nvidiactl (minor 255)
+NVIDIA_UVM_MAJOR = 510  # dynamic on real hosts; any value the stand-in keeps
+LINKS = {"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1",
+         "stderr": "/proc/self/fd/2", "ptmx": "pts/ptmx"}  # fmt: skip
+
+
+def private_dev(gpus: list[int]) -> None:
+    """A /dev of the container's own: the base devices, shm, pts, and its GPUs only.
+
+    Nothing of the host's /dev shows through. `/dev/nvidia<N>` (N the host
+    index), `/dev/nvidiactl` and `/dev/nvidia-uvm` are device nodes with the
+    driver's numbers, made only for a container that was given GPUs; with no
+    driver behind them, opening one fails as on a node without the module.
+    """
+    _mount("tmpfs", "/dev", MS_NOSUID, "tmpfs", "mode=755,size=65536k")
+    nodes = {name: numbers for name, numbers in BASE_DEVICES.items()}
+    if gpus:
+        nodes |= {f"nvidia{i}": (NVIDIA_MAJOR, i) for i in gpus}
+        nodes |= {"nvidiactl": (NVIDIA_MAJOR, 255), "nvidia-uvm": (NVIDIA_UVM_MAJOR, 0)}
+    for name, (major, minor) in nodes.items():
+        path = f"/dev/{name}"
+        os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(major, minor))
+        os.chmod(path, 0o666)
+    os.mkdir("/dev/shm", 0o1777)
+    _mount("shm", "/dev/shm", MS_NOSUID | MS_NODEV, "tmpfs", "mode=1777,size=65536k")
+    os.mkdir("/dev/pts", 0o755)
+    _mount("devpts", "/dev/pts", MS_NOSUID, "devpts", "newinstance,ptmxmode=0666,mode=0620")
+    for name, target in LINKS.items():
+        os.symlink(target, f"/dev/{name}")
 
 
 def private_host(hostname: str, network: bool) -> None:
@@ -112,6 +156,7 @@ def main(spec_path: str) -> None:
         sources = [os.open(m["source"], os.O_PATH | os.O_CLOEXEC) for m in spec["mounts"]]
         keep = [(p, os.open(p, os.O_PATH | os.O_CLOEXEC)) for p in spec.get("keep", [])
                 if os.path.isdir(p)]  # fmt: skip
+        private_dev(list(spec.get("gpus") or []))
         for m, fd in zip(spec["mounts"], sources, strict=True):
             bind(f"/proc/self/fd/{fd}", m["target"], bool(m.get("readOnly")))
         restore_hidden(keep, [m["target"] for m in spec["mounts"]])

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -25,7 +26,17 @@ from kubernetes.client.rest import ApiException
 
 from simcluster import kube, paths, processes
 from simcluster.faults import pods as pod_faults
-from simcluster.gpu.model import runs_smi, smi_argv
+from simcluster.gpu import devices
+from simcluster.gpu.devices import DevicePlugin
+from simcluster.gpu.model import (
+    container_gpus,
+    node_faults,
+    node_profile,
+    runs_smi,
+    smi_argv,
+    write_tools,
+)
+from simcluster.gpu.smi import gpu_uuid
 from simcluster.runtime import pod_status, probes
 from simcluster.runtime.logs import LogWriter, now_rfc3339nano, tail_text
 from simcluster.runtime.ownership import host_plays, is_validator_image
@@ -51,6 +62,7 @@ class RuntimeContext:
     aicr_bin_dir: str | None
     python: str
     workers: dict[str, PodWorker] = field(default_factory=dict)
+    devices: DevicePlugin = field(default_factory=DevicePlugin)
     finished: set[str] = field(default_factory=set)  # uids already taken on
 
     @property
@@ -194,6 +206,8 @@ class PodWorker(threading.Thread):
             log.info("%s/%s: playing fault %s", self.ns, self.name, fault)
         if fault == "image-pull":
             self._image_pull_fault()
+            return
+        if self._claims_unprepared():
             return
         mat = PodMaterialiser(self.ctx.core, self.pod, self.files)
         shown = None
@@ -340,6 +354,14 @@ class PodWorker(threading.Thread):
         pod_status.terminated(cs, cid, code, "Completed" if code == 0 else "Error", msg, started)
         return code
 
+    @property
+    def node_name(self) -> str:
+        """The node the pod is bound to."""
+        return str(self.pod["spec"]["nodeName"])
+
+    def _node(self) -> dict[str, Any]:
+        return kube.to_dict(self.ctx.api, self.ctx.core.read_node(self.node_name))
+
     def _current_pod(self) -> dict[str, Any]:
         try:
             return kube.to_dict(self.ctx.api, self.ctx.core.read_namespaced_pod(self.name, self.ns))
@@ -369,8 +391,18 @@ class PodWorker(threading.Thread):
         }
         env = self.mat.env(c, base)
         argv = [expand(a, env) for a in (c.get("command") or []) + (c.get("args") or [])]
+        node = self._node()
+        gpus = container_gpus(self.ctx.api, self._current_pod(), c, node, self.ctx.devices)
+        profile = node_profile(node)
+        if profile is not None:
+            profile["gpus"] = gpus
+        tools = write_tools(cdir, profile, self.ctx.python)
         if runs_smi(c):  # the GPU node model plays nvidia-smi for this pod
-            argv = smi_argv(self.ctx.api, self._current_pod(), argv, cdir, self.ctx.python)
+            argv = smi_argv(cdir, argv, self.ctx.python)
+        if gpus:  # what the NVIDIA container toolkit gives a GPU container
+            env["NVIDIA_VISIBLE_DEVICES"] = ",".join(gpu_uuid(self.node_name, i) for i in gpus)
+            env["PATH"] = f"{tools}:{env['PATH']}"
+        kernel = str(((node.get("status") or {}).get("nodeInfo") or {}).get("kernelVersion", ""))
         mounts = []
         kinds = {v["name"]: v for v in self.pod["spec"].get("volumes") or []}
         for m in c.get("volumeMounts") or []:
@@ -388,6 +420,7 @@ class PodWorker(threading.Thread):
                     "readOnly": bool(m.get("readOnly")) or always_ro,
                 }
             )
+        mounts += _kernel_overlays(cdir, kernel, self.ctx.python)
         mounts.append(
             {
                 "source": str(self.files.termination_log(c["name"])),
@@ -402,6 +435,8 @@ class PodWorker(threading.Thread):
             "mounts": mounts,
             "startErrorFile": str(cdir / f"start-error-{run}"),
             "hostname": base["HOSTNAME"],
+            "gpus": gpus,
+            "kernel": kernel,
             # Only validator pods talk to the API server; every other container gets a
             # network namespace of its own with nothing but loopback (it can reach nothing).
             "privateNetwork": not is_validator_image(c["image"]),
@@ -485,6 +520,34 @@ class PodWorker(threading.Thread):
             if self.deleting.wait(2):
                 return
 
+    def _claims_unprepared(self) -> bool:
+        """With the node's DRA driver down, a pod using claims stays ContainerCreating."""
+        spec = self.pod["spec"]
+        if not any(devices.claim_names(self.pod, c) for c in spec["containers"]):
+            return False
+        if "dra-driver-down" not in node_faults(self._node()):
+            return False
+        message = (
+            "Failed to prepare dynamic resources: prepare dynamic resources: failed to get gRPC "
+            f"client for driver {devices.DRA_DRIVER}: plugin name {devices.DRA_DRIVER} not found "
+            "in the list of registered DRA plugins"
+        )
+        for cs in self.statuses.values():
+            pod_status.waiting(cs, "ContainerCreating")
+        self.publish()
+        now = now_rfc3339nano()[:19] + "Z"
+        event = {
+            "metadata": {"generateName": f"{self.name}.", "namespace": self.ns},
+            "involvedObject": {"kind": "Pod", "apiVersion": "v1", "name": self.name,
+                               "namespace": self.ns, "uid": self.uid},
+            "reason": "FailedPrepareDynamicResources", "message": message, "type": "Warning",
+            "source": {"component": "kubelet", "host": self.node_name},
+            "firstTimestamp": now, "lastTimestamp": now, "count": 1,
+        }  # fmt: skip
+        kube.ignore_not_found(lambda: self.ctx.core.create_namespaced_event(self.ns, event))
+        log.info("%s/%s: %s", self.ns, self.name, message)
+        return True
+
     def _evict_fault(self) -> None:
         self.phase = "Running"
         for c in self.pod["spec"]["containers"]:
@@ -509,6 +572,33 @@ class PodWorker(threading.Thread):
             }
         ]
         self.publish()
+
+
+UNAME_SCRIPT = Path(__file__).resolve().parent / "uname.py"
+
+
+def _kernel_overlays(cdir: Path, kernel: str, python: str) -> list[dict[str, Any]]:
+    """Read-only mounts that make the container see its node's kernel release.
+
+    Over /proc/version, /proc/sys/kernel/osrelease and the host's `uname`
+    binary; every target already exists, so nothing is created on the host.
+    """
+    if not kernel:
+        return []
+    files = {
+        "/proc/version": f"Linux version {kernel} (sim@aicr) #1 SMP PREEMPT_DYNAMIC\n",
+        "/proc/sys/kernel/osrelease": f"{kernel}\n",
+    }
+    uname = shutil.which("uname", path="/usr/bin:/bin")
+    if uname:
+        files[os.path.realpath(uname)] = f'#!/bin/sh\nexec {python} {UNAME_SCRIPT} {kernel} "$@"\n'
+    out = []
+    for n, (target, text) in enumerate(files.items()):
+        src = cdir / f"kernel-{n}"
+        src.write_text(text)
+        src.chmod(0o755)
+        out.append({"source": str(src), "target": target, "readOnly": True})
+    return out
 
 
 def _kill_group(proc: subprocess.Popen[bytes], grace: float) -> None:
@@ -546,6 +636,8 @@ class MountPoints:
         with self._lock:
             for m in mounts:
                 target = Path(m["target"])
+                if target.is_relative_to("/dev"):  # made in the container's own /dev
+                    continue
                 is_dir = Path(m["source"]).is_dir()
                 for p in [*reversed(target.parents), target]:
                     if p not in self._users:

@@ -1,0 +1,143 @@
+"""Which GPUs each container gets: the device plugin's index assignment, DRA claims, leaks.
+
+- Device plugin: every bound pod requesting `nvidia.com/gpu` is admitted on
+  its node as the kubelet's device manager does, with the lowest free indices
+  per container; a GPU is never handed to two pods (unless the node has the
+  `shared-device` fault) and is free again when the pod ends or goes away.
+- DRA: a container gets the devices of the ResourceClaims it references in
+  `resources.claims`, as the scheduler allocated them, from this node's pool
+  only (a claim allocated elsewhere never prepares here).
+- What the container finally sees (`visible`) adds the toolkit's behaviour and
+  the node's leak faults: `device-leak` (every container sees every GPU),
+  `runtimeclass-leak` (naming the GPU RuntimeClass is enough to see them all),
+  `permissive-toolkit` (an unprivileged container's own
+  `NVIDIA_VISIBLE_DEVICES=all` is honoured).
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+GPU_RESOURCE = "nvidia.com/gpu"
+DRA_DRIVER = "gpu.nvidia.com"
+TERMINAL = ("Succeeded", "Failed")
+
+
+def gpu_limit(container: dict[str, Any]) -> int:
+    """The container's `nvidia.com/gpu` limit (0 without one)."""
+    limits = (container.get("resources") or {}).get("limits") or {}
+    return int(str(limits.get(GPU_RESOURCE, "0")))
+
+
+@dataclass(frozen=True)
+class Grant:
+    """One GPU handed to one container of one pod on one node."""
+
+    node: str
+    index: int
+    uid: str
+    container: str
+
+
+@dataclass
+class DevicePlugin:
+    """Index assignment of one cluster's simulated device plugins (one per node)."""
+
+    grants: list[Grant] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def admit(self, pod: dict[str, Any], shared: bool = False) -> None:
+        """Assign the lowest free indices to every GPU container of a bound pod."""
+        node, uid = pod["spec"]["nodeName"], pod["metadata"]["uid"]
+        with self.lock:
+            taken = set() if shared else {g.index for g in self.grants if g.node == node}
+            for c in pod["spec"].get("containers") or []:
+                free = (i for i in itertools.count() if i not in taken)
+                for i in itertools.islice(free, gpu_limit(c)):
+                    taken.add(i)
+                    self.grants.append(Grant(node, i, uid, c["name"]))
+
+    def release(self, uid: str) -> None:
+        """Free every GPU the pod with this uid holds."""
+        with self.lock:
+            self.grants = [g for g in self.grants if g.uid != uid]
+
+    def holds(self, uid: str) -> bool:
+        """True when the pod with this uid was admitted with GPUs."""
+        with self.lock:
+            return any(g.uid == uid for g in self.grants)
+
+    def of(self, node: str, uid: str, container: str) -> list[int]:
+        """Indices the container was given on `node`, lowest first."""
+        with self.lock:
+            return sorted(g.index for g in self.grants
+                          if (g.node, g.uid, g.container) == (node, uid, container))  # fmt: skip
+
+    def observe(self, pod: dict[str, Any], deleted: bool, shared_on: Callable[[str], bool]) -> None:
+        """Track one pod event: admit a live GPU pod, release an ended or deleted one.
+
+        `shared_on(node)` says whether the node hands out GPUs already in use
+        (the `shared-device` fault); it is asked only when a pod is admitted.
+        """
+        uid = pod["metadata"]["uid"]
+        node = (pod.get("spec") or {}).get("nodeName")
+        if deleted or (pod.get("status") or {}).get("phase") in TERMINAL:
+            self.release(uid)
+        elif (
+            node
+            and not self.holds(uid)
+            and any(gpu_limit(c) for c in pod["spec"].get("containers") or [])
+        ):
+            self.admit(pod, shared_on(node))
+
+
+def claim_names(pod: dict[str, Any], container: dict[str, Any]) -> list[str]:
+    """ResourceClaim object names the container references (spec or generated from templates)."""
+    wanted = {r["name"] for r in (container.get("resources") or {}).get("claims") or []}
+    by_pod_name = {c["name"]: c.get("resourceClaimName") for c in
+                   pod["spec"].get("resourceClaims") or []}  # fmt: skip
+    for s in (pod.get("status") or {}).get("resourceClaimStatuses") or []:
+        by_pod_name[s["name"]] = by_pod_name.get(s["name"]) or s.get("resourceClaimName")
+    return [str(by_pod_name[n]) for n in sorted(wanted) if by_pod_name.get(n)]
+
+
+def claim_devices(claim: dict[str, Any], node: str) -> list[int]:
+    """GPU indices a claim's allocation holds in `node`'s pool."""
+    results = (((claim.get("status") or {}).get("allocation") or {}).get("devices") or {}).get(
+        "results"
+    ) or []
+    return sorted(
+        int(str(r["device"]).split("-", 1)[1])
+        for r in results
+        if r.get("driver") == DRA_DRIVER
+        and r.get("pool") == node
+        and str(r.get("device", "")).startswith("gpu-")
+    )
+
+
+@dataclass(frozen=True)
+class Request:
+    """What decides the GPUs one container sees."""
+
+    allocated: list[int]
+    count: int  # GPUs on the node
+    faults: tuple[str, ...] = ()
+    env_all: bool = False  # the pod's own env says NVIDIA_VISIBLE_DEVICES=all
+    privileged: bool = False
+    gpu_runtime_class: bool = False  # the pod names the GPU RuntimeClass
+
+
+def visible(r: Request) -> list[int]:
+    """Indices of the GPUs the container sees."""
+    every = list(range(r.count))
+    if "device-leak" in r.faults:
+        return every
+    if r.gpu_runtime_class and not r.allocated and "runtimeclass-leak" in r.faults:
+        return every
+    if r.env_all and not r.allocated and (r.privileged or "permissive-toolkit" in r.faults):
+        return every
+    return sorted(set(r.allocated))
