@@ -319,7 +319,7 @@ def _context(
 
 
 def _capture(
-    request: ValidateRequest, inputs: Inputs, warnings: list[str]
+    request: ValidateRequest, inputs: Inputs, warnings: list[str], events: EventSink
 ) -> tuple[Snapshot, list[str]]:
     """A live snapshot: the API, then a node agent per node group (as ``aicr snapshot``)."""
     from aicr.snapshot import agent
@@ -334,7 +334,7 @@ def _capture(
         no_cleanup=request.no_cleanup,
         name_prefix=request.name_prefix,
     )
-    snapshot, agents = agent.capture(request.kube, REQUEST_TIMEOUT_SECONDS, placement)
+    snapshot, agents = agent.capture(request.kube, REQUEST_TIMEOUT_SECONDS, placement, events)
     assert agents is not None  # asked for
     warnings += [
         f"node agent {line}; its group's file readings are missing (constraints on them "
@@ -478,7 +478,7 @@ def run(
     snapshot_source = request.snapshot
     agent_leftovers: list[str] = []
     if snapshot is None and not request.no_cluster:
-        snapshot, agent_leftovers = _capture(request, inputs, warnings)
+        snapshot, agent_leftovers = _capture(request, inputs, warnings, events)
         if inputs.pools is not None:
             from aicr.snapshot.aks import project
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import TYPE_CHECKING
@@ -53,6 +54,17 @@ def note(message: str, *, json_lines: bool = False) -> None:
                                 "message": message}), highlight=False)  # fmt: skip
     else:
         console.print(f"note: {message}", markup=False)
+
+
+def agent_progress(json_lines: bool) -> Callable[[Event], None]:
+    """Progress of the node agents: one note per update of their pods (scheduled, pulling)."""
+
+    def sink(event: Event) -> None:
+        if event.kind == EventKind.CHECK_UPDATE and event.check:
+            where = f" on {event.node}" if event.node else ""
+            note(f"{event.check}{where}: {event.message}", json_lines=json_lines)
+
+    return sink
 
 
 def agents(outcome: AgentOutcome, *, json_lines: bool = False) -> None:

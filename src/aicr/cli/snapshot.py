@@ -210,7 +210,12 @@ def snapshot(ctx: click.Context, /, **opts: Any) -> None:
     for line in _inert_given(ctx):
         render.note(line, json_lines=opts["log_json"])
     kube = KubeTarget(opts["kubeconfig"], opts["context"])
-    taken, agents = capture(kube, request_timeout, _agents(opts, kube, request_timeout))
+    taken, agents = capture(
+        kube,
+        request_timeout,
+        _agents(opts, kube, request_timeout),
+        render.agent_progress(opts["log_json"]),
+    )
     if agents is not None:
         render.agents(agents, json_lines=opts["log_json"])
         if agents.failures:
