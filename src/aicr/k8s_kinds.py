@@ -1,8 +1,10 @@
 """Every Kubernetes kind aicr touches: its REST coordinates and its generated-client names.
 
-One table serves the checks (reading over REST, see ``aicr.kubeapi``) and the
-runner (creating, listing, deleting through the generated client), so a kind's
-path and its API class are written down once.
+One table serves the checks (everything over REST, see ``aicr.kubeapi``), run
+cleanup (listing and deleting by REST path) and the runner (creating its own
+objects through the generated client), so a kind's path is written down once.
+A custom resource a check creates costs one row here; a unit test fails when a
+catalog rule grants ``create`` on a resource this table does not know.
 """
 
 from __future__ import annotations
@@ -22,8 +24,19 @@ class Kind:
     api_version: str  # "v1", "apps/v1", "nvidia.com/v1"
     plural: str
     namespaced: bool = True
-    api: str = ""  # class name in kubernetes.client; empty for kinds aicr only reads
+    api: str = ""  # class name in kubernetes.client; empty for kinds the runner never creates
     stem: str = ""
+    key: str = ""  # the table key when two groups share a kind name; else the name
+
+    @property
+    def ref(self) -> str:
+        """The name this kind is looked up by in ``KINDS``."""
+        return self.key or self.name
+
+    @property
+    def group(self) -> str:
+        """The API group ('' for the core group)."""
+        return self.api_version.rpartition("/")[0]
 
     def path(self, namespace: str | None = None, name: str | None = None) -> str:
         """The REST path of the collection (in ``namespace``, or everywhere) or of one object."""
@@ -35,7 +48,7 @@ class Kind:
 
 
 KINDS: dict[str, Kind] = {
-    k.name: k
+    k.ref: k
     for k in (
         Kind("Namespace", "v1", "namespaces", False, "CoreV1Api", "namespace"),
         Kind("Node", "v1", "nodes", False, "CoreV1Api", "node"),
@@ -67,7 +80,37 @@ KINDS: dict[str, Kind] = {
              "ResourceV1Api", "device_class"),
         Kind("ResourceClaim", "resource.k8s.io/v1", "resourceclaims", True,
              "ResourceV1Api", "resource_claim"),
-        # GPU Operator's ClusterPolicy: a custom resource, read only
+        Kind("ResourceClaimTemplate", "resource.k8s.io/v1", "resourceclaimtemplates"),
+        Kind("HorizontalPodAutoscaler", "autoscaling/v2", "horizontalpodautoscalers"),
+        Kind("RuntimeClass", "node.k8s.io/v1", "runtimeclasses", False),
+        # custom resources: one row each (REST only, no generated client)
         Kind("ClusterPolicy", "nvidia.com/v1", "clusterpolicies", False),
+        Kind("PodGroup", "scheduling.x-k8s.io/v1alpha1", "podgroups"),
+        Kind("PodGroup", "scheduling.run.ai/v2alpha2", "podgroups",
+             key="PodGroup.scheduling.run.ai"),
+        Kind("Queue", "scheduling.run.ai/v2", "queues", False),
+        Kind("ClusterQueue", "kueue.x-k8s.io/v1beta1", "clusterqueues", False),
+        Kind("ResourceFlavor", "kueue.x-k8s.io/v1beta1", "resourceflavors", False),
+        Kind("LocalQueue", "kueue.x-k8s.io/v1beta1", "localqueues"),
+        Kind("Workload", "kueue.x-k8s.io/v1beta1", "workloads"),
+        Kind("RayCluster", "ray.io/v1", "rayclusters"),
+        Kind("RayJob", "ray.io/v1", "rayjobs"),
+        Kind("TrainJob", "trainer.kubeflow.org/v1alpha1", "trainjobs"),
+        Kind("PyTorchJob", "kubeflow.org/v1", "pytorchjobs"),
+        Kind("HTTPRoute", "gateway.networking.k8s.io/v1", "httproutes"),
     )
 }  # fmt: skip
+
+
+def by_resource(group: str, plural: str) -> Kind | None:
+    """The kind an RBAC rule's ``(apiGroup, resource)`` names, or None."""
+    return next((k for k in KINDS.values() if (k.group, k.plural) == (group, plural)), None)
+
+
+def of(obj: dict[str, object]) -> Kind:
+    """The kind of an API-shaped object (by its apiVersion's group and its kind); KeyError."""
+    group = str(obj.get("apiVersion") or "").rpartition("/")[0]
+    for k in KINDS.values():
+        if k.name == obj.get("kind") and k.group == group:
+            return k
+    raise KeyError(f"{obj.get('apiVersion')} {obj.get('kind')}")

@@ -12,7 +12,8 @@ from harness import SimCluster
 from aicr.catalog import load_catalog
 from aicr.catalog.model import CheckSpec
 from aicr.config import EMPTY_CONFIG
-from aicr.k8s import KubeTarget, api_client
+from aicr.k8s import KubeTarget
+from aicr.kubeapi import KubeApi, credentials
 from aicr.plan import PlannedCheck
 from aicr.recipe.load import parse_recipe
 from aicr.result import CheckResult
@@ -76,5 +77,5 @@ def run_one(executor: Any, ctx: RunContext, check: PlannedCheck) -> tuple[CheckR
 
 def remaining(cluster: SimCluster, run_id: str) -> list[str]:
     """Every object still carrying the run's label (namespaced kinds, cluster kinds, pods)."""
-    api = api_client(KubeTarget(str(cluster.kubeconfig)))
-    return cleanup.remaining(api, names.run_selector(run_id))
+    with KubeApi(credentials(KubeTarget(str(cluster.kubeconfig)))) as api:
+        return cleanup.remaining(api, names.run_selector(run_id))

@@ -1,4 +1,4 @@
-"""Delete everything runs created, by label, and wait until it is really gone.
+"""Delete everything runs created, by label and REST path, and wait until it is really gone.
 
 Used at the end of every run (pass, fail, timeout, interrupt) and by
 ``aicr cleanup --run-id ID | --all``. A run namespace still holding objects of
@@ -8,71 +8,76 @@ run-id label is rewritten) rather than deleted under it.
 
 from __future__ import annotations
 
-import json
 import time
 from typing import TYPE_CHECKING, Any
 
 from aicr.errors import ClusterError
-from aicr.k8s import KubeTarget, api_client, describe_api_error
+from aicr.k8s import KubeTarget
+from aicr.k8s_kinds import KINDS, Kind
 from aicr.runner import RunContext, kinds, names
 from aicr.runner import defaults as d
 from aicr.runner.events import Event, EventKind
 
 if TYPE_CHECKING:
-    from kubernetes.client import ApiClient
+    from aicr.kubeapi import KubeApi
 
 WAIT_POLL_SECONDS = 0.25  # re-list while deletions finish; cheap label-selected lists
+Obj = dict[str, Any]
 
 
-def _core(api: ApiClient) -> Any:
-    """CoreV1Api, untyped: we read raw JSON (``_preload_content=False``), not models."""
-    from kubernetes import client
+def _list(api: KubeApi, kind: Kind, selector: str, namespace: str | None = None) -> list[Obj]:
+    """Objects of ``kind`` carrying ``selector`` (everywhere); none when the API is not served."""
+    from aicr.kubeapi import KubeApiError
 
-    return client.CoreV1Api(api)
+    try:
+        data = api.get(kind.path(namespace), {"labelSelector": selector})
+    except KubeApiError as exc:
+        if exc.status == 404:  # a CRD that is not installed: nothing of that kind exists
+            return []
+        raise
+    items: list[Obj] = data.get("items") or []
+    return items
 
 
-def _other_runs_in(api: ApiClient, namespace: str, run_id: str) -> set[str]:
+def _other_runs_in(api: KubeApi, namespace: str, run_id: str) -> set[str]:
     """Run ids (other than ``run_id``) of aicr objects inside ``namespace``."""
-    response = _core(api).list_namespaced_config_map(
-        namespace, label_selector=names.run_selector(None), _preload_content=False
-    )
-    items = json.loads(response.data).get("items") or []
+    items = _list(api, KINDS["ConfigMap"], names.run_selector(None), namespace)
     found = {(cm["metadata"].get("labels") or {}).get(names.RUN_ID_LABEL) for cm in items}
     return {r for r in found if r and r != run_id}
 
 
-def _hand_over(api: ApiClient, namespace: str, run_id: str) -> bool:
+def _hand_over(api: KubeApi, namespace: str, run_id: str) -> bool:
     """Give a shared run namespace to a run still using it; True when handed over."""
     others = sorted(_other_runs_in(api, namespace, run_id))
     if not others:
         return False
     patch = {"metadata": {"labels": {names.RUN_ID_LABEL: others[0]}}}
-    _core(api).patch_namespace(namespace, patch)
+    api.merge_patch(KINDS["Namespace"].path(None, namespace), patch)
     return True
 
 
-def remaining(api: ApiClient, selector: str) -> list[str]:
+def remaining(api: KubeApi, selector: str) -> list[str]:
     """``Kind ns/name`` of every object still carrying ``selector``'s labels."""
     out: list[str] = []
-    for kind in kinds.CLEANUP_ORDER:
-        out += [kinds.describe(kind, o) for o in kinds.list_all(api, kind, selector)]
+    for kind in kinds.cleanup_order():
+        out += [kinds.describe(kind, o) for o in _list(api, kind, selector)]
     return out
 
 
-def delete_by_label(api: ApiClient, run_id: str | None) -> None:
-    """Ask for the deletion of every object of one run (or of all runs)."""
+def delete_by_label(api: KubeApi, run_id: str | None) -> None:
+    """Ask for the deletion of every object of one run (or of all runs), by REST path."""
     selector = names.run_selector(run_id)
-    for kind in kinds.CLEANUP_ORDER:
-        for obj in kinds.list_all(api, kind, selector):
+    for kind in kinds.cleanup_order():
+        for obj in _list(api, kind, selector):
             meta = obj["metadata"]
             if meta.get("deletionTimestamp"):
                 continue
             if kind.name == "Namespace" and run_id and _hand_over(api, meta["name"], run_id):
                 continue
-            kinds.delete(api, kind, meta["name"], meta.get("namespace"))
+            api.delete(kind.path(meta.get("namespace"), meta["name"]))
 
 
-def wait_gone(api: ApiClient, run_id: str | None, timeout: float) -> list[str]:
+def wait_gone(api: KubeApi, run_id: str | None, timeout: float) -> list[str]:
     """Wait until nothing carries the run's labels; return what is left at the deadline."""
     selector = names.run_selector(run_id)
     deadline = time.monotonic() + timeout
@@ -87,27 +92,33 @@ def wait_gone(api: ApiClient, run_id: str | None, timeout: float) -> list[str]:
         time.sleep(WAIT_POLL_SECONDS)
 
 
-def _still_ours(api: ApiClient, described: str, run_id: str) -> bool:
-    from kubernetes.client.exceptions import ApiException
+def _still_ours(api: KubeApi, described: str, run_id: str) -> bool:
+    from aicr.kubeapi import KubeApiError
 
     name = described.split(" ", 1)[1]
     try:
-        response = _core(api).read_namespace(name, _preload_content=False)
-    except ApiException as exc:
-        return bool(exc.status != 404)
-    labels = json.loads(response.data)["metadata"].get("labels") or {}
+        ns = api.get(KINDS["Namespace"].path(None, name))
+    except KubeApiError as exc:
+        return exc.status != 404
+    labels = ns["metadata"].get("labels") or {}
     return bool(labels.get(names.RUN_ID_LABEL) == run_id)
 
 
-def cleanup_with(api: ApiClient, run_id: str | None, timeout: float) -> list[str]:
-    """Delete and wait, with an existing client; returns the leftovers."""
-    from kubernetes.client.exceptions import ApiException
+def cleanup_with(api: KubeApi, run_id: str | None, timeout: float) -> list[str]:
+    """Delete and wait, with an open REST client; returns the leftovers."""
+    from aicr.kubeapi import KubeApiError
 
     try:
         delete_by_label(api, run_id)
         return wait_gone(api, run_id, timeout)
-    except ApiException as exc:
-        raise ClusterError(f"cleanup failed: {describe_api_error(exc)}") from None
+    except KubeApiError as exc:
+        raise ClusterError(f"cleanup failed: {exc}") from None
+
+
+def _rest(kube: KubeTarget) -> KubeApi:
+    from aicr.kubeapi import KubeApi, credentials
+
+    return KubeApi(credentials(kube))
 
 
 def cleanup(
@@ -119,16 +130,16 @@ def cleanup(
     """Remove one run's objects (or every run's with ``all_runs``); return what remains."""
     if not all_runs and not run_id:
         raise ValueError("give a run id or all_runs")
-    api = api_client(kube)
     try:
-        return cleanup_with(api, None if all_runs else run_id, timeout)
+        with _rest(kube) as api:
+            return cleanup_with(api, None if all_runs else run_id, timeout)
     except Exception as exc:
         if isinstance(exc, ClusterError):
             raise
         raise ClusterError(f"cleanup failed: cannot reach the cluster: {exc}") from None
 
 
-def finish_run(api: ApiClient | None, ctx: RunContext, timeout: float) -> list[str]:
+def finish_run(ctx: RunContext, timeout: float) -> list[str]:
     """An executor's last step: remove the run's objects, or say how to once --no-cleanup.
 
     Returns what could not be removed, each with the command that retries it; a run
@@ -145,7 +156,8 @@ def finish_run(api: ApiClient | None, ctx: RunContext, timeout: float) -> list[s
         )
         return []
     try:
-        return cleanup_with(api or api_client(ctx.kube), ctx.run_id, timeout)
+        with _rest(ctx.kube) as api:
+            return cleanup_with(api, ctx.run_id, timeout)
     except ClusterError as exc:
         return [f"{exc}; retry with {retry}"]
     except Exception as exc:  # never lose the report to a cleanup bug

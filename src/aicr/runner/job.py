@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from aicr import pod_status
 from aicr.ctrf import Status
 from aicr.errors import ClusterError
 from aicr.k8s import api_client, describe_api_error, read_pod_log
@@ -242,7 +243,7 @@ class JobExecutor:
     def finish(self, ctx: RunContext) -> list[str]:
         """Delete everything of the run and wait for it, unless ``--no-cleanup``."""
         self.stop()
-        return cleanup.finish_run(self._api, ctx, self.cleanup_timeout_seconds)
+        return cleanup.finish_run(ctx, self.cleanup_timeout_seconds)
 
     # ---- one check --------------------------------------------------------------------
     def run(self, check: PlannedCheck, ctx: RunContext) -> CheckResult:
@@ -325,8 +326,8 @@ class JobExecutor:
             return
         if event.source == "pod":
             if event.type == "DELETED":
-                f.pod_deleted = not outcome.terminated(event.obj)
-                f.pod = event.obj if outcome.terminated(event.obj) else f.pod
+                f.pod_deleted = not pod_status.terminated(event.obj)
+                f.pod = event.obj if pod_status.terminated(event.obj) else f.pod
             else:
                 f.pod, f.pod_deleted = event.obj, False
         elif event.type == "DELETED":
@@ -341,7 +342,7 @@ class JobExecutor:
                              message, node=node))  # fmt: skip
 
     def _end(self, f: _Follow, status: Status, message: str, detail: Detail | None) -> CheckResult:
-        node = outcome.node_of(f.pod) if f.pod else None
+        node = pod_status.node_of(f.pod) if f.pod else None
         return CheckResult.ended(f.check, status, message, detail, node=node)
 
     def _decide(
@@ -353,17 +354,17 @@ class JobExecutor:
             return self._end(f, Status.OTHER, f"cannot watch the check's Job: {f.last_error}",
                              Detail.INTERNAL)  # fmt: skip
         if pod is not None:
-            node = outcome.node_of(pod)
+            node = pod_status.node_of(pod)
             if node:
                 self._tell(ctx, f, "scheduled", f"scheduled on {node}", node)
-            evicted = outcome.evicted(pod)
+            evicted = pod_status.evicted(pod)
             if evicted:
                 return self._end(f, Status.OTHER, f"the check pod was evicted: {evicted}",
                                  Detail.EVICTED)  # fmt: skip
-            state = outcome.terminated(pod)
+            state = pod_status.terminated(pod)
             if state is not None:
                 return self._finished(api, ctx, f, state)
-            cs = outcome.container_status(pod)
+            cs = pod_status.container_status(pod)
             if cs and (cs.get("state") or {}).get("running"):
                 self._tell(ctx, f, "running", f"running on {node}", node)
         failure = outcome.job_failure(f.job) if f.job else None
@@ -396,7 +397,7 @@ class JobExecutor:
         return None
 
     def _stuck(self, ctx: RunContext, f: _Follow, pod: Obj, now: float) -> CheckResult | None:
-        reason = outcome.unschedulable(pod)
+        reason = pod_status.unschedulable(pod)
         if reason is None:
             f.unschedulable_since = None
         else:
@@ -405,19 +406,19 @@ class JobExecutor:
             if now - f.unschedulable_since >= self.unschedulable_grace_seconds:
                 return self._end(f, Status.OTHER, f"the check pod cannot be scheduled: {reason}",
                                  Detail.UNSCHEDULABLE)  # fmt: skip
-        waiting = outcome.waiting(pod)
+        waiting = pod_status.waiting(pod)
         if waiting is None:
             f.config_error_since = None
             return None
         why, message = waiting
         image = ((pod.get("spec") or {}).get("containers") or [{}])[0].get("image")
-        if why in outcome.IMAGE_PULL_FIRST:
+        if why in pod_status.IMAGE_PULL_FIRST:
             self._tell(ctx, f, "pull", f"pulling {image} failed, retrying: {message}",
-                       outcome.node_of(pod))  # fmt: skip
-        if why in outcome.IMAGE_PULL_FINAL:
+                       pod_status.node_of(pod))  # fmt: skip
+        if why in pod_status.IMAGE_PULL_FINAL:
             return self._end(f, Status.OTHER, f"cannot pull the validator image {image}: {why}: "
                              f"{message}", Detail.IMAGE_PULL)  # fmt: skip
-        if why in outcome.CONFIG_ERRORS:
+        if why in pod_status.CONFIG_ERRORS:
             f.config_error_since = f.config_error_since or now
             if now - f.config_error_since >= d.CONFIG_ERROR_GRACE_SECONDS:
                 return self._end(f, Status.OTHER, f"the check container cannot start: {why}: "
@@ -484,7 +485,7 @@ class JobExecutor:
         result = outcome.from_termination(f.check.name, state, configmap, memory)
         pod = f.pod or {}
         return result.model_copy(
-            update={"node": outcome.node_of(pod), "stdout": self._logs(api, ctx, pod)}
+            update={"node": pod_status.node_of(pod), "stdout": self._logs(api, ctx, pod)}
         )
 
     def _refresh_job(self, api: ApiClient, ctx: RunContext, f: _Follow) -> None:

@@ -1,29 +1,70 @@
-"""Create, list and delete the kinds a run makes, through the generated client.
+"""Which kinds a run makes: the runner's own (created through the generated client) and the checks'.
 
-The kind table lives in aicr.k8s_kinds (shared with the checks); the rest of
-the runner deals in plain manifest dicts.
+The kind table lives in aicr.k8s_kinds (shared with the checks). What cleanup
+deletes is derived: the runner's own kinds plus every kind a catalog rule lets
+a check ``create`` (cluster-scoped included), so a custom resource a new check
+creates is removed without touching cleanup. A rule naming a resource the table
+does not know is refused (``UnknownKind``; a unit test runs the derivation).
 """
 
 from __future__ import annotations
 
-import json
+import functools
 from typing import TYPE_CHECKING, Any
 
-from aicr.k8s_kinds import KINDS, Kind
+from aicr.k8s_kinds import KINDS, Kind, by_resource
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
 
+    from aicr.catalog.model import Catalog
+
 Obj = dict[str, Any]
 
-
-# Deletion order of `cleanup`: Jobs before their pods (no controller re-creates a
-# pod of a deleted Job), bindings before roles, namespaces last.
-CLEANUP_ORDER = tuple(
+# The runner's own objects, in deletion order: Jobs before their pods (no controller
+# re-creates a pod of a deleted Job), bindings before roles, namespaces last.
+RUNNER_ORDER = tuple(
     KINDS[name]
     for name in ("Job", "Pod", "Lease", "ConfigMap", "RoleBinding", "Role", "ServiceAccount",
                  "ClusterRoleBinding", "ClusterRole", "Namespace")
 )  # fmt: skip
+CREATE_VERBS = ("create", "*")
+
+
+class UnknownKind(LookupError):
+    """A catalog rule lets a check create a resource the kinds table does not know."""
+
+
+def created_by_checks(catalog: Catalog) -> tuple[Kind, ...]:
+    """Every kind a catalog rule lets a check create, in catalog order (subresources aside)."""
+    found: list[Kind] = []
+    for check in catalog.checks:
+        for rule in [*check.access, *check.workload_access]:
+            if not any(v in CREATE_VERBS for v in rule.verbs):
+                continue
+            for group in rule.api_groups:
+                for resource in rule.resources:
+                    if "/" in resource:
+                        continue  # pods/exec, pods/eviction: actions, not objects to remove
+                    kind = by_resource(group, resource)
+                    if kind is None:
+                        raise UnknownKind(
+                            f"catalog check {check.name} may create {resource!r} in API group "
+                            f"{group or 'core'!r}, which aicr.k8s_kinds does not know: add its "
+                            "row so run cleanup can find and delete those objects"
+                        )
+                    if kind not in found:
+                        found.append(kind)
+    return tuple(found)
+
+
+@functools.cache
+def cleanup_order() -> tuple[Kind, ...]:
+    """The kinds cleanup deletes: the checks' first (they may own pods), then the runner's."""
+    from aicr.catalog import load_catalog
+
+    checks = [k for k in created_by_checks(load_catalog()) if k not in RUNNER_ORDER]
+    return (*checks, *RUNNER_ORDER)
 
 
 def _api(api: ApiClient, kind: Kind) -> Any:
@@ -33,7 +74,7 @@ def _api(api: ApiClient, kind: Kind) -> Any:
 
 
 def create(api: ApiClient, obj: Obj) -> None:
-    """Create ``obj``; raises ApiException (409 when it exists)."""
+    """Create one of the runner's own objects; raises ApiException (409 when it exists)."""
     kind = KINDS[obj["kind"]]
     target = _api(api, kind)
     if kind.namespaced:
@@ -42,34 +83,6 @@ def create(api: ApiClient, obj: Obj) -> None:
         )
     else:
         getattr(target, f"create_{kind.stem}")(obj, _preload_content=False)
-
-
-def list_all(api: ApiClient, kind: Kind, selector: str) -> list[Obj]:
-    """Every object of ``kind`` matching ``selector``, in every namespace."""
-    target = _api(api, kind)
-    if kind.namespaced:
-        fn = getattr(target, f"list_{kind.stem}_for_all_namespaces")
-    else:
-        fn = getattr(target, f"list_{kind.stem}")
-    data = json.loads(fn(label_selector=selector, _preload_content=False).data)
-    items: list[Obj] = data.get("items") or []
-    return items
-
-
-def delete(api: ApiClient, kind: Kind, name: str, namespace: str | None) -> None:
-    """Delete one object (dependents in the background); a 404 is fine."""
-    from kubernetes.client.exceptions import ApiException
-
-    target = _api(api, kind)
-    body = {"propagationPolicy": "Background"}
-    try:
-        if kind.namespaced:
-            getattr(target, f"delete_namespaced_{kind.stem}")(name, namespace, body=body)
-        else:
-            getattr(target, f"delete_{kind.stem}")(name, body=body)
-    except ApiException as exc:
-        if exc.status != 404:
-            raise
 
 
 def describe(kind: Kind, obj: Obj) -> str:

@@ -99,7 +99,7 @@ class LocalExecutor:
         self.stop()
         if self._dir is not None:
             self._dir.cleanup()
-        return cleanup.finish_run(self._api, ctx, self.cleanup_timeout_seconds)
+        return cleanup.finish_run(ctx, self.cleanup_timeout_seconds)
 
     def _token(self, api: ApiClient, ctx: RunContext, check: PlannedCheck) -> str:
         from kubernetes import client
@@ -145,7 +145,8 @@ class LocalExecutor:
         termination = work / "termination-log"
         env = {k: v for k, v in os.environ.items() if k not in SCRUBBED_ENV}
         env.update({"KUBECONFIG": str(kubeconfig), d.TERMINATION_LOG_ENV: str(termination),
-                    d.RESULT_CONFIGMAP_ENV: names.result_name(ctx.run_id, check.name)})  # fmt: skip
+                    d.RESULT_CONFIGMAP_ENV: names.result_name(ctx.run_id, check.name),
+                    d.CHECK_TIMEOUT_ENV: str(int(check.timeout.total_seconds()))})  # fmt: skip
         log = work / "output.log"
         argv = [sys.executable, "-m", "aicr.cli.main", "check", "run", check.name,
                 "--run-dir", str(self._root / "run")]  # fmt: skip

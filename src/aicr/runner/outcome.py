@@ -3,7 +3,8 @@
 The orchestrator decides completion from the pod's terminated container plus
 the result object; the Job's conditions only confirm (the Job controller
 batches its updates). Everything that is not a well-formed result matching the
-exit code ends ``other``: fail closed.
+exit code ends ``other``: fail closed. Reading a pod's status itself is
+``aicr.pod_status``, shared with the checks' probe session.
 """
 
 from __future__ import annotations
@@ -20,64 +21,6 @@ Obj = dict[str, Any]
 RESULT_KEY = "result.json"
 SUMMARY_MARK = "aicrResult"
 STATUS_BY_EXIT = {0: Status.PASSED, 1: Status.FAILED, 2: Status.SKIPPED, 3: Status.OTHER}
-IMAGE_PULL_FINAL = {"ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull"}
-IMAGE_PULL_FIRST = {"ErrImagePull"}
-CONFIG_ERRORS = {"CreateContainerConfigError", "CreateContainerError", "RunContainerError"}
-
-
-def _status(pod: Obj) -> Obj:
-    return pod.get("status") or {}
-
-
-def container_status(pod: Obj) -> Obj | None:
-    """The status of the pod's (only) container, once the kubelet reported one."""
-    statuses = _status(pod).get("containerStatuses") or []
-    return statuses[0] if statuses else None
-
-
-def node_of(pod: Obj) -> str | None:
-    """The node the pod was bound to."""
-    return (pod.get("spec") or {}).get("nodeName")
-
-
-def unschedulable(pod: Obj) -> str | None:
-    """The scheduler's reason when it could not place the pod."""
-    for cond in _status(pod).get("conditions") or []:
-        if (cond.get("type"), cond.get("status"), cond.get("reason")) == (
-            "PodScheduled",
-            "False",
-            "Unschedulable",
-        ):
-            return str(cond.get("message") or "no reason given")
-    return None
-
-
-def waiting(pod: Obj) -> tuple[str, str] | None:
-    """``(reason, message)`` of a container stuck before it could start."""
-    cs = container_status(pod)
-    state = ((cs or {}).get("state") or {}).get("waiting")
-    if not state or not state.get("reason"):
-        return None
-    return str(state["reason"]), str(state.get("message") or "")
-
-
-def terminated(pod: Obj) -> Obj | None:
-    """The container's terminated state (exitCode, reason, message), once it ended."""
-    cs = container_status(pod)
-    state = ((cs or {}).get("state") or {}).get("terminated")
-    return state if state else None
-
-
-def evicted(pod: Obj) -> str | None:
-    """The eviction message when the kubelet or the eviction API removed the pod."""
-    status = _status(pod)
-    if status.get("reason") == "Evicted":
-        return str(status.get("message") or "evicted")
-    for cond in status.get("conditions") or []:
-        disrupted = cond.get("type") == "DisruptionTarget" and cond.get("status") == "True"
-        if disrupted and cond.get("reason") in ("TerminationByKubelet", "EvictionByEvictionAPI"):
-            return str(cond.get("message") or cond.get("reason"))
-    return None
 
 
 def job_failure(job: Obj) -> tuple[str, str] | None:
