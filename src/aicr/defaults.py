@@ -14,4 +14,16 @@ AICR_AGENT_REPOSITORY = "nvidia/aicr"
 SNAPSHOT_NAMESPACE = "default"
 # As AICR's snapshot --timeout default; bounds the API reads of a live capture.
 SNAPSHOT_TIMEOUT = "5m"
-CLEANUP_TIMEOUT_SECONDS = 120.0  # own budget: the run's deadline may already be spent
+
+# ---- checks that create workloads (aicr.checks.probes) ----------------------------
+# Every wait of a check ends this long before the check's own deadline: the probe
+# session's cleanup and the result write must still fit before the Job is killed.
+PROBE_CLEANUP_SECONDS = 30.0  # own budget for deleting a check's workloads and seeing them gone
+RESULT_RESERVE_SECONDS = 10.0  # writing the result ConfigMap after cleanup
+# How often cleanup looks again whether deleted workloads are gone (label-selected lists).
+PROBE_GONE_POLL_SECONDS = 0.25
+# A watch stream is renewed at least this often (the server's timeoutSeconds).
+PROBE_WATCH_SECONDS = 60
+# Backoff while the API server cannot be reached during a wait.
+PROBE_RETRY_START_SECONDS = 0.2
+PROBE_RETRY_MAX_SECONDS = 5.0

@@ -4,8 +4,9 @@ Every check runs in a fresh process (its Job's pod, or a local subprocess), so
 whatever it imports it pays for once per check. The generated kubernetes client
 costs about 0.7 s of CPU before its first call (its API classes build hundreds
 of validators at import), which under ``--parallel`` on a small node is most of
-a check's overhead. Checks only read objects and write their result, so they
-talk REST here: GET and merge-PATCH of JSON, errors as ``KubeApiError``.
+a check's overhead. So checks talk REST here: GET, POST, merge-PATCH and DELETE
+of JSON, the pod log as text, and a watch stream read on the calling thread;
+errors are ``KubeApiError``.
 
 Credentials: inside a pod (no kubeconfig, the service-account files present)
 they are read directly; otherwise the kubernetes package's own kubeconfig
@@ -18,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 import ssl
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,6 +34,9 @@ Obj = dict[str, Any]
 SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 DEFAULT_KUBECONFIG = Path("~/.kube/config")
 REQUEST_SECONDS = 30.0
+# A watch's read timeout is the server's timeoutSeconds plus this: the server ends
+# the stream first, so a read that times out means the connection died.
+WATCH_READ_MARGIN_SECONDS = 10.0
 
 
 class KubeApiError(Exception):
@@ -153,28 +157,91 @@ class KubeApi:
 
     def get(self, path: str, params: dict[str, str] | None = None) -> Obj:
         """GET ``path``; the decoded JSON body."""
-        return self._request("GET", path, params=params)
+        return self._json(self._request("GET", path, params=params))
+
+    def get_text(self, path: str, params: dict[str, str] | None = None) -> str:
+        """GET ``path`` as text (a pod log)."""
+        return self._request("GET", path, params=params, accept="*/*").text
+
+    def create(self, path: str, body: Obj) -> Obj:
+        """POST ``body`` to the collection ``path``; the created object."""
+        return self._json(self._request("POST", path, json=body))
+
+    def delete(self, path: str, grace_seconds: int | None = None) -> None:
+        """DELETE ``path``, dependents in the background; a 404 (already gone) is fine."""
+        options: Obj = {"kind": "DeleteOptions", "apiVersion": "v1",
+                        "propagationPolicy": "Background"}  # fmt: skip
+        if grace_seconds is not None:
+            options["gracePeriodSeconds"] = grace_seconds
+        try:
+            self._request("DELETE", path, json=options)
+        except KubeApiError as exc:
+            if exc.status != 404:
+                raise
 
     def merge_patch(self, path: str, body: Obj) -> Obj:
         """PATCH ``path`` with a JSON merge patch (RFC 7386)."""
-        return self._request(
-            "PATCH",
-            path,
-            content=json.dumps(body).encode(),
-            headers={"Content-Type": "application/merge-patch+json"},
+        return self._json(
+            self._request(
+                "PATCH",
+                path,
+                content=json.dumps(body).encode(),
+                headers={"Content-Type": "application/merge-patch+json"},
+            )
         )
 
-    def _request(self, method: str, path: str, **kwargs: Any) -> Obj:
-        headers = {"Accept": "application/json", **kwargs.pop("headers", {})}
+    def watch(
+        self, path: str, resource_version: str, seconds: int, params: dict[str, str] | None = None
+    ) -> Iterator[Obj]:
+        """Watch events (``{"type", "object"}``) of the collection ``path`` on this thread.
+
+        The server ends the stream after ``seconds``; the read timeout is longer,
+        so a stalled connection raises instead of blocking forever.
+        """
+        import httpx
+
+        query = {**(params or {}), "watch": "true", "resourceVersion": resource_version,
+                 "allowWatchBookmarks": "true", "timeoutSeconds": str(max(1, seconds))}  # fmt: skip
+        timeout = httpx.Timeout(REQUEST_SECONDS, read=seconds + WATCH_READ_MARGIN_SECONDS)
+        request = self._http.build_request(
+            "GET", path, params=query, headers=self._headers("application/json"),
+            extensions=self._extensions(), timeout=timeout,
+        )  # fmt: skip
+        response = self._http.send(request, stream=True)
+        try:
+            if response.status_code >= 400:
+                response.read()
+                raise _error(response)
+            for line in response.iter_lines():
+                if line.strip():
+                    event: Obj = json.loads(line)
+                    yield event
+        finally:
+            response.close()
+
+    def _headers(self, accept: str) -> dict[str, str]:
+        headers = {"Accept": accept}
         token = self.creds.token()
         if token:
             headers["Authorization"] = f"Bearer {token}"
-        extensions = {"sni_hostname": self.creds.server_name} if self.creds.server_name else None
+        return headers
+
+    def _extensions(self) -> dict[str, Any] | None:
+        return {"sni_hostname": self.creds.server_name} if self.creds.server_name else None
+
+    def _request(
+        self, method: str, path: str, accept: str = "application/json", **kwargs: Any
+    ) -> httpx.Response:
+        headers = {**self._headers(accept), **kwargs.pop("headers", {})}
         response = self._http.request(
-            method, path, headers=headers, extensions=extensions, **kwargs
+            method, path, headers=headers, extensions=self._extensions(), **kwargs
         )
         if response.status_code >= 400:
             raise _error(response)
+        return response
+
+    @staticmethod
+    def _json(response: httpx.Response) -> Obj:
         data: Obj = response.json()
         return data
 

@@ -41,8 +41,21 @@ class Detail(StrEnum):
     INTERNAL = "internal-error"
 
 
+class StepStatus(StrEnum):
+    """How one evidence section (a step of a check) came out."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    OTHER = "other"  # the step could not find out (it raised, or recorded no verdict)
+    INFO = "informational"  # what was looked at, not itself a judgement
+
+
 class EvidenceSection(BaseModel):
-    """One thing the check asked the cluster, what came back and what it concluded."""
+    """One thing the check asked the cluster, what came back and what it concluded.
+
+    ``verdict`` is the reason text; ``status`` and ``timestamp`` (ISO 8601 UTC,
+    when the step started) are set by ``CheckContext.record`` and ``step``.
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -50,6 +63,8 @@ class EvidenceSection(BaseModel):
     asked: str = ""
     answer: str = ""
     verdict: str = ""
+    status: StepStatus | None = None
+    timestamp: str | None = None
 
 
 class CheckResult(BaseModel):
@@ -93,7 +108,7 @@ def to_test(check: PlannedCheck, result: CheckResult) -> Test:
     if check.spec.requirements:
         labels["requirements"] = list(check.spec.requirements)
     extra: dict[str, Any] = {
-        "evidence": [s.model_dump() for s in result.evidence],
+        "evidence": [s.model_dump(mode="json", exclude_none=True) for s in result.evidence],
         "timeoutSeconds": int(check.timeout.total_seconds()),
     }
     if result.detail:

@@ -18,14 +18,16 @@ from typing import TYPE_CHECKING, Any
 from aicr import __version__, ctrf, defaults, flags, gate
 from aicr.catalog import load_catalog
 from aicr.checks import images
-from aicr.config import EMPTY_CONFIG, ValidateConfig, parse_config
+from aicr.config import EMPTY_CONFIG, ValidateConfig
 from aicr.ctrf import Report, Status
+from aicr.document import validate
 from aicr.errors import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_VALIDATION_FAILED,
     FlagConflictError,
     Problem,
+    SchemaError,
 )
 from aicr.k8s import KubeTarget
 from aicr.phases import Phase
@@ -39,6 +41,7 @@ from aicr.runner.orchestrate import PlanResults, StopReason, run_plan
 from aicr.snapshot.load import parse_snapshot
 from aicr.snapshot.model import Snapshot, require_gpu
 from aicr.sources import read
+from aicr.yaml_io import parse
 
 if TYPE_CHECKING:
     from aicr.attestation.statement import Input, RunRecord
@@ -212,9 +215,10 @@ def load_inputs(request: ValidateRequest) -> Inputs:
         texts[role] = Input(ref, sha256_text(text))
         return text
 
-    config = EMPTY_CONFIG
+    config, config_lines = EMPTY_CONFIG, None
     if request.config:
-        config = parse_config(text_of("config", request.config), request.config)
+        config_lines = parse(text_of("config", request.config), request.config)
+        config = validate(ValidateConfig, config_lines)
     config = images.pin_registry(config)
     warnings: list[str] = []
     if request.cncf_submission:
@@ -259,8 +263,17 @@ def load_inputs(request: ValidateRequest) -> Inputs:
         warnings += cncf.check_not_applicable(reqs, config, request.config or "--config")
         cncf.check_recipe_coverage(reqs, plan.check_names, config)
         cncf.check_output_dir(Path(request.evidence_dir or ""), request.force)
-    from aicr.checks import preflight
+    from aicr.checks import check_params, preflight
 
+    problems: list[Problem] = []
+    for c in plan.checks:
+        if c.skip_reason is None:
+            try:
+                check_params(c.name, config.check(c.name).params, config_lines)
+            except SchemaError as exc:
+                problems += exc.problems
+    if problems:
+        raise SchemaError(problems)
     prepared = {
         c.name: out
         for c in plan.checks

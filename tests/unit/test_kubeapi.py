@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from aicr import kubeapi
-from aicr.checks.kube import ApiReader, NotSupported
+from aicr.checks.kube import NotSupported, RestKube
 from aicr.k8s import KubeTarget
 from aicr.k8s_kinds import KINDS
 from aicr.kubeapi import Credentials, KubeApi, KubeApiError, credentials
@@ -100,7 +100,7 @@ def test_reader_maps_404s_and_copies_the_kind() -> None:
             ("GET", "/api/v1/namespaces/denied"): (403, _status(403, "forbidden")),
         }
     )
-    reader = ApiReader(_api(server, ["t"]))
+    reader = RestKube(_api(server, ["t"]))
     assert reader.list("DaemonSet", "ns") == [{"metadata": {}, "kind": "DaemonSet"}]
     assert reader.get("Namespace", "gone") is None
     # a collection that is not served (the CRD is not installed) has no objects
@@ -109,6 +109,63 @@ def test_reader_maps_404s_and_copies_the_kind() -> None:
         reader.get("Namespace", "denied")  # never mistaken for "absent"
     with pytest.raises(NotSupported):
         reader.list("Gadget")
+
+
+def test_create_posts_and_delete_accepts_404() -> None:
+    pods = "/api/v1/namespaces/ns/pods"
+    server = Server({
+        ("POST", pods): (201, {"metadata": {"name": "p", "resourceVersion": "7"}}),
+        ("DELETE", f"{pods}/p"): (200, _status(200, "")),
+        ("DELETE", f"{pods}/gone"): (404, _status(404)),
+        ("DELETE", f"{pods}/denied"): (403, _status(403, "forbidden")),
+    })  # fmt: skip
+    with _api(server, ["t"]) as api:
+        assert api.create(pods, {"metadata": {"name": "p"}})["metadata"]["resourceVersion"] == "7"
+        api.delete(f"{pods}/p", grace_seconds=0)
+        api.delete(f"{pods}/gone")  # already gone is what we wanted
+        with pytest.raises(KubeApiError):
+            api.delete(f"{pods}/denied")
+    assert json.loads(server.seen[0].content) == {"metadata": {"name": "p"}}
+    assert json.loads(server.seen[1].content) == {
+        "kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Background",
+        "gracePeriodSeconds": 0}  # fmt: skip
+
+
+def test_watch_streams_events_with_the_server_timeout_below_the_read_timeout() -> None:
+    events = [{"type": "ADDED", "object": {"metadata": {"name": "a"}}},
+              {"type": "MODIFIED", "object": {"metadata": {"name": "a"}}}]  # fmt: skip
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        body = b"".join(json.dumps(e).encode() + b"\n" for e in events)
+        return httpx.Response(200, stream=httpx.ByteStream(body))
+
+    creds = Credentials("https://api.test:6443", lambda: "t", ssl.create_default_context())
+    with KubeApi(creds, transport=httpx.MockTransport(handler)) as api:
+        got = list(api.watch("/api/v1/namespaces/ns/pods", "41", 20, {"labelSelector": "a=b"}))
+    assert got == events
+    params = seen[0].url.params
+    assert (params["watch"], params["resourceVersion"], params["timeoutSeconds"],
+            params["labelSelector"]) == ("true", "41", "20", "a=b")  # fmt: skip
+    read = seen[0].extensions["timeout"]["read"]
+    assert read > 20  # the server ends the stream first; a read timeout means a dead link
+
+
+def test_watch_and_logs_raise_api_errors_and_logs_are_text() -> None:
+    log = "/api/v1/namespaces/ns/pods/p/log"
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path == log:
+            return httpx.Response(200, text="line 1\nline 2\n")
+        return httpx.Response(403, json=_status(403, "cannot watch"))
+
+    creds = Credentials("https://api.test:6443", lambda: "t", ssl.create_default_context())
+    with KubeApi(creds, transport=httpx.MockTransport(handler)) as api:
+        kube = RestKube(api)
+        assert kube.logs("p", "ns", "c") == "line 1\nline 2\n"
+        with pytest.raises(KubeApiError, match="cannot watch"):
+            list(kube.watch("Pod", "ns", None, "1", 5))
 
 
 def _service_account(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, host: str) -> Path:

@@ -1,43 +1,94 @@
 """The checks: one module per check, grouped by phase, each ``run(ctx) -> CheckResult``.
 
-A check reads the cluster through ``CheckContext`` (its own ServiceAccount's
-credentials inside its pod), records what it asked and what came back as
-evidence, and returns passed, failed, or skipped with a reason. Skips are for
-"does not apply here", never for "could not find out". Adding a check means one
-module ``aicr/checks/<phase>/<name_with_underscores>.py``, one catalog entry and
-one test.
+A check talks to the cluster through ``CheckContext`` (``ctx.kube``: the REST
+client with its own ServiceAccount's credentials; ``ctx.probes``: the session
+for the workloads it creates), records what it asked and what came back as
+evidence (``ctx.record``, ``with ctx.step(...)``), and returns passed, failed,
+or skipped with a reason. Skips are for "does not apply here", never for
+"could not find out". Adding a check means one module
+``aicr/checks/<phase>/<name_with_underscores>.py`` (or a package of that name),
+one catalog entry and one test; modules directly under ``aicr/checks/`` are
+shared helpers, never checks. See docs/checks.md, "How to write a check".
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import time
-from dataclasses import dataclass, field
+import traceback
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from pydantic import Field, ValidationError
 
 from aicr.catalog import CheckSpec
 from aicr.config import CheckSettings, ValidateConfig, parse_config
 from aicr.ctrf import Status
-from aicr.errors import AicrError
-from aicr.k8s import KubeTarget, api_client
+from aicr.document import Document, validate
+from aicr.errors import AicrError, SchemaError
+from aicr.k8s import KubeTarget
 from aicr.recipe.load import parse_recipe
 from aicr.recipe.model import Recipe
-from aicr.result import CheckResult, EvidenceSection
+from aicr.result import CheckResult, EvidenceSection, StepStatus
 from aicr.runner import Placement, Toleration
 from aicr.runner import names as k8s_names
 from aicr.snapshot.load import parse_snapshot
 from aicr.snapshot.model import Snapshot
 
 if TYPE_CHECKING:
-    from kubernetes.client import ApiClient
-
-    from aicr.checks.kube import KubeReader
+    from aicr.checks.kube import Kube
+    from aicr.checks.probes import ProbeSession
+    from aicr.checks.steps import Step
+    from aicr.yaml_io import LoadedYaml
 
 
 class InputsError(AicrError):
     """The run inputs a check pod received are missing or malformed."""
+
+
+class CheckParams(Document):
+    """``spec.validate.checks.<name>.params``: what every check accepts.
+
+    A check declares its own as a subclass named ``Params`` in its module; the
+    run validates it before any Job, so a typo exits 2 naming its field path.
+    """
+
+    aicr_delay_seconds: float | None = Field(
+        default=None, ge=0,
+        description="Wait this long before the check runs (tests and benchmarks only).",
+    )  # fmt: skip
+
+
+def params_model(name: str) -> type[CheckParams]:
+    """Check ``name``'s params model (``CheckParams`` when it declares none)."""
+    from aicr.catalog import load_catalog
+    from aicr.checks import registry
+
+    spec = load_catalog().get(name)
+    return (registry.find_params(spec) if spec else None) or CheckParams
+
+
+def check_params(name: str, params: dict[str, Any], config: LoadedYaml | None) -> CheckParams:
+    """Validate a check's params; a SchemaError naming the config's file, line and field path."""
+    from aicr.yaml_io import LoadedYaml
+
+    prefix = ("spec", "validate", "checks", name, "params")
+    source = config.source if config else "--config"
+    lines = {k[len(prefix) :]: v for k, v in (config.lines if config else {}).items()
+             if k[: len(prefix)] == prefix}  # fmt: skip
+    try:
+        return validate(params_model(name), LoadedYaml(params, source, lines))
+    except SchemaError as exc:
+        where = ".".join(prefix)
+        raise SchemaError([
+            replace(p, field_path=f"{where}.{p.field_path}" if p.field_path else where,
+                    line=p.line or (config.line_of(prefix) if config else None))
+            for p in exc.problems
+        ]) from None  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -111,22 +162,31 @@ def preflight(name: str, recipe: Recipe, data_dir: str | None, source: str) -> A
 
 
 class CheckContext:
-    """Everything a check may use: inputs, settings, cluster access, evidence recorder."""
+    """Everything a check may use: inputs, settings, cluster access, evidence recorder.
+
+    The entrypoint calls ``close`` when the check returns or raises: it removes
+    the check's workloads and closes the client.
+    """
 
     def __init__(
         self,
         spec: CheckSpec,
         inputs: RunInputs,
         *,
-        kube: KubeTarget | None = None,
-        reader: KubeReader | None = None,
+        target: KubeTarget | None = None,
+        kube: Kube | None = None,
+        timeout: float | None = None,
     ) -> None:
+        from aicr.checks.probes import Deadline
+
         self.spec = spec
         self.inputs = inputs
-        self._kube = kube or KubeTarget()
-        self._reader = reader
+        self._target = target or KubeTarget()
+        self._kube = kube
         self.evidence: list[EvidenceSection] = []
         self.start_ms = int(time.time() * 1000)
+        self.timeout = timeout if timeout is not None else spec.timeout.total_seconds()
+        self.deadline = Deadline.after(self.timeout)
 
     # ---- inputs ---------------------------------------------------------------------
     @property
@@ -169,24 +229,48 @@ class CheckContext:
         """What this check's preflight resolved in the orchestrator, or None."""
         return self.inputs.prepared.get(self.name)
 
-    # ---- cluster --------------------------------------------------------------------
     @functools.cached_property
-    def api(self) -> ApiClient:
-        """The generated client with the check's own credentials, for checks that create objects.
+    def params(self) -> Any:
+        """This check's params, as its ``Params`` model (validated before any Job ran).
 
-        Checks that only read use ``kube``, which does not pay for importing it.
+        Typed ``Any`` so each check reads its own model's fields; ``check_params``
+        guarantees the instance is that model.
         """
-        return api_client(self._kube)
+        try:
+            return params_model(self.name).model_validate(self.settings.params)
+        except ValidationError as exc:
+            raise InputsError(f"params of {self.name}: {exc.errors()[0]['msg']}") from None
 
+    # ---- cluster --------------------------------------------------------------------
     @property
-    def kube(self) -> KubeReader:
-        """Reads objects as plain dicts in the API's JSON shape, with the check's credentials."""
-        if self._reader is None:
-            from aicr.checks.kube import ApiReader
+    def kube(self) -> Kube:
+        """The cluster as plain dicts in the API's JSON shape, with the check's credentials."""
+        if self._kube is None:
+            from aicr.checks.kube import RestKube
             from aicr.kubeapi import KubeApi, credentials
 
-            self._reader = ApiReader(KubeApi(credentials(self._kube)))
-        return self._reader
+            self._kube = RestKube(KubeApi(credentials(self._target)))
+        return self._kube
+
+    @functools.cached_property
+    def probes(self) -> ProbeSession:
+        """The session for this check's workloads; the entrypoint closes it."""
+        from aicr.checks.probes import ProbeSession
+
+        return ProbeSession(self.kube, self.workload_namespace, self.workload_labels(),
+                            self.workloads, self.deadline)  # fmt: skip
+
+    def close(self) -> EvidenceSection | None:
+        """Remove the check's workloads (if it made any) and close the client.
+
+        Returns the session's evidence section, for the entrypoint to add to the result.
+        """
+        section = self.__dict__["probes"].close() if "probes" in self.__dict__ else None
+        closer = getattr(self._kube, "close", None)
+        if callable(closer):
+            with contextlib.suppress(Exception):
+                closer()
+        return section
 
     @property
     def workload_namespace(self) -> str:
@@ -206,11 +290,40 @@ class CheckContext:
         return k8s_names.check_labels(self.run_id, self.name, self.spec.phase.value)
 
     # ---- evidence and verdicts ------------------------------------------------------
-    def record(self, title: str, asked: str, answer: str, verdict: str) -> None:
+    def record(
+        self,
+        title: str,
+        asked: str,
+        answer: str,
+        verdict: str,
+        status: StepStatus = StepStatus.INFO,
+    ) -> None:
         """Add one evidence section: what was asked, what came back, the verdict and why."""
-        self.evidence.append(
-            EvidenceSection(title=title, asked=asked, answer=answer, verdict=verdict)
-        )
+        from aicr.checks.steps import now_iso
+
+        self.evidence.append(EvidenceSection(title=title, asked=asked, answer=answer,
+                                             verdict=verdict, status=status,
+                                             timestamp=now_iso()))  # fmt: skip
+
+    @contextlib.contextmanager
+    def step(self, title: str) -> Iterator[Step]:
+        """Record one step (``aicr.checks.steps``); a step that raises is ``other``, not fatal."""
+        from aicr.checks.steps import Step
+
+        step = Step(title)
+        try:
+            yield step
+        except Exception as exc:  # the step could not find out; the next ones still run
+            traceback.print_exc()
+            step.other(f"raised {type(exc).__name__}: {exc}")
+        self.evidence.append(step.section())
+
+    def conclude(self, noun: str, passed: str | None = None) -> CheckResult:
+        """The result its steps add up to (``aicr.checks.steps.conclude``)."""
+        from aicr.checks.steps import conclude
+
+        status, message = conclude(self.evidence, noun, passed)
+        return self._result(status, message)
 
     def _result(self, status: Status, message: str) -> CheckResult:
         return CheckResult(

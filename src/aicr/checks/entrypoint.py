@@ -1,6 +1,7 @@
 """What ``aicr check run NAME`` does inside a check's pod (or the local executor's subprocess).
 
-Read the run inputs, run the check, hand the result back through two channels:
+Read the run inputs, run the check, remove its workloads (``ctx.close`` in a
+``finally``, whatever the check did), hand the result back through two channels:
 
 1. the run's result ConfigMap for this check (authoritative: the whole
    CheckResult as JSON under ``result.json``), which the orchestrator created
@@ -20,22 +21,24 @@ import sys
 import time
 import traceback
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from aicr.catalog import load_catalog
 from aicr.checks import CheckContext, RunInputs, load_inputs, registry
 from aicr.ctrf import Status
 from aicr.errors import AicrError
-from aicr.result import CheckResult, Detail
+from aicr.result import CheckResult, Detail, EvidenceSection, StepStatus
 from aicr.runner import defaults as d
 from aicr.runner.outcome import RESULT_KEY, STATUS_BY_EXIT, SUMMARY_MARK
 from aicr.snapshot import agent, host_files
 
+if TYPE_CHECKING:
+    from aicr.checks.kube import Kube
+
+# `spec.validate.checks.<name>.params.aicrDelaySeconds: N` (CheckParams) makes any
+# check wait N seconds before it runs: synthetic checks of known duration for tests
+# and the executor benchmark, through the same Job path as real runs.
 EXIT_BY_STATUS = {status: code for code, status in STATUS_BY_EXIT.items()}
-# `spec.validate.checks.<name>.params.aicrDelaySeconds: N` makes any check wait N
-# seconds before it runs: synthetic checks of known duration for tests and the
-# executor benchmark, through the same Job path as real runs.
-DELAY_PARAM = "aicrDelaySeconds"
 
 
 def not_implemented(ctx: CheckContext) -> CheckResult:
@@ -45,34 +48,52 @@ def not_implemented(ctx: CheckContext) -> CheckResult:
         f"module {registry.module_name(ctx.spec)}",
         "absent in this version of aicr",
         "failed: a check that was not performed cannot pass",
+        StepStatus.FAILED,
     )
     return ctx.failed(f"not implemented: check {ctx.name} has no implementation in this aicr")
 
 
-def _crashed(name: str, message: str, start_ms: int) -> CheckResult:
-    return CheckResult(
-        name=name, status=Status.OTHER, message=message, detail=Detail.CRASHED, start_ms=start_ms
-    )
+def _crashed(
+    name: str, message: str, start_ms: int, evidence: list[EvidenceSection] | None = None
+) -> CheckResult:
+    return CheckResult(name=name, status=Status.OTHER, message=message, detail=Detail.CRASHED,
+                       start_ms=start_ms, evidence=evidence or [])  # fmt: skip
 
 
-def run_check(name: str, inputs: RunInputs) -> CheckResult:
-    """Run one check to a result; an exception becomes ``other``, never a pass."""
+def _timeout() -> float | None:
+    """The check's effective timeout as the executor passed it, if it did."""
+    try:
+        return float(os.environ[d.CHECK_TIMEOUT_ENV])
+    except (KeyError, ValueError):
+        return None
+
+
+def run_check(name: str, inputs: RunInputs, kube: Kube | None = None) -> CheckResult:
+    """Run one check to a result; an exception becomes ``other``, never a pass.
+
+    Whatever happens, the check's workloads are removed before this returns, and
+    the evidence says what was created and whether it is gone.
+    """
     spec = load_catalog().get(name)
     start_ms = int(time.time() * 1000)
     if spec is None and agent.is_agent(name):
         return host_files.read_on_node(name)  # a snapshot's node agent, not a check
     if spec is None:
         return _crashed(name, f"unknown check {name!r}", start_ms)
-    ctx = CheckContext(spec, inputs)
-    delay = ctx.settings.params.get(DELAY_PARAM)
-    if isinstance(delay, int | float) and delay > 0:
-        time.sleep(float(delay))  # tests and benchmarks: a check of known duration
+    ctx = CheckContext(spec, inputs, kube=kube, timeout=_timeout())
     try:
+        delay = ctx.params.aicr_delay_seconds
+        if delay:
+            time.sleep(delay)  # tests and benchmarks: a check of known duration
         fn = registry.find(spec)
         result = not_implemented(ctx) if fn is None else fn(ctx)
     except Exception as exc:  # the check could not find out: fail closed as `other`
         traceback.print_exc()
-        return _crashed(name, f"check raised {type(exc).__name__}: {exc}", start_ms)
+        result = _crashed(name, f"check raised {type(exc).__name__}: {exc}", start_ms, ctx.evidence)
+    finally:
+        cleaned = ctx.close()
+    if cleaned is not None:
+        result = result.model_copy(update={"evidence": [*result.evidence, cleaned]})
     if result.name != name:
         result = result.model_copy(update={"name": name})
     return result

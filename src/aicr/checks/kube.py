@@ -1,14 +1,20 @@
-"""Reading the cluster as plain dicts (the API's own JSON shape), behind a small protocol.
+"""The cluster as plain dicts (the API's own JSON shape), behind a small protocol.
 
-Checks see objects exactly as ``kubectl get -o json`` shows them, and tests give
-them a ``FakeReader`` holding such dicts instead of a cluster.
+Checks see objects exactly as ``kubectl get -o json`` shows them. ``KubeReader``
+is what read-only checks need; ``Kube`` adds what checks that create workloads
+need (create, delete, the list's resourceVersion, watch, logs). ``RestKube``
+implements both over the REST client (``aicr.kubeapi``), the only client in a
+check process; tests use the fakes in ``tests/unit/checks/fakes.py``.
 """
 
 from __future__ import annotations
 
+import builtins
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
 from aicr.k8s_kinds import KINDS, Kind
+from aicr.k8s_kinds import of as kind_of
 
 if TYPE_CHECKING:
     from aicr.kubeapi import KubeApi
@@ -17,7 +23,7 @@ Obj = dict[str, Any]
 
 
 class NotSupported(LookupError):
-    """A kind the reader does not know how to fetch."""
+    """A kind the client does not know how to fetch."""
 
 
 class KubeReader(Protocol):
@@ -32,11 +38,43 @@ class KubeReader(Protocol):
         """Objects of ``kind`` (in ``namespace``, or everywhere)."""
 
 
-class ApiReader:
-    """A KubeReader over the REST client (``aicr.kubeapi``)."""
+class Kube(KubeReader, Protocol):
+    """Everything a check may do to the cluster (its RBAC decides what succeeds)."""
+
+    def listing(
+        self, kind: str, namespace: str | None = None, label_selector: str | None = None
+    ) -> tuple[list[Obj], str]:
+        """Objects of ``kind`` and the list's resourceVersion, to watch from."""
+
+    def watch(
+        self,
+        kind: str,
+        namespace: str | None,
+        label_selector: str | None,
+        resource_version: str,
+        seconds: int,
+    ) -> Iterator[Obj]:
+        """Events ``{"type", "object"}`` after ``resource_version``, for at most ``seconds``."""
+
+    def create(self, obj: Obj) -> Obj:
+        """Create ``obj`` (its namespace from ``metadata.namespace``); the created object."""
+
+    def delete(self, kind: str, name: str, namespace: str | None = None) -> None:
+        """Delete one object at once; already gone is fine."""
+
+    def logs(self, pod: str, namespace: str, container: str | None = None) -> str:
+        """A pod's (container's) log."""
+
+
+class RestKube:
+    """``Kube`` over the REST client (``aicr.kubeapi``)."""
 
     def __init__(self, api: KubeApi) -> None:
         self.api = api
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self.api.close()
 
     def get(self, kind: str, name: str, namespace: str | None = None) -> Obj | None:
         """One object, or None on 404."""
@@ -52,7 +90,13 @@ class ApiReader:
     def list(
         self, kind: str, namespace: str | None = None, label_selector: str | None = None
     ) -> list[Obj]:
-        """Objects of ``kind``; the list's kind is copied onto each item.
+        """Objects of ``kind``; the list's kind is copied onto each item."""
+        return self.listing(kind, namespace, label_selector)[0]
+
+    def listing(
+        self, kind: str, namespace: str | None = None, label_selector: str | None = None
+    ) -> tuple[builtins.list[Obj], str]:
+        """Objects and resourceVersion; the list's kind is copied onto each item.
 
         A 404 on a collection means the API is not served (a CRD not installed):
         there are no such objects.
@@ -64,12 +108,38 @@ class ApiReader:
             data = self.api.get(_kind(kind).path(namespace), params)
         except KubeApiError as exc:
             if exc.status == 404:
-                return []
+                return [], ""
             raise
-        items: list[Obj] = data.get("items") or []
+        items: builtins.list[Obj] = data.get("items") or []
         for item in items:
-            item.setdefault("kind", kind)
-        return items
+            item.setdefault("kind", _kind(kind).name)
+        return items, str((data.get("metadata") or {}).get("resourceVersion") or "")
+
+    def watch(
+        self,
+        kind: str,
+        namespace: str | None,
+        label_selector: str | None,
+        resource_version: str,
+        seconds: int,
+    ) -> Iterator[Obj]:
+        """The REST client's single-threaded watch."""
+        params = {"labelSelector": label_selector} if label_selector else None
+        return self.api.watch(_kind(kind).path(namespace), resource_version, seconds, params)
+
+    def create(self, obj: Obj) -> Obj:
+        """POST to the object's collection."""
+        namespace = (obj.get("metadata") or {}).get("namespace")
+        return self.api.create(kind_of(obj).path(namespace), obj)
+
+    def delete(self, kind: str, name: str, namespace: str | None = None) -> None:
+        """DELETE with no grace period; 404 is fine."""
+        self.api.delete(_kind(kind).path(namespace, name), grace_seconds=0)
+
+    def logs(self, pod: str, namespace: str, container: str | None = None) -> str:
+        """GET the pod's log subresource."""
+        path = KINDS["Pod"].path(namespace, pod) + "/log"
+        return self.api.get_text(path, {"container": container} if container else None)
 
 
 def _kind(name: str) -> Kind:

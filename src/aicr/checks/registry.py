@@ -1,4 +1,9 @@
-"""Finds a check's code by its catalog name: ``aicr.checks.<phase>.<name_with_underscores>``."""
+"""Finds a check's code by its catalog name: ``aicr.checks.<phase>.<name_with_underscores>``.
+
+Only phase folders are searched, so the shared helpers directly under
+``aicr/checks/`` (``probes``, ``gpu``, ``components``...) are never taken for a
+check, and every module in a phase folder is a check (a unit test holds that).
+"""
 
 from __future__ import annotations
 
@@ -9,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from aicr.catalog import CheckSpec
 
 if TYPE_CHECKING:
-    from aicr.checks import CheckContext
+    from aicr.checks import CheckContext, CheckParams
     from aicr.recipe.model import Recipe
     from aicr.result import CheckResult
 
@@ -36,6 +41,12 @@ def find_preflight(spec: CheckSpec) -> PreflightFn | None:
     """The check's optional orchestrator-side ``preflight`` function."""
     fn: PreflightFn | None = getattr(_module(spec), "preflight", None)
     return fn
+
+
+def find_params(spec: CheckSpec) -> type[CheckParams] | None:
+    """The check's ``Params`` model, when it declares one."""
+    model: type[CheckParams] | None = getattr(_module(spec), "Params", None)
+    return model
 
 
 def find(spec: CheckSpec) -> CheckFn | None:

@@ -8,6 +8,9 @@ RUN_DIR_ENV = "AICR_RUN_DIR"
 RESULT_CONFIGMAP_ENV = "AICR_RESULT_CONFIGMAP"
 TERMINATION_LOG = "/dev/termination-log"
 TERMINATION_LOG_ENV = "AICR_TERMINATION_LOG"
+# The check's effective timeout (config > recipe > catalog), which its pod cannot
+# work out alone; its budgets derive from it.
+CHECK_TIMEOUT_ENV = "AICR_CHECK_TIMEOUT_SECONDS"
 
 # The distroless/nonroot convention; any fixed non-zero uid satisfies restricted PSA.
 RUN_AS_USER = 65532

@@ -314,6 +314,7 @@ def _env(ctx: RunContext, check: PlannedCheck) -> list[Manifest]:
     return [
         {"name": d.RESULT_CONFIGMAP_ENV, "value": names.result_name(ctx.run_id, check.name)},
         {"name": d.RUN_DIR_ENV, "value": d.RUN_DIR},
+        {"name": d.CHECK_TIMEOUT_ENV, "value": str(int(check.timeout.total_seconds()))},
         {"name": "HOME", "value": "/tmp"},  # the root filesystem is read-only
         field("AICR_NODE_NAME", "spec.nodeName"),
         field("AICR_POD_NAME", "metadata.name"),

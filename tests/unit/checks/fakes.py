@@ -1,15 +1,45 @@
-"""A KubeReader over a list of API-shaped dicts, for checks tested without a cluster."""
+"""A recording ``Kube`` over a list of API-shaped dicts, for checks tested without a cluster.
+
+``FakeKube`` keeps objects in memory, records every create and delete, plays
+scripted status changes to watchers (``script``: what a created object becomes,
+step by step, as a kubelet would make it), serves pod logs, and raises injected
+failures (``fail``: operation -> exception) to test that cleanup still runs.
+"""
 
 from __future__ import annotations
 
+import copy
+import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 Obj = dict[str, Any]
+Script = Callable[[Obj], list[Obj]]
 
 
-class FakeReader:
-    def __init__(self, objects: list[Obj]) -> None:
-        self.objects = objects
+def _matches(obj: Obj, kind: str, namespace: str | None, selector: str | None) -> bool:
+    wanted = dict(p.split("=", 1) for p in selector.split(",")) if selector else {}
+    meta = obj["metadata"]
+    return (
+        obj["kind"] == kind.split(".")[0]
+        and (namespace is None or meta.get("namespace") == namespace)
+        and all((meta.get("labels") or {}).get(k) == v for k, v in wanted.items())
+    )
+
+
+class FakeKube:
+    def __init__(self, objects: list[Obj] | None = None) -> None:
+        self.objects = list(objects or [])
+        self.calls: list[tuple[str, ...]] = []
+        self.script: dict[str, Script] = {}
+        self.logs_of: dict[str, str] = {}
+        self.fail: dict[str, Exception] = {}
+        self._queue: list[Obj] = []  # watch events not yet delivered
+        self._version = 0
+
+    def _check(self, op: str) -> None:
+        if op in self.fail:
+            raise self.fail[op]
 
     def get(self, kind: str, name: str, namespace: str | None = None) -> Obj | None:
         for o in self.objects:
@@ -21,14 +51,64 @@ class FakeReader:
     def list(
         self, kind: str, namespace: str | None = None, label_selector: str | None = None
     ) -> list[Obj]:
-        wanted = dict(p.split("=", 1) for p in label_selector.split(",")) if label_selector else {}
-        return [
-            o
-            for o in self.objects
-            if o["kind"] == kind
-            and (namespace is None or o["metadata"].get("namespace") == namespace)
-            and all(o["metadata"].get("labels", {}).get(k) == v for k, v in wanted.items())
-        ]
+        return self.listing(kind, namespace, label_selector)[0]
+
+    def listing(
+        self, kind: str, namespace: str | None = None, label_selector: str | None = None
+    ) -> tuple[list[Obj], str]:
+        self._check("list")
+        found = [copy.deepcopy(o) for o in self.objects
+                 if _matches(o, kind, namespace, label_selector)]  # fmt: skip
+        return found, str(self._version)
+
+    def watch(
+        self,
+        kind: str,
+        namespace: str | None,
+        label_selector: str | None,
+        resource_version: str,
+        seconds: int,
+    ) -> Iterator[Obj]:
+        self._check("watch")
+        self.calls.append(("watch", kind))
+        ready = [e for e in self._queue if _matches(e["object"], kind, namespace, label_selector)]
+        if not ready:
+            time.sleep(min(seconds, 0.02))  # as a quiet stream would wait
+        for event in ready:
+            self._queue.remove(event)
+            self._store(event["object"])
+            yield copy.deepcopy(event)
+
+    def _store(self, obj: Obj) -> None:
+        meta = obj["metadata"]
+        self.objects = [o for o in self.objects if (o["kind"], o["metadata"]["name"],
+                        o["metadata"].get("namespace")) != (obj["kind"], meta["name"],
+                                                            meta.get("namespace"))]  # fmt: skip
+        self.objects.append(obj)
+
+    def create(self, obj: Obj) -> Obj:
+        self._check("create")
+        meta = obj["metadata"]
+        self.calls.append(("create", obj["kind"], meta.get("namespace") or "", meta["name"]))
+        self._version += 1
+        made = copy.deepcopy(obj)
+        made["metadata"]["resourceVersion"] = str(self._version)
+        self.objects.append(made)
+        for later in self.script.get(obj["kind"], lambda o: [])(copy.deepcopy(made)):
+            self._queue.append({"type": "MODIFIED", "object": later})
+        return copy.deepcopy(made)
+
+    def delete(self, kind: str, name: str, namespace: str | None = None) -> None:
+        self._check("delete")
+        self.calls.append(("delete", kind, namespace or "", name))
+        self.objects = [o for o in self.objects if not (
+            o["kind"] == kind.split(".")[0] and o["metadata"]["name"] == name
+            and o["metadata"].get("namespace") == namespace)]  # fmt: skip
+        self._queue = [e for e in self._queue if e["object"]["metadata"]["name"] != name]
+
+    def logs(self, pod: str, namespace: str, container: str | None = None) -> str:
+        self._check("logs")
+        return self.logs_of.get(pod, "")
 
 
 def ns(name: str, phase: str = "Active") -> Obj:

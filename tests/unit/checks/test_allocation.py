@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from aicr.checks.deployment.allocation import AllocationMode, Resolution, resolve_mode
+from aicr.checks.allocation import AllocationMode, Resolution, resolve_mode
 from aicr.cli.main import run as aicr_main
 from aicr.errors import InvalidRequestError
 from aicr.recipe.load import parse_recipe

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from fakes import FakeReader, daemon_set, deployment, ns, pod
+from fakes import FakeKube, daemon_set, deployment, ns, pod
 
 from aicr.catalog import load_catalog
 from aicr.checks import CheckContext, RunInputs
@@ -46,7 +46,7 @@ def run(module: Any, name: str, objects: list[Obj], recipe: str = RECIPE,
     assert spec is not None
     inputs = RunInputs("r0123abcd", "aicr-validation", parse_recipe(recipe), EMPTY_CONFIG,
                        prepared=prepared or {})  # fmt: skip
-    result: CheckResult = module.run(CheckContext(spec, inputs, reader=FakeReader(objects)))
+    result: CheckResult = module.run(CheckContext(spec, inputs, kube=FakeKube(objects)))
     return result
 
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from aicr.checks.deployment import nvidia_smi as smi
+from aicr.checks.deployment.check_nvidia_smi import build as smi
+from aicr.checks.probe_pods import place
 from aicr.runner import Placement, Toleration
 
 XML = """<?xml version="1.0" ?>
@@ -100,10 +103,10 @@ def test_dra_capacity_and_use_come_from_slices_and_allocated_claims() -> None:
     claims = [{"status": {"allocation": {"devices": {"results": results}}}}, {"status": {}}]
     assert smi.dra_gpus(slices, claims) == ({"n0": 4}, {"n0": 2})
     target = smi.Target("n0", 2, 4, None)
-    claim = smi.gpu_claim(target, {})
+    claim = smi.gpu_claim(target)
     assert claim["spec"]["devices"]["requests"][0]["exactly"] == {
         "deviceClassName": "gpu.nvidia.com", "allocationMode": "ExactCount", "count": 2}
-    spec = smi.probe_pod(target, "img", {}, Placement(), dra=True)["spec"]
+    spec = smi.probe_pod(target, "img", dra=True)["spec"]
     ref = {"name": "gpus", "resourceClaimName": claim["metadata"]["name"]}
     assert spec["resourceClaims"] == [ref]
     assert spec["containers"][0]["resources"] == {"claims": [{"name": "gpus"}]}
@@ -111,14 +114,15 @@ def test_dra_capacity_and_use_come_from_slices_and_allocated_claims() -> None:
 
 def test_probe_pod_is_pinned_and_requests_the_free_gpus() -> None:
     target = smi.Target("gpu-0", 5, 8, "570.86.16")
-    pod = smi.probe_pod(target, "img:1", {"l": "v"}, Placement({"pool": "a"}))
+    tolerate = Toleration("maint", "NoSchedule", operator="Exists")
+    pod = place(smi.probe_pod(target, "img:1"), Placement({"pool": "a"}, (tolerate,)))
     spec = pod["spec"]
     term = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
     assert term["nodeSelectorTerms"][0]["matchExpressions"][0]["values"] == ["gpu-0"]
     assert spec["containers"][0]["resources"] == {"limits": {"nvidia.com/gpu": "5"}}
     assert spec["containers"][0]["command"] == ["nvidia-smi", "-q", "-x"]
     assert spec["nodeSelector"] == {"pool": "a"}
-    assert spec["tolerations"][0]["key"] == "nvidia.com/gpu"
+    assert [t["key"] for t in spec["tolerations"]] == ["nvidia.com/gpu", "maint"]
     assert spec["securityContext"]["runAsNonRoot"] is True
 
 
@@ -138,3 +142,83 @@ def test_probe_pod_is_pinned_and_requests_the_free_gpus() -> None:
 )  # fmt: skip
 def test_judge(target: smi.Target, code: int, log: str, problems: list[str]) -> None:
     assert smi.judge(target, code, log)[0] == problems
+
+
+# ---- run() against the recording fake: the session creates, waits, always cleans up ----
+RUN_RECIPE = ("componentRefs:\n- name: gpu-operator\n  namespace: gpu-operator\n"
+              "  overrides: {devicePlugin: {enabled: true}}\n")  # fmt: skip
+
+
+def _done(pod: dict[str, Any]) -> list[dict[str, Any]]:
+    """What the kubelet makes of a probe pod: running, then exited 0."""
+    node = pod["spec"]["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0][
+        "matchExpressions"][0]["values"][0]  # fmt: skip
+    bound = {**pod, "spec": {**pod["spec"], "nodeName": node}}
+    ended = {"terminated": {"exitCode": 0, "reason": "Completed"}}
+    return [{**bound, "status": {"phase": "Running"}},
+            {**bound, "status": {"phase": "Succeeded",
+                                 "containerStatuses": [{"name": "nvidia-smi", "state": ended}]}}]
+
+
+def _kube() -> Any:
+    sys.path.insert(0, str(Path(__file__).parent))
+    from fakes import FakeKube
+
+    nodes = [{"kind": "Node", **node("gpu-0", gpus=2)}, {"kind": "Node", **node("gpu-1", gpus=2)}]
+    kube = FakeKube(nodes)
+    kube.script["Pod"] = _done
+    kube.logs_of = {smi.pod_name("gpu-0"): XML, smi.pod_name("gpu-1"): XML}
+    return kube
+
+
+def _run(kube: Any) -> Any:
+    from aicr.checks import RunInputs
+    from aicr.checks.entrypoint import run_check
+    from aicr.config import EMPTY_CONFIG
+    from aicr.recipe.load import parse_recipe
+
+    inputs = RunInputs("r0123abcd", "aicr-validation", parse_recipe(RUN_RECIPE), EMPTY_CONFIG)
+    return run_check("check-nvidia-smi", inputs, kube=kube)
+
+
+def test_run_probes_every_node_through_the_session_and_removes_its_pods() -> None:
+    kube = _kube()
+    result = _run(kube)
+    seen = "2 GPUs (NVIDIA H100 80GB HBM3), driver 570.86.16, CUDA 12.8"
+    assert (result.status.value, result.message) == (
+        "passed", f"nvidia-smi on 2 GPU nodes: gpu-0 ({seen}), gpu-1 ({seen})")
+    assert [(s.title, s.status.value if s.status else None) for s in result.evidence] == [
+        ("GPU nodes", "informational"), ("node gpu-0", "passed"), ("node gpu-1", "passed"),
+        ("workloads", "passed")]  # fmt: skip
+    made = [c[1:] for c in kube.calls if c[0] == "create"]
+    assert [c[1:] for c in kube.calls if c[0] == "delete"] == made[::-1]
+    assert [o["metadata"]["name"] for o in kube.objects] == ["gpu-0", "gpu-1"]  # nodes only
+    pod = next(c for c in kube.calls if c[0] == "create")
+    assert pod[2] == "aicr-r0123abcd-check-nvidia-smi-w"  # the check's workload namespace
+
+
+def test_a_failure_between_create_and_delete_leaves_nothing_behind() -> None:
+    kube = _kube()
+    kube.fail["logs"] = RuntimeError("connection reset while reading the log")
+    result = _run(kube)
+    assert (result.status.value, result.message) == (
+        "other", "check raised RuntimeError: connection reset while reading the log")
+    assert [o["kind"] for o in kube.objects] == ["Node", "Node"]  # both probe pods gone
+    assert len([c for c in kube.calls if c[0] == "delete"]) == 2
+    workloads = result.evidence[-1]
+    assert (workloads.title, workloads.status.value if workloads.status else None) == (
+        "workloads", "passed")
+
+
+def test_run_does_not_import_the_generated_client() -> None:
+    import subprocess
+
+    here = str(Path(__file__).parent)
+    code = (
+        f"import sys; sys.path.insert(0, {here!r})\n"
+        "from test_nvidia_smi import _kube, _run\n"
+        "assert _run(_kube()).status.value == 'passed'\n"
+        "assert 'kubernetes' not in sys.modules, 'the generated client was imported'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from fakes import FakeReader, daemon_set, deployment, ns, pod
+from fakes import FakeKube, daemon_set, deployment, ns, pod
 
 from aicr.catalog import load_catalog
 from aicr.checks import CheckContext, RunInputs
@@ -43,7 +43,7 @@ def run(objects: list[dict], recipe: str = RECIPE):  # type: ignore[no-untyped-d
     spec = load_catalog().get("platform-health")
     assert spec is not None
     inputs = RunInputs("r0123abcd", "aicr-validation", parse_recipe(recipe), EMPTY_CONFIG)
-    return platform_health.run(CheckContext(spec, inputs, reader=FakeReader(objects)))
+    return platform_health.run(CheckContext(spec, inputs, kube=FakeKube(objects)))
 
 
 def test_healthy_components_pass_with_evidence_per_component() -> None:

@@ -40,6 +40,9 @@ BAD_INPUT = [
     (["-r", RECIPE, "--config", f"{BAD}/config-unknown-key.yaml"],
      f"error: {BAD}/config-unknown-key.yaml:7: spec.validate.checks.ai-service-metrics: "
      "unknown key 'prometheusURL' (did you mean 'prometheusUrl'?)"),
+    (["-r", RECIPE, "--config", f"{BAD}/config-param-typo.yaml"],
+     f"error: {BAD}/config-param-typo.yaml:8: spec.validate.checks.operator-health.params: "
+     "unknown key 'observeSecnds' (expected one of: aicrDelaySeconds)"),
     (["-r", RECIPE, "--config", f"{BAD}/config-wrong-kind.yaml"],
      f"error: {BAD}/config-wrong-kind.yaml:1: kind: input should be 'ValidateConfig', "
      "got 'Config'"),

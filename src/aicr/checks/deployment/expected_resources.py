@@ -11,7 +11,7 @@ passes vacuously. The judgement is the one platform-health uses.
 from __future__ import annotations
 
 from aicr.checks import CheckContext
-from aicr.checks.conformance.platform_health import NO_COMPONENTS, describe, judge_components
+from aicr.checks.components import NO_COMPONENTS, describe, judge_components
 from aicr.recipe.model import ComponentRef
 from aicr.result import CheckResult
 

@@ -13,20 +13,24 @@ from __future__ import annotations
 from typing import Any
 
 from aicr.checks import CheckContext
-from aicr.checks.deployment.allocation import (
+from aicr.checks.allocation import (
     AllocationMode,
     Resolution,
     resolve_mode,
 )
+from aicr.checks.gpu import (
+    DRA_DRIVER,
+    GPU_DEVICE_CLASS,
+    GPU_PRESENT_LABEL,
+    GPU_RESOURCE,
+    allocatable_gpus,
+    is_whole_gpu,
+)
 from aicr.checks.kube import KubeReader, Obj
 from aicr.recipe.model import Recipe
-from aicr.result import CheckResult
+from aicr.result import CheckResult, StepStatus
 
 __all__ = ["AllocationMode", "preflight", "resolve_mode", "run"]
-
-GPU_RESOURCE = "nvidia.com/gpu"
-GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
-DRA_DRIVER_NAME = "gpu.nvidia.com"  # the NVIDIA DRA driver's driver and DeviceClass name
 
 
 def preflight(recipe: Recipe, data_dir: str | None, source: str) -> dict[str, Any]:
@@ -43,27 +47,14 @@ def resolution(ctx: CheckContext) -> Resolution:
     return Resolution(found.mode, found.settings, (*found.notes, note))
 
 
-def advertised_gpus(node: Obj) -> int:
-    """The node's allocatable ``nvidia.com/gpu`` (0 when absent or unparsable)."""
-    raw = ((node.get("status") or {}).get("allocatable") or {}).get(GPU_RESOURCE, "0")
-    try:
-        return int(str(raw))
-    except ValueError:
-        return 0
-
-
 def whole_gpu_devices(slices: list[Obj]) -> dict[str, int]:
     """Node name -> number of whole GPUs the NVIDIA DRA driver publishes for it."""
     out: dict[str, int] = {}
     for s in slices:
         spec = s.get("spec") or {}
-        if spec.get("driver") != DRA_DRIVER_NAME or not spec.get("nodeName"):
+        if spec.get("driver") != DRA_DRIVER or not spec.get("nodeName"):
             continue
-        gpus = [
-            d
-            for d in spec.get("devices") or []
-            if ((d.get("attributes") or {}).get("type") or {}).get("string") == "gpu"
-        ]
+        gpus = [d for d in spec.get("devices") or [] if is_whole_gpu(d)]
         if gpus:
             out[spec["nodeName"]] = out.get(spec["nodeName"], 0) + len(gpus)
     return out
@@ -75,7 +66,7 @@ def gpu_nodes(nodes: list[Obj], published: dict[str, int]) -> list[str]:
     for n in nodes:
         name = n["metadata"]["name"]
         labels = n["metadata"].get("labels") or {}
-        if labels.get(GPU_PRESENT_LABEL) == "true" or advertised_gpus(n) or name in published:
+        if labels.get(GPU_PRESENT_LABEL) == "true" or allocatable_gpus(n) or name in published:
             names.append(name)
     return sorted(names)
 
@@ -87,7 +78,7 @@ def mismatches(
     by_name = {n["metadata"]["name"]: n for n in nodes}
     seen, lacking, extra = [], [], []
     for name in gpu_nodes(nodes, published):
-        plugin, slices = advertised_gpus(by_name[name]), published.get(name, 0)
+        plugin, slices = allocatable_gpus(by_name[name]), published.get(name, 0)
         seen.append(f"{name}: {GPU_RESOURCE}={plugin}, DRA whole GPUs={slices}")
         want, other = (plugin, slices) if mode == AllocationMode.DEVICE_PLUGIN else (slices, plugin)
         if not want:
@@ -129,13 +120,14 @@ def run(ctx: CheckContext) -> CheckResult:
     problems, seen = mismatches(res.mode, nodes, published)
     if not names:
         problems = ["no GPU node found (no nvidia.com/gpu.present label, resource or slice)"]
-    if res.mode == AllocationMode.DRA and ctx.kube.get("DeviceClass", DRA_DRIVER_NAME) is None:
-        problems.append(f"DeviceClass {DRA_DRIVER_NAME} does not exist")
+    if res.mode == AllocationMode.DRA and ctx.kube.get("DeviceClass", GPU_DEVICE_CLASS) is None:
+        problems.append(f"DeviceClass {GPU_DEVICE_CLASS} does not exist")
     ctx.record(
         "cluster",
-        f"Nodes (allocatable {GPU_RESOURCE}), ResourceSlices of driver {DRA_DRIVER_NAME}",
+        f"Nodes (allocatable {GPU_RESOURCE}), ResourceSlices of driver {DRA_DRIVER}",
         "; ".join(seen) or "no GPU nodes",
         "; ".join(problems) or f"every GPU node is served by {res.mode.value} only",
+        StepStatus.FAILED if problems else StepStatus.PASSED,
     )
     if problems:
         return ctx.failed(f"recipe resolves to {res.mode.value} mode, but " + "; ".join(problems))

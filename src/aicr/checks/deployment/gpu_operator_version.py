@@ -14,7 +14,7 @@ from aicr.checks.kube import KubeReader, Obj
 from aicr.constraints import compare, parse_expression, parse_version, render_reading
 from aicr.phases import Phase
 from aicr.recipe.model import Constraint, Recipe
-from aicr.result import CheckResult
+from aicr.result import CheckResult, StepStatus
 
 CONSTRAINT = "Deployment.gpu-operator.version"
 COMPONENT = "gpu-operator"
@@ -80,12 +80,13 @@ def run(ctx: CheckContext) -> CheckResult:
     dep = find_operator(ctx.kube, ns)
     asked = f"Deployment {ns}/{OPERATOR_NAME} (or labelled gpu-operator): version"
     if dep is None:
-        ctx.record("operator", asked, "not found", "failed")
+        ctx.record("operator", asked, "not found", "failed", StepStatus.FAILED)
         return ctx.failed(f"no GPU Operator Deployment found in namespace {ns}")
     name = dep["metadata"]["name"]
     found = deployed_version(dep)
     if found is None:
-        ctx.record("operator", asked, f"Deployment {ns}/{name}: no version label or tag", "failed")
+        ctx.record("operator", asked, f"Deployment {ns}/{name}: no version label or tag",
+                   "failed", StepStatus.FAILED)  # fmt: skip
         return ctx.failed(
             f"cannot tell the version of Deployment {ns}/{name}: no {VERSION_LABEL} or "
             f"{CHART_LABEL} label and no versioned image tag"
@@ -94,9 +95,11 @@ def run(ctx: CheckContext) -> CheckResult:
     try:
         ok = compare(version, parse_expression(expr_text))
     except ValueError as exc:
-        ctx.record("operator", asked, f"{version} from {where}", f"failed: {exc}")
+        ctx.record("operator", asked, f"{version} from {where}", f"failed: {exc}",
+                   StepStatus.FAILED)  # fmt: skip
         return ctx.failed(f"{CONSTRAINT} {expr_text}: {exc}")
     verdict = "satisfies" if ok else "does not satisfy"
-    ctx.record("operator", asked, f"{version} from {where}", f"{version} {verdict} {expr_text}")
+    ctx.record("operator", asked, f"{version} from {where}", f"{version} {verdict} {expr_text}",
+               StepStatus.PASSED if ok else StepStatus.FAILED)  # fmt: skip
     message = f"GPU Operator {version} ({where} of {ns}/{name}) {verdict} {expr_text}"
     return ctx.passed(message) if ok else ctx.failed(message)

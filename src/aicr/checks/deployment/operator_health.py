@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from aicr.checks import CheckContext
 from aicr.checks import health as h
 from aicr.checks.kube import KubeReader, Obj
-from aicr.result import CheckResult
+from aicr.result import CheckResult, StepStatus
 
 COMPONENT = "gpu-operator"
 DEFAULT_NAMESPACE = "gpu-operator"
@@ -89,6 +89,7 @@ def run(ctx: CheckContext) -> CheckResult:
         f"workloads and pods in {ns}; ClusterPolicies: " + ("; ".join(out.examined) or "none"),
         "; ".join(out.problems + out.notes) or "all available and ready",
         "failed" if out.problems else "passed",
+        StepStatus.FAILED if out.problems else StepStatus.PASSED,
     )
     if out.problems:
         return ctx.failed(f"GPU Operator unhealthy: {'; '.join(out.problems)}")

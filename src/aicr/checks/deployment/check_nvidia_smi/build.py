@@ -1,6 +1,8 @@
 """The pure parts of check-nvidia-smi: which nodes to probe, the probe pod, reading its answer.
 
-No client and no I/O here, so every rule is tested on plain dicts.
+No client and no I/O here, so every rule is tested on plain dicts. Labels,
+namespace and ``--node-selector`` / ``--toleration`` placement are added by the
+probe session when the objects are created.
 """
 
 from __future__ import annotations
@@ -9,20 +11,25 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from typing import Any
 
+from aicr.checks.gpu import (
+    DRA_DRIVER,
+    DRIVER_FULL_LABEL,
+    DRIVER_PART_LABELS,
+    GPU_DEVICE_CLASS,
+    GPU_RESOURCE,
+    allocatable_gpus,
+    is_whole_gpu,
+    quantity,
+)
+from aicr.checks.probe_pods import gpu_toleration, pinned_to, restricted_pod_spec
 from aicr.runner import Placement
 from aicr.runner import names as k8s_names
 
 Obj = dict[str, Any]
-GPU_RESOURCE = "nvidia.com/gpu"
-GPU_TAINT = "nvidia.com/gpu"
-HOSTNAME_LABEL = "kubernetes.io/hostname"
-DRIVER_FULL_LABEL = "nvidia.com/cuda.driver-version.full"
-DRIVER_PART_LABELS = tuple(f"nvidia.com/cuda.driver.{p}" for p in ("major", "minor", "rev"))
 CONTAINER = "nvidia-smi"
 COMMAND = ["nvidia-smi", "-q", "-x"]
 IMAGE = "cuda-base"  # in aicr/checks/images.yaml
 TERMINAL_PHASES = ("Succeeded", "Failed")
-DRA_DRIVER = "gpu.nvidia.com"  # the NVIDIA DRA driver's name and GPU DeviceClass
 CLAIM_REQUEST = "gpus"
 
 
@@ -66,13 +73,6 @@ def parse_xml(text: str) -> SmiReport:
     return SmiReport(driver, (root.findtext("cuda_version") or "").strip(), gpus)
 
 
-def _quantity(raw: Any) -> int:
-    try:
-        return int(str(raw))
-    except ValueError:
-        return 0
-
-
 def gpu_requests(pod: Obj) -> int:
     """GPUs a pod holds: the larger of its containers' sum and any init container's request."""
     spec = pod.get("spec") or {}
@@ -82,7 +82,7 @@ def gpu_requests(pod: Obj) -> int:
         raw = (res.get("requests") or {}).get(GPU_RESOURCE) or (res.get("limits") or {}).get(
             GPU_RESOURCE, 0
         )
-        return _quantity(raw)
+        return quantity(raw)
 
     main = sum(want(c) for c in spec.get("containers") or [])
     init = max((want(c) for c in spec.get("initContainers") or []), default=0)
@@ -133,18 +133,12 @@ def _tolerated(taint: Obj, tolerations: list[Obj]) -> bool:
 
 def tolerations(placement: Placement) -> list[Obj]:
     """The probe's tolerations: the GPU taint plus the user's ``--toleration``s."""
-    own: Obj = {"key": GPU_TAINT, "operator": "Exists", "effect": "NoSchedule"}
-    return [own, *(t.as_dict() for t in placement.tolerations)]
+    return [gpu_toleration(), *(t.as_dict() for t in placement.tolerations)]
 
 
 def device_plugin_gpus(nodes: list[Obj], pods: list[Obj]) -> tuple[dict[str, int], dict[str, int]]:
     """``(capacity, in use)`` per node: allocatable ``nvidia.com/gpu``, non-terminated requests."""
-    capacity = {
-        n["metadata"]["name"]: _quantity(
-            ((n.get("status") or {}).get("allocatable") or {}).get(GPU_RESOURCE, 0)
-        )
-        for n in nodes
-    }
+    capacity = {n["metadata"]["name"]: allocatable_gpus(n) for n in nodes}
     used: dict[str, int] = {}
     for p in pods:
         node = (p.get("spec") or {}).get("nodeName")
@@ -163,7 +157,7 @@ def dra_gpus(slices: list[Obj], claims: list[Obj]) -> tuple[dict[str, int], dict
         if spec.get("driver") != DRA_DRIVER or not node:
             continue
         for d in spec.get("devices") or []:
-            if ((d.get("attributes") or {}).get("type") or {}).get("string") == "gpu":
+            if is_whole_gpu(d):
                 capacity[node] = capacity.get(node, 0) + 1
                 owner[(pool, str(d.get("name")))] = node
     used: dict[str, int] = {}
@@ -218,14 +212,14 @@ def claim_name(node: str) -> str:
     return k8s_names.bounded(f"nvidia-smi-{node}")
 
 
-def gpu_claim(target: Target, labels: dict[str, str]) -> Obj:
+def gpu_claim(target: Target) -> Obj:
     """A ResourceClaim for ``target.gpus`` whole GPUs of the NVIDIA DRA driver."""
-    request = {"deviceClassName": DRA_DRIVER, "allocationMode": "ExactCount",
+    request = {"deviceClassName": GPU_DEVICE_CLASS, "allocationMode": "ExactCount",
                "count": target.gpus}  # fmt: skip
     return {
         "apiVersion": "resource.k8s.io/v1",
         "kind": "ResourceClaim",
-        "metadata": {"name": claim_name(target.node), "labels": dict(labels)},
+        "metadata": {"name": claim_name(target.node)},
         "spec": {"devices": {"requests": [{"name": CLAIM_REQUEST, "exactly": request}]}},
     }
 
@@ -235,47 +229,23 @@ def pod_name(node: str) -> str:
     return k8s_names.bounded(f"nvidia-smi-{node}")
 
 
-def probe_pod(
-    target: Target, image: str, labels: dict[str, str], placement: Placement, dra: bool = False
-) -> Obj:
+def probe_pod(target: Target, image: str, dra: bool = False) -> Obj:
     """The pod that runs nvidia-smi on one node with ``target.gpus`` GPUs (limit, or claim)."""
-    pin = {
-        "requiredDuringSchedulingIgnoredDuringExecution": {
-            "nodeSelectorTerms": [
-                {"matchExpressions": [
-                    {"key": HOSTNAME_LABEL, "operator": "In", "values": [target.node]}
-                ]}
-            ]
-        }
-    }  # fmt: skip
-    spec: Obj = {
-        "restartPolicy": "Never",
-        "automountServiceAccountToken": False,
-        "enableServiceLinks": False,
-        "affinity": {"nodeAffinity": pin},
-        "tolerations": tolerations(placement),
-        "securityContext": {"runAsNonRoot": True, "runAsUser": 65534, "runAsGroup": 65534,
-                            "seccompProfile": {"type": "RuntimeDefault"}},
-        "containers": [{
-            "name": CONTAINER,
-            "image": image,
-            "command": list(COMMAND),
-            "resources": {"limits": {GPU_RESOURCE: str(target.gpus)}},
-            "securityContext": {"allowPrivilegeEscalation": False,
-                                "capabilities": {"drop": ["ALL"]}},
-        }],
-    }  # fmt: skip
+    container: Obj = {"name": CONTAINER, "image": image, "command": list(COMMAND),
+                      "resources": {"limits": {GPU_RESOURCE: str(target.gpus)}}}  # fmt: skip
+    if dra:
+        container["resources"] = {"claims": [{"name": CLAIM_REQUEST}]}
+    spec = restricted_pod_spec([container])
+    spec["affinity"] = pinned_to(target.node)
+    spec["tolerations"] = [gpu_toleration()]
     if dra:
         spec["resourceClaims"] = [
             {"name": CLAIM_REQUEST, "resourceClaimName": claim_name(target.node)}
         ]
-        spec["containers"][0]["resources"] = {"claims": [{"name": CLAIM_REQUEST}]}
-    if placement.node_selector:
-        spec["nodeSelector"] = dict(placement.node_selector)
     return {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {"name": pod_name(target.node), "labels": dict(labels)},
+        "metadata": {"name": pod_name(target.node)},
         "spec": spec,
     }
 

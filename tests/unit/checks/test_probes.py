@@ -1,0 +1,148 @@
+"""The probe session against the recording fake: create, wait, logs, close."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from fakes import FakeKube
+
+from aicr.checks.probes import Deadline, ProbeSession
+from aicr.kubeapi import KubeApiError
+from aicr.result import StepStatus
+from aicr.runner import Placement, Toleration
+
+Obj = dict[str, Any]
+LABELS = {"app.kubernetes.io/managed-by": "aicr", "aicr.nvidia.com/run-id": "r1"}
+NS = "aicr-r1-x"
+
+
+def session(kube: FakeKube, seconds: float = 120.0, **kw: Any) -> ProbeSession:
+    placement = Placement({"pool": "gpu"}, (Toleration("maint", "NoSchedule"),))
+    return ProbeSession(kube, NS, dict(LABELS), placement, Deadline.after(seconds), **kw)
+
+
+def pod(name: str, **spec: Any) -> Obj:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+            "spec": {"containers": [{"name": "c", "image": "i"}], **spec}}  # fmt: skip
+
+
+def with_status(obj: Obj, phase: str, **status: Any) -> Obj:
+    return {**obj, "status": {"phase": phase, **status}}
+
+
+def test_create_labels_namespaces_and_places_the_object() -> None:
+    kube = FakeKube()
+    s = session(kube)
+    own = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+    made = s.create(pod("p", nodeSelector={"zone": "a"}, tolerations=[own]))
+    meta, spec = made["metadata"], made["spec"]
+    assert meta["namespace"] == NS and meta["labels"] == LABELS
+    assert spec["nodeSelector"] == {"zone": "a", "pool": "gpu"}
+    assert spec["tolerations"] == [own, {"key": "maint", "operator": "Equal",
+                                         "effect": "NoSchedule"}]  # fmt: skip
+    claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+             "metadata": {"name": "c", "labels": {"mine": "yes"}}, "spec": {}}  # fmt: skip
+    assert s.create(claim)["metadata"]["labels"] == {"mine": "yes", **LABELS}
+    assert kube.calls == [("create", "Pod", NS, "p"), ("create", "ResourceClaim", NS, "c")]
+
+
+def test_wait_lists_then_watches_until_every_created_object_gets_there() -> None:
+    kube = FakeKube()
+    kube.script["Pod"] = lambda p: [with_status(p, "Pending"), with_status(p, "Running"),
+                                    with_status(p, "Succeeded")]  # fmt: skip
+    s = session(kube)
+    s.create(pod("a"))
+    s.create(pod("b"))
+    waited = s.wait("Pod", lambda o: (o.get("status") or {}).get("phase") == "Succeeded")
+    assert waited.done and sorted(waited.objects) == ["a", "b"]
+    assert waited.objects["a"]["status"]["phase"] == "Succeeded"
+    assert ("watch", "Pod") in kube.calls  # events, not polling GETs
+
+
+def test_a_wait_that_runs_out_says_where_each_object_got_to() -> None:
+    kube = FakeKube()
+    unschedulable = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                     "message": "0/2 nodes are available: 2 Insufficient nvidia.com/gpu."}
+    kube.script["Pod"] = lambda p: (
+        [with_status(p, "Pending", conditions=[unschedulable])] if p["metadata"]["name"] == "a"
+        else [with_status({**p, "spec": {**p["spec"], "nodeName": "n1"}}, "Succeeded")]
+    )  # fmt: skip
+    s = session(kube)
+    s.create(pod("a"))
+    s.create(pod("b"))
+    waited = s.wait("Pod", lambda o: (o.get("status") or {}).get("phase") == "Succeeded",
+                    budget=0.3)  # fmt: skip
+    assert not waited.done
+    assert waited.pending == {
+        "a": "Pending, unschedulable: 0/2 nodes are available: 2 Insufficient nvidia.com/gpu."
+    }
+    assert waited.seconds == pytest.approx(0.3)
+
+
+def test_waits_are_capped_by_the_checks_deadline_less_cleanup_and_result() -> None:
+    s = session(FakeKube(), seconds=45.0, cleanup_seconds=30.0)
+    waited = s.wait("Pod", lambda o: True, budget=600)
+    # nothing was created: nothing to wait for, and the budget is what the deadline left
+    assert waited.done and waited.seconds <= 45.0 - 30.0 - 10.0 + 0.01
+
+
+def test_close_deletes_newest_first_waits_until_gone_and_says_so() -> None:
+    kube = FakeKube()
+    s = session(kube)
+    s.create({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+              "metadata": {"name": "c"}, "spec": {}})  # fmt: skip
+    s.create(pod("p"))
+    section = s.close()
+    assert [c for c in kube.calls if c[0] == "delete"] == [
+        ("delete", "Pod", NS, "p"), ("delete", "ResourceClaim", NS, "c")]
+    assert kube.objects == []
+    assert section is not None and section.status == StepStatus.PASSED
+    assert section.asked == f"created ResourceClaim {NS}/c; created Pod {NS}/p"
+    assert section.answer.startswith("all 2 deleted and gone after")
+    assert s.close() is None  # closed exactly once
+
+
+def test_close_reports_what_it_could_not_remove() -> None:
+    kube = FakeKube()
+    s = session(kube, cleanup_seconds=0.2)
+    s.create(pod("p"))
+    kube.fail["delete"] = KubeApiError(403, "Forbidden", "cannot delete")
+    section = s.close()
+    assert section is not None and section.status == StepStatus.FAILED
+    assert section.answer == (
+        f"Pod {NS}/p: HTTP 403 Forbidden: cannot delete; Pod {NS}/p still present after 0s")
+
+
+def test_a_transient_api_error_during_a_wait_is_retried() -> None:
+    kube = FakeKube()
+    kube.script["Pod"] = lambda p: [with_status(p, "Succeeded")]
+    s = session(kube)
+    s.create(pod("a"))
+    kube.fail["watch"] = KubeApiError(503, "Service Unavailable", "")
+    calls = {"n": 0}
+    original = kube.listing
+
+    def heal(*args: Any) -> Any:
+        calls["n"] += 1
+        if calls["n"] == 2:
+            kube.fail.pop("watch")
+        return original(*args)
+
+    kube.listing = heal  # type: ignore[method-assign]
+    waited = s.wait("Pod", lambda o: (o.get("status") or {}).get("phase") == "Succeeded",
+                    budget=5)  # fmt: skip
+    assert waited.done
+
+
+def test_a_forbidden_wait_raises() -> None:
+    kube = FakeKube()
+    s = session(kube)
+    s.create(pod("a"))
+    kube.fail["watch"] = KubeApiError(403, "Forbidden", "cannot watch pods")
+    with pytest.raises(KubeApiError, match="cannot watch pods"):
+        s.wait("Pod", lambda o: False, budget=5)

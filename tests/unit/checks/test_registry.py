@@ -1,0 +1,36 @@
+"""Phase folders hold only checks; shared helpers live directly under aicr/checks/."""
+
+from __future__ import annotations
+
+import pkgutil
+from importlib import resources
+
+import aicr.checks
+from aicr.catalog import load_catalog
+from aicr.checks import CheckParams, registry
+from aicr.phases import Phase
+
+
+def test_every_module_in_a_phase_folder_is_a_catalog_check_of_that_phase() -> None:
+    catalog = load_catalog()
+    for phase in Phase:
+        folder = resources.files("aicr.checks").joinpath(phase.value)
+        for info in pkgutil.iter_modules([str(folder)]):
+            spec = catalog.get(info.name.replace("_", "-"))
+            assert spec is not None and spec.phase == phase, (
+                f"aicr/checks/{phase.value}/{info.name} is not a {phase.value} check: "
+                "shared code belongs directly under aicr/checks/"
+            )
+            assert registry.module_name(spec).endswith(info.name)
+
+
+def test_shared_helpers_are_never_found_as_checks() -> None:
+    helpers = {m.name for m in pkgutil.iter_modules(aicr.checks.__path__) if not m.ispkg}
+    assert {"probes", "gpu", "components", "probe_pods", "steps"} <= helpers
+    assert not helpers & {p.value for p in Phase}
+
+
+def test_params_models_extend_the_shared_base() -> None:
+    for spec in load_catalog().checks:
+        model = registry.find_params(spec)
+        assert model is None or issubclass(model, CheckParams), spec.name
