@@ -40,6 +40,7 @@ from kubernetes import client  # noqa: E402
 from runhelp import make_ctx, planned  # noqa: E402
 from simcluster.cluster import Sim  # noqa: E402
 
+from aicr import pod_status  # noqa: E402
 from aicr.catalog import load_catalog  # noqa: E402
 from aicr.checks import preflight, registry  # noqa: E402
 from aicr.config import parse_config  # noqa: E402
@@ -47,7 +48,7 @@ from aicr.phases import PHASE_ORDER, Phase  # noqa: E402
 from aicr.plan import PhasePlan, Plan  # noqa: E402
 from aicr.recipe.load import parse_recipe  # noqa: E402
 from aicr.result import CheckResult  # noqa: E402
-from aicr.runner import RunContext, names, outcome  # noqa: E402
+from aicr.runner import RunContext, names  # noqa: E402
 from aicr.runner import job as job_module  # noqa: E402
 from aicr.runner.job import JobExecutor  # noqa: E402
 from aicr.runner.orchestrate import run_plan  # noqa: E402
@@ -91,7 +92,7 @@ class Timing(JobExecutor):
     def _take(self, f, event) -> None:  # type: ignore[no-untyped-def]
         super()._take(f, event)
         if event.source == "pod" and event.obj:
-            state = (outcome.container_status(event.obj) or {}).get("state") or {}
+            state = (pod_status.container_status(event.obj) or {}).get("state") or {}
             with self._tlock:
                 for key, seen in (("running", self.running), ("terminated", self.terminated)):
                     if key in state:

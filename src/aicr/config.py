@@ -97,7 +97,9 @@ class CheckSettings(Document):
         default=None, description="Query Prometheus here instead of discovering its Service."
     )
     params: dict[str, Any] = Field(
-        default_factory=dict, description="Free parameters a check documents itself."
+        default_factory=dict,
+        description="The check's parameters, typed by its params model (docs/checks.md); "
+        "unknown keys are refused before any Job.",
     )
 
 

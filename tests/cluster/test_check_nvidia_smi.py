@@ -66,8 +66,13 @@ def test_idle_nodes_are_probed_with_all_their_gpus(gpus: SimCluster, tmp_path: P
     test = run_check(gpus, tmp_path, "check-nvidia-smi", RECIPE)
     assert (test["status"], test["message"]) == (
         "passed", f"nvidia-smi on 2 GPU nodes: {NODE0} ({H100}), {NODE1} ({H100})")
-    titles = [s["title"] for s in test["extra"]["evidence"]]
-    assert titles == ["GPU nodes", f"node {NODE0}", f"node {NODE1}"]
+    sections = test["extra"]["evidence"]
+    assert [(s["title"], s["status"]) for s in sections] == [
+        ("GPU nodes", "informational"), (f"node {NODE0}", "passed"), (f"node {NODE1}", "passed"),
+        ("workloads", "passed")]  # fmt: skip
+    # the probe pods were deleted and seen gone by the check itself, before run cleanup
+    assert sections[-1]["asked"].count("created Pod ") == 2
+    assert sections[-1]["answer"].startswith("all 2 deleted and gone after")
 
 
 def test_a_busy_node_is_skipped_by_name_and_a_partly_busy_one_gets_its_free_gpus(

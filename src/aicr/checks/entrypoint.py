@@ -142,7 +142,8 @@ def write_result_configmap(result: CheckResult, namespace: str, name: str) -> st
 def _print(result: CheckResult, out: TextIO) -> None:
     print(f"{result.name}: {result.status.value}: {result.message}", file=out)
     for section in result.evidence:
-        print(f"- {section.title}: {section.verdict}", file=out)
+        status = f"{section.status.value}: " if section.status else ""
+        print(f"- {section.title}: {status}{section.verdict}", file=out)
         if section.asked:
             print(f"    asked:  {section.asked}", file=out)
         if section.answer:

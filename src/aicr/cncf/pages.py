@@ -33,6 +33,9 @@ REDACTION_MARK = "<!-- aicr:redaction-summary -->"
 
 # Evidence section keys shown first, in this order; any other key follows sorted.
 SECTION_KEYS = ("asked", "answer", "body", "verdict")
+# Shown in the steps table above the sections instead.
+STEP_STATUS, STEP_TIME = "status", "timestamp"
+TABLED = ("title", STEP_STATUS, STEP_TIME)
 _BACKTICKS = re.compile(r"`{3,}")
 
 
@@ -160,16 +163,29 @@ def _value(value: Any) -> str:
     return "\n\n" + _fence(dumped, "yaml")
 
 
+def _steps(sections: list[Any]) -> list[str]:
+    """The check's steps (sections with a status) as one table: what ran, how, when, why."""
+    rows = [s for s in sections if isinstance(s, dict) and s.get(STEP_STATUS)]
+    if not rows:
+        return []
+    out = ["| step | status | at | reason |", "|---|---|---|---|"]
+    out += [f"| {_cell(str(s.get('title') or '-'))} | {_cell(str(s[STEP_STATUS]))} | "
+            f"{_cell(str(s.get(STEP_TIME) or '-'))} | {_cell(str(s.get('verdict') or '-'))} |"
+            for s in rows]  # fmt: skip
+    return [*out, ""]
+
+
 def _sections(test: Test) -> list[str]:
-    out: list[str] = []
-    for i, section in enumerate(observations(test), 1):
+    sections = observations(test)
+    out: list[str] = _steps(sections)
+    for i, section in enumerate(sections, 1):
         if not isinstance(section, dict):
             out += [f"#### Record {i}", _value(section).strip(), ""]
             continue
         title = str(section.get("title") or f"Record {i}")
         out.append(f"#### {title}")
         keys = [k for k in SECTION_KEYS if k in section]
-        keys += sorted(k for k in section if k not in SECTION_KEYS and k != "title")
+        keys += sorted(k for k in section if k not in (*SECTION_KEYS, *TABLED))
         for key in keys:
             out.append(f"- **{key}**:{_value(section[key])}")
         out.append("")
