@@ -163,12 +163,14 @@ class ProbeSession:
 
         version = None
         delay = d.PROBE_RETRY_START_SECONDS
-        while open_() - deleted and time.monotonic() < end:
+        listed = False  # look at least once, even with no budget left, to say where things are
+        while not listed or (open_() - deleted and time.monotonic() < end):
             try:
                 if version is None:
                     items, version = self.kube.listing(kind, namespace, selector or self.selector)
                     for item in items:
                         take(item)
+                    listed = True
                     continue
                 left = math.ceil(min(end - time.monotonic(), d.PROBE_WATCH_SECONDS))
                 for event in self.kube.watch(kind, namespace, selector or self.selector,
@@ -187,6 +189,7 @@ class ProbeSession:
             except Exception as exc:
                 if not _transient(exc):
                     raise
+                listed = listed or time.monotonic() >= end  # no answer in time: say so
                 time.sleep(min(delay, max(0.0, end - time.monotonic())))
                 delay, version = min(delay * 2, d.PROBE_RETRY_MAX_SECONDS), None
         pending = {n: "deleted" if n in deleted else pod_status.where(seen.get(n))

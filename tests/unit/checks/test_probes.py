@@ -146,3 +146,12 @@ def test_a_forbidden_wait_raises() -> None:
     kube.fail["watch"] = KubeApiError(403, "Forbidden", "cannot watch pods")
     with pytest.raises(KubeApiError, match="cannot watch pods"):
         s.wait("Pod", lambda o: False, budget=5)
+
+
+def test_a_wait_with_no_budget_left_still_looks_once() -> None:
+    kube = FakeKube()
+    s = session(kube, seconds=1.0)  # less than cleanup and the result write need
+    s.create(pod("a"))
+    waited = s.wait("Pod", lambda o: (o.get("status") or {}).get("phase") == "Succeeded")
+    assert waited.seconds == 0.0
+    assert waited.pending == {"a": "Pending, not scheduled yet"}
