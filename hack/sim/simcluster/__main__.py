@@ -7,6 +7,7 @@ node: one line on stderr); 3 the cluster cannot run or is not running.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 
@@ -92,6 +93,20 @@ def heal(sim: Sim, args: argparse.Namespace) -> int:
     return 0
 
 
+def exec_(sim: Sim, args: argparse.Namespace) -> int:
+    """Run a command against the running cluster, with KUBECONFIG set to its admin kubeconfig."""
+    argv = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
+    if not argv:
+        return _bad("sim exec", "no command given: `hack/sim/sim exec -- CMD [ARGS...]`")
+    if not _running(sim, "sim exec"):
+        return EXIT_UNAVAILABLE
+    env = {**os.environ, "KUBECONFIG": str(sim.kubeconfig)}
+    try:
+        os.execvpe(argv[0], argv, env)
+    except OSError as e:
+        return _bad("sim exec", f"cannot run {argv[0]!r}: {e.strerror}")
+
+
 def _on(nodes: list[str | None]) -> str:
     named = [n for n in nodes if n]
     return f" on {', '.join(named)}" if named else ""
@@ -133,6 +148,9 @@ def parser() -> argparse.ArgumentParser:
     h = sub.add_parser("heal", help="remove applied faults (all, or those on NODE)")
     h.add_argument("node", nargs="?")
     h.set_defaults(run=heal)
+    e = sub.add_parser("exec", help="run `-- CMD [ARGS...]` with KUBECONFIG set to the cluster's")
+    e.add_argument("argv", nargs=argparse.REMAINDER)
+    e.set_defaults(run=exec_)
     return p
 
 

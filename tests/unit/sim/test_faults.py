@@ -175,3 +175,28 @@ def test_every_fault_is_documented() -> None:
     text = (REPO / "docs" / "development.md").read_text()
     missing = [f.name for f in registry.FAULTS if f"| `{f.name}` |" not in text]
     assert missing == []
+
+
+def test_exec_runs_the_command_with_the_clusters_kubeconfig(
+    sim: Sim, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ran: list[tuple[str, list[str], dict[str, str]]] = []
+    monkeypatch.setattr("os.execvpe", lambda f, argv, env: ran.append((f, argv, env)))
+    main(["exec", "--", "kubectl", "get", "nodes"], sim=sim)
+    assert [(f, argv) for f, argv, _ in ran] == [("kubectl", ["kubectl", "get", "nodes"])]
+    assert ran[0][2]["KUBECONFIG"] == str(sim.kubeconfig)
+
+
+def test_exec_needs_a_running_cluster(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["exec", "--", "true"], sim=Sim(tmp_path)) == 3
+    assert "no simulated cluster runs" in capsys.readouterr().err
+
+
+def test_exec_without_a_command_or_with_a_missing_one(
+    sim: Sim, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["exec", "--"], sim=sim) == 2
+    assert main(["exec", "--", "/nonexistent/cmd"], sim=sim) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "sim exec: no command given: `hack/sim/sim exec -- CMD [ARGS...]`"
+    assert err[-1].startswith("sim exec: cannot run '/nonexistent/cmd'")

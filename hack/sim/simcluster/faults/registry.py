@@ -84,6 +84,13 @@ FAULTS: tuple[Fault, ...] = (
         "gpu-lost",
         "a GPU fell off the bus (Xid 79): pods see one GPU fewer than they were given",
     ),
+    Fault(
+        "driver-mismatch",
+        "the loaded driver differs from the version the node's feature-discovery labels name",
+        "gpu-node",
+        lambda sim, node: nodes.set_loaded_driver(_api(sim), str(node), True),
+        lambda sim, node: nodes.set_loaded_driver(_api(sim), str(node), False),
+    ),
     _gpu_fault(
         "permissive-toolkit",
         "the container toolkit honours NVIDIA_VISIBLE_DEVICES from unprivileged containers: "
@@ -107,13 +114,6 @@ FAULTS: tuple[Fault, ...] = (
         "dra-driver-down",
         "the DRA driver's kubelet plugin is not running on the node: pods using "
         "ResourceClaims stay ContainerCreating with FailedPrepareDynamicResources",
-    ),
-    Fault(
-        "driver-mismatch",
-        "the loaded driver differs from the version the node's feature-discovery labels name",
-        "gpu-node",
-        lambda sim, node: nodes.set_loaded_driver(_api(sim), str(node), True),
-        lambda sim, node: nodes.set_loaded_driver(_api(sim), str(node), False),
     ),
     _pod_fault(
         "image-pull",
