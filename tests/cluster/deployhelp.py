@@ -1,4 +1,4 @@
-"""Run one deployment check through ``aicr validate`` (Job executor) on the simulated cluster."""
+"""Run one check through ``aicr validate`` (Job executor) on the simulated cluster."""
 
 from __future__ import annotations
 
@@ -17,11 +17,13 @@ SNAPSHOT = str(ROOT / "tests/data/snapshots/ok.yaml")
 DEPLOYMENT_CHECKS = [c.name for c in load_catalog().checks if c.phase == Phase.DEPLOYMENT]
 
 
-def recipe_text(components: str, checks: list[str], constraints: str = "") -> str:
-    """A recipe with ``components`` (YAML list items) and a deployment phase."""
+def recipe_text(
+    components: str, checks: list[str], constraints: str = "", phase: str = "deployment"
+) -> str:
+    """A recipe with ``components`` (YAML list items) and one phase listing ``checks``."""
     text = "kind: RecipeResult\napiVersion: aicr.nvidia.com/v1alpha1\ncomponentRefs:\n"
     text += components
-    text += "validation:\n  deployment:\n"
+    text += f"validation:\n  {phase}:\n"
     if constraints:
         text += f"    constraints:\n{constraints}"
     text += "    checks: [" + ", ".join(checks) + "]\n"
@@ -30,15 +32,15 @@ def recipe_text(components: str, checks: list[str], constraints: str = "") -> st
 
 def run_check(
     cluster: SimCluster, tmp_path: Path, check: str, components: str, constraints: str = "",
-    **request: Any,
+    phase: str = "deployment", **request: Any,
 ) -> dict[str, Any]:
-    """Validate the deployment phase with only ``check`` and return its CTRF test."""
+    """Validate ``phase`` with only ``check`` and return its CTRF test."""
     path = tmp_path / "recipe.yaml"
-    path.write_text(recipe_text(components, [check], constraints))
+    path.write_text(recipe_text(components, [check], constraints, phase))
     req = validate.ValidateRequest(
         recipe=str(path),
         snapshot=SNAPSHOT,
-        phases=("deployment",),
+        phases=(phase,),
         kube=KubeTarget(str(cluster.kubeconfig)),
         image=cluster.validator_image,
         executor="job",

@@ -14,13 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from aicr.checks import CheckContext
+from aicr.checks import gpu_operator as op
 from aicr.checks import health as h
 from aicr.checks.kube import KubeReader, Obj
 from aicr.result import CheckResult, StepStatus
-
-COMPONENT = "gpu-operator"
-DEFAULT_NAMESPACE = "gpu-operator"
-READY_STATE = "ready"
 
 
 @dataclass
@@ -62,22 +59,16 @@ def judge_workloads(kube: KubeReader, ns: str, out: Findings) -> None:
 
 def judge_policies(policies: list[Obj], out: Findings) -> None:
     """Every ClusterPolicy in state ready; none at all is a problem."""
-    if not policies:
-        out.problems.append("no ClusterPolicy (nvidia.com/v1) exists")
-    for p in policies:
-        name = f"ClusterPolicy {p['metadata']['name']}"
-        out.examined.append(name)
-        state = (p.get("status") or {}).get("state")
-        if state != READY_STATE:
-            out.problems.append(f"{name}: state is {state or 'unset'}, not {READY_STATE}")
+    out.examined += [f"ClusterPolicy {p['metadata']['name']}" for p in policies]
+    out.problems += op.policy_problems(policies)
 
 
 def run(ctx: CheckContext) -> CheckResult:
     """Judge the operator's namespace and its ClusterPolicy."""
-    component = ctx.recipe.component(COMPONENT)
-    if component is None or not component.is_enabled:
-        return ctx.skipped(f"not applicable: the recipe deploys no {COMPONENT}")
-    ns = component.namespace or DEFAULT_NAMESPACE
+    component = op.component(ctx.recipe)
+    if component is None:
+        return ctx.skipped(f"not applicable: the recipe deploys no {op.COMPONENT}")
+    ns = op.namespace(component)
     out = Findings()
     if ctx.kube.get("Namespace", ns) is None:
         out.problems.append(f"namespace {ns} does not exist")

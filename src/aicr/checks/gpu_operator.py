@@ -1,0 +1,69 @@
+"""The GPU Operator as the API shows it: its component name, ClusterPolicy, and operands.
+
+Shared by operator-health (deployment) and gpu-operator-health (conformance),
+so both read the operator's namespace and judge its ClusterPolicy the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from aicr.recipe.model import ComponentRef, Recipe
+
+Obj = dict[str, Any]
+COMPONENT = "gpu-operator"
+DEFAULT_NAMESPACE = "gpu-operator"
+READY_STATE = "ready"
+DEPLOY_LABEL = "nvidia.com/gpu.deploy."  # + operand: "false" opts a node out of it
+
+
+@dataclass(frozen=True)
+class Operand:
+    """One per-node operand: its DaemonSet's ``app`` label, ClusterPolicy switch, node label."""
+
+    app: str
+    spec_key: str  # ClusterPolicy ``spec.<key>.enabled`` (default true)
+    deploy: str  # ``nvidia.com/gpu.deploy.<deploy>``
+    what: str
+
+
+OPERANDS = (
+    Operand("nvidia-driver-daemonset", "driver", "driver", "driver"),
+    Operand("nvidia-container-toolkit-daemonset", "toolkit", "container-toolkit",
+            "container toolkit"),
+    Operand("nvidia-device-plugin-daemonset", "devicePlugin", "device-plugin", "device plugin"),
+    Operand("gpu-feature-discovery", "gfd", "gpu-feature-discovery", "GPU feature discovery"),
+    Operand("nvidia-dcgm-exporter", "dcgmExporter", "dcgm-exporter", "DCGM exporter"),
+    Operand("nvidia-operator-validator", "validator", "operator-validator", "validator"),
+)  # fmt: skip
+
+
+def component(recipe: Recipe) -> ComponentRef | None:
+    """The recipe's enabled ``gpu-operator`` component, if any."""
+    ref = recipe.component(COMPONENT)
+    return ref if ref is not None and ref.is_enabled else None
+
+
+def namespace(ref: ComponentRef) -> str:
+    """The operator's namespace (the recipe's, else the chart's default)."""
+    return ref.namespace or DEFAULT_NAMESPACE
+
+
+def policy_problems(policies: list[Obj]) -> list[str]:
+    """Every ClusterPolicy must be ready (a second one, ``ignored``, is not); none is a problem."""
+    if not policies:
+        return ["no ClusterPolicy (nvidia.com/v1) exists"]
+    problems = []
+    for p in policies:
+        state = (p.get("status") or {}).get("state")
+        if state != READY_STATE:
+            problems.append(f"ClusterPolicy {p['metadata']['name']}: state is "
+                            f"{state or 'unset'}, not {READY_STATE}")  # fmt: skip
+    return problems
+
+
+def enabled(policy: Obj, operand: Operand) -> bool:
+    """Whether the ClusterPolicy deploys ``operand`` (the CRD's default: yes)."""
+    section = (policy.get("spec") or {}).get(operand.spec_key) or {}
+    return section.get("enabled", True) is not False

@@ -1,0 +1,153 @@
+"""gpu-operator-health on the simulated cluster: a stand-in operator whose operands really run.
+
+Each operand is a DaemonSet on the GPU nodes whose pods the process runtime
+plays (busybox `sleep`, the fault annotation left empty so node faults apply),
+so `hack/sim/sim fault never-ready|image-pull NODE` breaks the operand pods
+started on that node afterwards, as a hung or unpullable operand would.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from deployhelp import run_check
+from gpu_operator import CRD, deployment, policy
+from harness import SimCluster
+from kubernetes import client
+from manifests import GPU_TOLERATION
+
+from aicr.checks.gpu_operator import OPERANDS
+
+NODE0, NODE1 = "gpu-h100-0", "gpu-h100-1"
+CHECK = "gpu-operator-health"
+# the check's own pod stays off the GPU nodes, whose node faults would hit it too
+OFF_GPU = {"orchestrator_node_selector": {"aicr.dev/node-group": "system"}}
+
+
+def operand(app: str) -> dict[str, Any]:
+    meta = {"labels": {"app": app}, "annotations": {"sim.aicr.dev/fault": ""}}
+    spec = {
+        "nodeSelector": {"nvidia.com/gpu.present": "true"},
+        "tolerations": [GPU_TOLERATION],
+        "containers": [{"name": app, "image": "busybox:1.36", "command": ["sleep", "3600"]}],
+    }
+    return {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": app},
+            "spec": {"selector": {"matchLabels": {"app": app}},
+                     "template": {"metadata": meta, "spec": spec}}}  # fmt: skip
+
+
+def _ready(cluster: SimCluster, ns: str) -> bool:
+    for ds in client.AppsV1Api(cluster.api()).list_namespaced_daemon_set(ns).items:
+        s = ds.status
+        if not s.desired_number_scheduled or (s.number_ready or 0) != s.desired_number_scheduled:
+            return False
+    return True
+
+
+@pytest.fixture
+def operator(cluster: SimCluster) -> Iterator[str]:
+    """A healthy operator in a fresh namespace; the recipe's component for it."""
+    cluster.apply(CRD)
+    cluster.wait_for(lambda: _served(cluster), 30, message="ClusterPolicy CRD served")
+    ns = cluster.fresh_namespace("gpu-op")
+    cluster.apply([deployment("gpu-operator"), *(operand(o.app) for o in OPERANDS)], ns)
+    cluster.apply(policy("ready"))
+    cluster.wait_for(lambda: _ready(cluster, ns), 90, message=f"operands in {ns} ready")
+    yield ns
+    client.CustomObjectsApi(cluster.api()).delete_cluster_custom_object(
+        "nvidia.com", "v1", "clusterpolicies", "cluster-policy"
+    )
+    cluster.delete_namespace(ns, wait=False)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def remove_crd(sim_cluster: SimCluster) -> Iterator[None]:
+    """The ClusterPolicy CRD goes away with this module."""
+    yield
+    client.ApiextensionsV1Api(sim_cluster.api()).delete_custom_resource_definition(
+        CRD["metadata"]["name"]
+    )
+
+
+def _served(cluster: SimCluster) -> bool:
+    try:
+        client.CustomObjectsApi(cluster.api()).list_cluster_custom_object(
+            "nvidia.com", "v1", "clusterpolicies"
+        )
+    except client.ApiException:
+        return False
+    return True
+
+
+def component(ns: str) -> str:
+    return f"- name: gpu-operator\n  namespace: {ns}\n"
+
+
+def restart_on(cluster: SimCluster, ns: str, app: str, node: str) -> None:
+    """Delete the operand's pod on ``node``; its DaemonSet starts a new one there."""
+    core = cluster.core()
+    for p in core.list_namespaced_pod(ns, label_selector=f"app={app}").items:
+        if p.spec.node_name == node:
+            core.delete_namespaced_pod(p.metadata.name, ns, grace_period_seconds=0)
+
+
+def _state_on(cluster: SimCluster, ns: str, app: str, node: str, want: str) -> bool:
+    pods = cluster.core().list_namespaced_pod(ns, label_selector=f"app={app}").items
+    for p in pods:
+        if p.spec.node_name == node and not p.metadata.deletion_timestamp:
+            for cs in p.status.container_statuses or []:
+                waiting = cs.state.waiting.reason if cs.state.waiting else None
+                if want == "not-ready" and cs.state.running and not cs.ready:
+                    return True
+                if waiting and re.fullmatch(want, waiting):
+                    return True
+    return False
+
+
+def test_healthy_operator_passes(cluster: SimCluster, operator: str, tmp_path: Path) -> None:
+    test = run_check(cluster, tmp_path, CHECK, component(operator), phase="conformance")
+    assert (test["status"], test["message"]) == (
+        "passed", f"GPU Operator healthy: ClusterPolicy ready; 6 operands ready on 2 GPU nodes "
+        f"({NODE0}, {NODE1})")  # fmt: skip
+    titles = [s["title"] for s in test["extra"]["evidence"]]
+    assert titles == [
+        "ClusterPolicy",
+        "operator",
+        "GPU nodes",
+        *(f"operand {o.app}" for o in OPERANDS),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("fault", "app", "state", "why"),
+    [("never-ready", "nvidia-dcgm-exporter", "not-ready", "is running but not ready"),
+     ("image-pull", "nvidia-device-plugin-daemonset", "ErrImagePull|ImagePullBackOff",
+      "container nvidia-device-plugin-daemonset is (ErrImagePull|ImagePullBackOff)")],
+    ids=["never-ready", "image-pull"],
+)  # fmt: skip
+def test_a_broken_operand_fails_naming_the_node(
+    cluster: SimCluster, operator: str, tmp_path: Path, fault: str, app: str, state: str, why: str
+) -> None:
+    cluster.fault(fault, NODE1)
+    restart_on(cluster, operator, app, NODE1)
+    cluster.wait_for(lambda: _state_on(cluster, operator, app, NODE1, state), 60,
+                     message=f"{app} on {NODE1} shows {fault}")  # fmt: skip
+    test = run_check(cluster, tmp_path, CHECK, component(operator), phase="conformance", **OFF_GPU)
+    assert test["status"] == "failed", test["message"]
+    assert re.fullmatch(
+        f"1/8 GPU Operator parts failed: operand {app}: no ready pod on {NODE1} \\({why}\\)",
+        test["message"]), test["message"]  # fmt: skip
+
+
+def test_a_policy_that_is_not_ready_fails(
+    cluster: SimCluster, operator: str, tmp_path: Path
+) -> None:
+    cluster.apply(policy("notReady"))
+    test = run_check(cluster, tmp_path, CHECK, component(operator), phase="conformance")
+    assert (test["status"], test["message"]) == (
+        "failed", "1/8 GPU Operator parts failed: ClusterPolicy: ClusterPolicy cluster-policy: "
+        "state is notReady, not ready")  # fmt: skip
