@@ -40,9 +40,10 @@ def _run(cluster: SimCluster, parallel: int, namespace: str | None = None,
     finally:
         left = executor.finish(ctx)
     assert left == [] and remaining(cluster, ctx.run_id) == []
-    # Evidence names the run's own objects; everything else must be identical.
+    # Evidence names the run's own objects and says when; everything else must be identical.
     return [(c.name, r.status, r.message.replace(ctx.run_id, "<run>"),
-             [{k: v.replace(ctx.run_id, "<run>") for k, v in s.model_dump().items()}
+             [{k: v.replace(ctx.run_id, "<run>") for k, v in s.model_dump().items()
+               if k != "timestamp"}
               for s in r.evidence])
             for c, r in results.results]  # fmt: skip
 
