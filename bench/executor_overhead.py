@@ -215,6 +215,8 @@ def main() -> int:
     started = not sim.is_up()
     if started:
         sim.up()
+    else:
+        sim.enter()  # the cluster's network namespace
     cluster = SimCluster(sim)
     try:
         serial = run(cluster, 1, args.seconds)

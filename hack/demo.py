@@ -75,11 +75,13 @@ def main() -> int:
     say("starting the simulated GPU cluster (first run builds it from Go modules)")
     kubeconfig = sim("up")
     try:
-        say("loading the demo scenario: GPU Operator, DRA driver, Prometheus, cert-manager")
         sys.path.insert(0, str(SIM.parent))
         from simcluster import scenario
         from simcluster.cluster import Sim
 
+        # The cluster lives in a network namespace of its own; so do this process and aicr.
+        Sim().enter()
+        say("loading the demo scenario: GPU Operator, DRA driver, Prometheus, cert-manager")
         scenario.apply(Sim(), DEMO / "cluster.yaml")
         wait_workloads(kubeconfig)
 
@@ -93,8 +95,9 @@ def main() -> int:
         return code
     finally:
         if args.keep:
-            say(f"cluster left running: KUBECONFIG={kubeconfig}; stop it with "
-                f"AICR_SIM_DIR={os.environ['AICR_SIM_DIR']} make sim-down")
+            say(f"cluster left running: talk to it with AICR_SIM_DIR={os.environ['AICR_SIM_DIR']} "
+                "hack/sim/sim exec -- kubectl ...; stop it with the same AICR_SIM_DIR and "
+                "make sim-down")
         else:
             say("bringing the simulated cluster down")
             sim("down")

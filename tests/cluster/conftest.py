@@ -31,6 +31,7 @@ for extra in (ROOT / "hack" / "sim", ROOT / "tests", Path(__file__).resolve().pa
 from harness import SimCluster  # noqa: E402
 from simcluster import paths  # noqa: E402
 from simcluster.cluster import Sim, SimUnavailable  # noqa: E402
+from simcluster.net import namespace as netns  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 IN_CI = os.environ.get("CI", "").lower() == "true"
@@ -45,6 +46,9 @@ def _unavailable_reason() -> str | None:
             f"simulated cluster not built ({', '.join(missing)} missing in {paths.bin_dir()}); "
             "run `make sim-build`"
         )
+    why = netns.unavailable()
+    if why:
+        return f"the simulated cluster's network namespace cannot be made here: {why}"
     return None
 
 
@@ -91,6 +95,8 @@ def sim_cluster() -> Iterator[SimCluster]:
                 pytest.fail(f"simulated cluster unavailable in CI: {e}", pytrace=False)
             pytest.skip(str(e))
         started = True
+    else:
+        sim.enter()  # this session talks to it from inside its network namespace
     harness = SimCluster(sim)
     user = sim.dir / "users" / str(os.getpid())
     user.parent.mkdir(exist_ok=True)

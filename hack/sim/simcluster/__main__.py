@@ -94,7 +94,7 @@ def heal(sim: Sim, args: argparse.Namespace) -> int:
 
 
 def exec_(sim: Sim, args: argparse.Namespace) -> int:
-    """Run a command against the running cluster, with KUBECONFIG set to its admin kubeconfig."""
+    """Run a command inside the cluster's network namespace, KUBECONFIG set to its kubeconfig."""
     argv = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
     if not argv:
         return _bad("sim exec", "no command given: `hack/sim/sim exec -- CMD [ARGS...]`")
@@ -113,7 +113,9 @@ def _on(nodes: list[str | None]) -> str:
 
 
 def _running(sim: Sim, verb: str) -> bool:
+    """True when the cluster runs; this process is then inside its network namespace."""
     if sim.is_up():
+        sim.enter()
         return True
     print(f"{verb}: no simulated cluster runs in {sim.dir}; start it with `hack/sim/sim up`",
           file=sys.stderr)  # fmt: skip
@@ -148,7 +150,7 @@ def parser() -> argparse.ArgumentParser:
     h = sub.add_parser("heal", help="remove applied faults (all, or those on NODE)")
     h.add_argument("node", nargs="?")
     h.set_defaults(run=heal)
-    e = sub.add_parser("exec", help="run `-- CMD [ARGS...]` with KUBECONFIG set to the cluster's")
+    e = sub.add_parser("exec", help="run `-- CMD [ARGS...]` inside the cluster's network namespace")
     e.add_argument("argv", nargs=argparse.REMAINDER)
     e.set_defaults(run=exec_)
     return p

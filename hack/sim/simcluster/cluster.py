@@ -3,6 +3,8 @@
 The run lives in one folder (`paths.sim_dir()`): PKI, kubeconfigs, etcd data,
 logs, the runtime's pod folders and `state.json`, which records the ports and
 every process we started (pid + start time) so `down` stops exactly those.
+Everything runs inside the cluster's own network namespace (simcluster.net):
+a process that talks to the cluster calls `Sim.enter()` first.
 """
 
 from __future__ import annotations
@@ -19,8 +21,11 @@ from typing import Any
 
 from simcluster import control_plane as cp
 from simcluster import paths, pki, processes
+from simcluster.net import namespace
 from simcluster.processes import Proc
 from simcluster.runtime.ownership import RUNTIME_OWNED_JQ
+
+NETNS = "netns"  # the process holding the cluster's network namespace
 
 
 class SimUnavailable(RuntimeError):
@@ -75,9 +80,21 @@ class Sim:
         return f"https://{cp.LOOPBACK}:{self.ports.apiserver}"
 
     # ---- lifecycle -------------------------------------------------------
+    def enter(self) -> None:
+        """Move this process (its calling thread) into the running cluster's network namespace."""
+        holder = self.procs().get(NETNS)
+        if holder is None or not processes.alive(holder):
+            raise SimUnavailable(f"no simulated cluster runs in {self.dir}")
+        if not namespace.inside(holder.pid):
+            namespace.enter(holder.pid)
+
     def up(self, timeout: float = 90.0) -> Path:
-        """Start the cluster unless it already runs; return the kubeconfig path."""
+        """Start the cluster unless it already runs (then enter it); return the kubeconfig path.
+
+        The calling process ends up inside the cluster's network namespace.
+        """
         if self.is_up():
+            self.enter()
             return self.kubeconfig
         if self.state() is not None:
             self.down()  # leftovers of a crashed run
@@ -89,6 +106,9 @@ class Sim:
             )
         if shutil.which("openssl") is None:
             raise SimUnavailable("openssl is not installed (needed to generate the cluster PKI)")
+        why = namespace.unavailable()
+        if why:
+            raise SimUnavailable(f"the cluster's own network namespace cannot be made: {why}")
         self.dir.mkdir(parents=True, exist_ok=True)
         (self.dir / ".gitignore").write_text("*\n")
         try:
@@ -149,6 +169,10 @@ class Sim:
             state["procs"][name] = proc.to_json()
             self._save(state)
 
+        # First the network namespace: everything started after this is inside it.
+        spawn(NETNS, namespace.HOLDER_ARGV)
+        namespace.enter_new(state["procs"][NETNS]["pid"])
+        namespace.set_up((cp.POD_CIDR, cp.SERVICE_CIDR))
         spawn("etcd", cp.etcd_args(bins, self.dir / "etcd", ports))
         _wait(lambda: _http_ok(f"http://{cp.LOOPBACK}:{ports.etcd}/health"), deadline, "etcd")
         spawn("kube-apiserver", cp.apiserver_args(bins, self.dir, keys, ports))
@@ -193,6 +217,7 @@ class Sim:
             "kube-controller-manager",
             "kube-apiserver",
             "etcd",
+            NETNS,
         ]
         for name in sorted(procs, key=lambda n: order.index(n) if n in order else -1):
             processes.stop(procs[name])

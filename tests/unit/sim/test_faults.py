@@ -25,6 +25,7 @@ NODES = [
 def sim(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Sim:
     """A run folder that looks up, whose nodes are NODES (no API server behind it)."""
     monkeypatch.setattr(Sim, "is_up", lambda self: True)
+    monkeypatch.setattr(Sim, "enter", lambda self: None)
     monkeypatch.setattr(registry, "cluster_nodes", lambda sim: list(NODES))
     return Sim(tmp_path)
 

@@ -1,0 +1,1 @@
+"""Networking of the simulated cluster (see `namespace`)."""
