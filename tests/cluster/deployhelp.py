@@ -31,8 +31,13 @@ def recipe_text(
 
 
 def run_check(
-    cluster: SimCluster, tmp_path: Path, check: str, components: str, constraints: str = "",
-    phase: str = "deployment", **request: Any,
+    cluster: SimCluster,
+    tmp_path: Path,
+    check: str,
+    components: str,
+    constraints: str = "",
+    phase: str = "deployment",
+    **request: Any,
 ) -> dict[str, Any]:
     """Validate ``phase`` with only ``check`` and return its CTRF test."""
     path = tmp_path / "recipe.yaml"

@@ -7,7 +7,7 @@ from typing import Any
 
 from harness import SimCluster
 from kubernetes import client
-from manifests import crd
+from manifests import GPU_TOLERATION, crd
 
 CRD = crd("nvidia.com", "clusterpolicies", "ClusterPolicy", scope="Cluster")
 IMAGE = "nvcr.io/nvidia/gpu-operator:v25.10.1"
@@ -65,3 +65,37 @@ def install_operator(cluster: SimCluster, ns: str, state: str = "ready", **dep: 
     cluster.apply([deployment("gpu-operator", **dep), daemon_set("nvidia-device-plugin-daemonset")],
                   ns)  # fmt: skip
     cluster.apply(policy(state))
+
+
+def gpu_node_daemon_set(app: str) -> dict[str, Any]:
+    """A DaemonSet on the GPU nodes whose pods the process runtime really runs (busybox sleep).
+
+    The fault annotation is left empty, so `hack/sim/sim fault never-ready|image-pull NODE`
+    breaks its pods started on that node afterwards.
+    """
+    meta = {"labels": {"app": app}, "annotations": {"sim.aicr.dev/fault": ""}}
+    spec = {
+        "nodeSelector": {"nvidia.com/gpu.present": "true"},
+        "tolerations": [GPU_TOLERATION],
+        "containers": [{"name": app, "image": "busybox:1.36", "command": ["sleep", "3600"]}],
+    }
+    return {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": app},
+            "spec": {"selector": {"matchLabels": {"app": app}},
+                     "template": {"metadata": meta, "spec": spec}}}  # fmt: skip
+
+
+def daemon_sets_ready(cluster: SimCluster, ns: str) -> bool:
+    """Every DaemonSet in ``ns`` targets a node and is ready on all it targets."""
+    for ds in client.AppsV1Api(cluster.api()).list_namespaced_daemon_set(ns).items:
+        s = ds.status
+        if not s.desired_number_scheduled or (s.number_ready or 0) != s.desired_number_scheduled:
+            return False
+    return True
+
+
+def restart_on(cluster: SimCluster, ns: str, app: str, node: str) -> None:
+    """Delete the ``app`` pod on ``node``; its DaemonSet starts a new one there."""
+    core = cluster.core()
+    for p in core.list_namespaced_pod(ns, label_selector=f"app={app}").items:
+        if p.spec.node_name == node:
+            core.delete_namespaced_pod(p.metadata.name, ns, grace_period_seconds=0)

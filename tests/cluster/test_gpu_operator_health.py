@@ -1,7 +1,6 @@
 """gpu-operator-health on the simulated cluster: a stand-in operator whose operands really run.
 
-Each operand is a DaemonSet on the GPU nodes whose pods the process runtime
-plays (busybox `sleep`, the fault annotation left empty so node faults apply),
+Each operand is a DaemonSet on the GPU nodes (`gpu_operator.gpu_node_daemon_set`),
 so `hack/sim/sim fault never-ready|image-pull NODE` breaks the operand pods
 started on that node afterwards, as a hung or unpullable operand would.
 """
@@ -11,14 +10,19 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from deployhelp import run_check
-from gpu_operator import CRD, deployment, policy
+from gpu_operator import (
+    CRD,
+    daemon_sets_ready,
+    deployment,
+    gpu_node_daemon_set,
+    policy,
+    restart_on,
+)
 from harness import SimCluster
 from kubernetes import client
-from manifests import GPU_TOLERATION
 
 from aicr.checks.gpu_operator import OPERANDS
 
@@ -28,35 +32,15 @@ CHECK = "gpu-operator-health"
 OFF_GPU = {"orchestrator_node_selector": {"aicr.dev/node-group": "system"}}
 
 
-def operand(app: str) -> dict[str, Any]:
-    meta = {"labels": {"app": app}, "annotations": {"sim.aicr.dev/fault": ""}}
-    spec = {
-        "nodeSelector": {"nvidia.com/gpu.present": "true"},
-        "tolerations": [GPU_TOLERATION],
-        "containers": [{"name": app, "image": "busybox:1.36", "command": ["sleep", "3600"]}],
-    }
-    return {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": app},
-            "spec": {"selector": {"matchLabels": {"app": app}},
-                     "template": {"metadata": meta, "spec": spec}}}  # fmt: skip
-
-
-def _ready(cluster: SimCluster, ns: str) -> bool:
-    for ds in client.AppsV1Api(cluster.api()).list_namespaced_daemon_set(ns).items:
-        s = ds.status
-        if not s.desired_number_scheduled or (s.number_ready or 0) != s.desired_number_scheduled:
-            return False
-    return True
-
-
 @pytest.fixture
 def operator(cluster: SimCluster) -> Iterator[str]:
     """A healthy operator in a fresh namespace; the recipe's component for it."""
     cluster.apply(CRD)
     cluster.wait_for(lambda: _served(cluster), 30, message="ClusterPolicy CRD served")
     ns = cluster.fresh_namespace("gpu-op")
-    cluster.apply([deployment("gpu-operator"), *(operand(o.app) for o in OPERANDS)], ns)
+    cluster.apply([deployment("gpu-operator"), *(gpu_node_daemon_set(o.app) for o in OPERANDS)], ns)
     cluster.apply(policy("ready"))
-    cluster.wait_for(lambda: _ready(cluster, ns), 90, message=f"operands in {ns} ready")
+    cluster.wait_for(lambda: daemon_sets_ready(cluster, ns), 90, message=f"operands in {ns} ready")
     yield ns
     client.CustomObjectsApi(cluster.api()).delete_cluster_custom_object(
         "nvidia.com", "v1", "clusterpolicies", "cluster-policy"
@@ -85,14 +69,6 @@ def _served(cluster: SimCluster) -> bool:
 
 def component(ns: str) -> str:
     return f"- name: gpu-operator\n  namespace: {ns}\n"
-
-
-def restart_on(cluster: SimCluster, ns: str, app: str, node: str) -> None:
-    """Delete the operand's pod on ``node``; its DaemonSet starts a new one there."""
-    core = cluster.core()
-    for p in core.list_namespaced_pod(ns, label_selector=f"app={app}").items:
-        if p.spec.node_name == node:
-            core.delete_namespaced_pod(p.metadata.name, ns, grace_period_seconds=0)
 
 
 def _state_on(cluster: SimCluster, ns: str, app: str, node: str, want: str) -> bool:

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from kubernetes import client
 
 from simcluster import kube
+from simcluster.gpu.smi import gpu_uuid
 from simcluster.nodes import GPU_NODES, GPU_RESOURCE, gpu_count, load_profile
 
 Mode = Literal["device-plugin", "dra", "dual"]
@@ -47,7 +48,7 @@ def resource_slice(node: str) -> dict[str, Any]:
             "attributes": {
                 "type": {"string": "gpu"},
                 "index": {"int": i},
-                "uuid": {"string": f"GPU-sim-{node}-{i}"},
+                "uuid": {"string": gpu_uuid(node, i)},  # what nvidia-smi lists for it
                 "productName": {"string": str(gpu["product"])},
                 "brand": {"string": "Nvidia"},
                 "architecture": {"string": "Hopper"},

@@ -17,7 +17,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from aicr.errors import InvalidRequestError, Problem
+from aicr.errors import InputError, InvalidRequestError, Problem
 from aicr.recipe.model import ComponentRef, Recipe
 from aicr.yaml_io import parse
 
@@ -202,3 +202,22 @@ def resolve_mode(recipe: Recipe, data_dir: str | None, source: str = "recipe") -
         )
     mode = AllocationMode.DRA if dra_on else AllocationMode.DEVICE_PLUGIN
     return Resolution(mode, settings, tuple(r.notes))
+
+
+def preflight_mode(recipe: Recipe, data_dir: str | None, source: str) -> dict[str, Any]:
+    """A check's preflight: the whole-GPU mode, resolved in the orchestrator (exit 2 if unclear)."""
+    return {"mode": resolve_mode(recipe, data_dir, source).mode.value}
+
+
+def prepared_mode(prepared: Any, recipe: Recipe) -> AllocationMode:
+    """The mode ``preflight_mode`` resolved for the check.
+
+    Without it (no preflight ran): the recipe's overrides and chart defaults,
+    and the device plugin when even those say nothing usable.
+    """
+    if prepared:
+        return AllocationMode(prepared["mode"])
+    try:
+        return resolve_mode(recipe, None).mode
+    except InputError:
+        return AllocationMode.DEVICE_PLUGIN

@@ -10,6 +10,7 @@ from typing import Any
 GPU_RESOURCE = "nvidia.com/gpu"  # the device plugin's extended resource
 GPU_TAINT = "nvidia.com/gpu"  # the taint GPU node pools commonly carry
 GPU_PRESENT_LABEL = "nvidia.com/gpu.present"  # GPU feature discovery
+PCI_LABEL = "feature.node.kubernetes.io/pci-10de.present"  # NFD: an NVIDIA PCI device
 DRIVER_FULL_LABEL = "nvidia.com/cuda.driver-version.full"
 DRIVER_PART_LABELS = tuple(f"nvidia.com/cuda.driver.{p}" for p in ("major", "minor", "rev"))
 # The NVIDIA DRA driver: its driver name and the DeviceClass of its whole GPUs
@@ -33,3 +34,13 @@ def allocatable_gpus(node: dict[str, Any]) -> int:
 def is_whole_gpu(device: dict[str, Any]) -> bool:
     """A ResourceSlice device of the NVIDIA DRA driver that is a whole GPU (not a channel)."""
     return ((device.get("attributes") or {}).get("type") or {}).get("string") == "gpu"
+
+
+def gpu_nodes(nodes: list[dict[str, Any]]) -> list[str]:
+    """Names of the nodes GPU feature discovery or NFD marks as having NVIDIA GPUs, sorted."""
+    found = []
+    for n in nodes:
+        labels = (n.get("metadata") or {}).get("labels") or {}
+        if labels.get(GPU_PRESENT_LABEL) == "true" or labels.get(PCI_LABEL) == "true":
+            found.append(str(n["metadata"]["name"]))
+    return sorted(found)

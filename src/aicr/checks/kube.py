@@ -65,6 +65,9 @@ class Kube(KubeReader, Protocol):
     def logs(self, pod: str, namespace: str, container: str | None = None) -> str:
         """A pod's (container's) log."""
 
+    def served(self, api_version: str) -> builtins.list[str] | None:
+        """The resources API discovery lists for ``api_version``; None when it is not served."""
+
 
 class RestKube:
     """``Kube`` over the REST client (``aicr.kubeapi``)."""
@@ -135,6 +138,19 @@ class RestKube:
     def delete(self, kind: str, name: str, namespace: str | None = None) -> None:
         """DELETE with no grace period; 404 is fine."""
         self.api.delete(_kind(kind).path(namespace, name), grace_seconds=0)
+
+    def served(self, api_version: str) -> builtins.list[str] | None:
+        """GET the group version's discovery document; 404 means not served."""
+        from aicr.kubeapi import KubeApiError
+
+        path = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
+        try:
+            data = self.api.get(path)
+        except KubeApiError as exc:
+            if exc.status == 404:
+                return None
+            raise
+        return [str(r.get("name")) for r in data.get("resources") or []]
 
     def logs(self, pod: str, namespace: str, container: str | None = None) -> str:
         """GET the pod's log subresource."""

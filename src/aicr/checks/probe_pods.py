@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from aicr.checks.gpu import GPU_TAINT
+from aicr.checks.gpu import GPU_DEVICE_CLASS, GPU_TAINT
 from aicr.runner import Placement
 
 Obj = dict[str, Any]
@@ -41,6 +41,18 @@ def restricted_pod_spec(containers: list[Obj]) -> Obj:
                             "seccompProfile": {"type": "RuntimeDefault"}},
         "containers": [{**c, "securityContext": dict(locked)} for c in containers],
     }  # fmt: skip
+
+
+def gpu_claim(name: str, count: int, request: str) -> Obj:
+    """A ResourceClaim ``name`` for ``count`` whole GPUs of the NVIDIA DRA driver."""
+    exactly = {"deviceClassName": GPU_DEVICE_CLASS, "allocationMode": "ExactCount",
+               "count": count}  # fmt: skip
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": name},
+        "spec": {"devices": {"requests": [{"name": request, "exactly": exactly}]}},
+    }
 
 
 def _pod_spec(obj: Obj) -> Obj | None:

@@ -34,6 +34,7 @@ class FakeKube:
         self.script: dict[str, Script] = {}
         self.logs_of: dict[str, str] = {}
         self.fail: dict[str, Exception] = {}
+        self.discovery: dict[str, list[str]] = {}  # api version -> served resources
         self._queue: list[Obj] = []  # watch events not yet delivered
         self._version = 0
 
@@ -105,6 +106,10 @@ class FakeKube:
             o["kind"] == kind.split(".")[0] and o["metadata"]["name"] == name
             and o["metadata"].get("namespace") == namespace)]  # fmt: skip
         self._queue = [e for e in self._queue if e["object"]["metadata"]["name"] != name]
+
+    def served(self, api_version: str) -> list[str] | None:
+        self._check("served")
+        return self.discovery.get(api_version)
 
     def logs(self, pod: str, namespace: str, container: str | None = None) -> str:
         self._check("logs")

@@ -15,7 +15,7 @@ from aicr.catalog import load_catalog
 from aicr.checks import CheckContext, RunInputs
 from aicr.checks import gpu_operator as op
 from aicr.checks.conformance import gpu_operator_health
-from aicr.checks.conformance.gpu_operator_health import build
+from aicr.checks.gpu import gpu_nodes
 from aicr.config import EMPTY_CONFIG
 from aicr.ctrf import Status
 from aicr.recipe.load import parse_recipe
@@ -152,6 +152,4 @@ def test_skips_without_gpu_operator_component() -> None:
     ({}, False),
 ])  # fmt: skip
 def test_gpu_nodes_from_gfd_or_nfd_labels(labels: dict[str, str], gpu: bool) -> None:
-    assert build.gpu_nodes([{"metadata": {"name": "n", "labels": labels}}]) == (
-        ["n"] if gpu else []
-    )
+    assert gpu_nodes([{"metadata": {"name": "n", "labels": labels}}]) == (["n"] if gpu else [])

@@ -10,6 +10,7 @@ import pytest
 
 from aicr.checks.deployment.check_nvidia_smi import build as smi
 from aicr.checks.probe_pods import place
+from aicr.checks.smi_xml import parse_xml
 from aicr.runner import Placement, Toleration
 
 XML = """<?xml version="1.0" ?>
@@ -36,7 +37,7 @@ DRIVER_FAILED = (
 
 
 def test_parse_xml_reads_driver_cuda_and_gpus() -> None:
-    report = smi.parse_xml("warning: something first\n" + XML)
+    report = parse_xml("warning: something first\n" + XML)
     assert (report.driver, report.cuda) == ("570.86.16", "12.8")
     assert [g.uuid for g in report.gpus] == ["GPU-1", "GPU-2"]
 
@@ -53,7 +54,7 @@ def test_parse_xml_reads_driver_cuda_and_gpus() -> None:
 )
 def test_parse_xml_refuses_what_is_not_the_log(text: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        smi.parse_xml(text)
+        parse_xml(text)
 
 
 def node(name: str, gpus: int = 8, **spec: Any) -> dict[str, Any]:

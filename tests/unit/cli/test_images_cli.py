@@ -74,7 +74,9 @@ def test_a_check_param_replaces_its_image(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     cfg = config(tmp_path, "{checks: {check-nvidia-smi: {params: {image: 'my.reg/cuda:1'}}}}")
-    assert images(capsys, "--config", cfg) == (0, [VALIDATOR, "my.reg/cuda:1"], "")
+    # dra-support, which runs the same pinned image, keeps it: the param is per check
+    pinned = "nvcr.io/nvidia/cuda:12.8.1-base-ubuntu24.04"
+    assert images(capsys, "--config", cfg) == (0, [VALIDATOR, "my.reg/cuda:1", pinned], "")
 
 
 @pytest.mark.parametrize(

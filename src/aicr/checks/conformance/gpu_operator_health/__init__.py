@@ -28,7 +28,7 @@ from aicr.checks import CheckContext
 from aicr.checks import gpu_operator as op
 from aicr.checks import health as h
 from aicr.checks.conformance.gpu_operator_health import build
-from aicr.checks.gpu import GPU_PRESENT_LABEL
+from aicr.checks.gpu import GPU_PRESENT_LABEL, PCI_LABEL, gpu_nodes
 from aicr.ctrf import Status
 from aicr.result import CheckResult
 
@@ -56,18 +56,18 @@ def run(ctx: CheckContext) -> CheckResult:
             problems.append(f"no Deployment in {ns}")
         step.failed("; ".join(problems)) if problems else step.passed("available")
     nodes = ctx.kube.list("Node")
-    gpu_nodes = build.gpu_nodes(nodes)
+    gpu = gpu_nodes(nodes)
     deployed, off = build.expected_operands(policies[0] if len(policies) == 1 else None)
     with ctx.step("GPU nodes") as step:
-        step.asked = f"Nodes labelled {GPU_PRESENT_LABEL}=true or {build.PCI_LABEL}=true"
-        step.answer = ", ".join(gpu_nodes) or "none"
+        step.asked = f"Nodes labelled {GPU_PRESENT_LABEL}=true or {PCI_LABEL}=true"
+        step.answer = ", ".join(gpu) or "none"
         switched = ", ".join(f"{o.app} (spec.{o.spec_key}.enabled=false)" for o in off)
-        if gpu_nodes:
+        if gpu:
             tail = f"; switched off by the ClusterPolicy: {switched}" if off else ""
             step.info(f"{len(deployed)} operands expected on each{tail}")
         else:
             step.failed("no node is labelled as having an NVIDIA GPU")
-    if not gpu_nodes:
+    if not gpu:
         return ctx.conclude("GPU Operator parts")
     pods = ctx.kube.list("Pod", ns)
     verdicts = [build.judge_operand(o, nodes, pods) for o in deployed]
@@ -84,4 +84,4 @@ def run(ctx: CheckContext) -> CheckResult:
     if result.status != Status.PASSED:
         return result
     return ctx.passed(f"GPU Operator healthy: ClusterPolicy ready; {len(deployed)} operands "
-                      f"ready on {len(gpu_nodes)} GPU nodes ({', '.join(gpu_nodes)})")  # fmt: skip
+                      f"ready on {len(gpu)} GPU nodes ({', '.join(gpu)})")  # fmt: skip

@@ -10,20 +10,9 @@ from typing import Any
 
 from aicr.checks import gpu_operator as op
 from aicr.checks import health as h
-from aicr.checks.gpu import GPU_PRESENT_LABEL
+from aicr.checks.gpu import gpu_nodes
 
 Obj = dict[str, Any]
-PCI_LABEL = "feature.node.kubernetes.io/pci-10de.present"  # NFD: an NVIDIA PCI device
-
-
-def gpu_nodes(nodes: list[Obj]) -> list[str]:
-    """Names of the nodes GPU feature discovery or NFD marks as having NVIDIA GPUs, sorted."""
-    found = []
-    for n in nodes:
-        labels = (n.get("metadata") or {}).get("labels") or {}
-        if labels.get(GPU_PRESENT_LABEL) == "true" or labels.get(PCI_LABEL) == "true":
-            found.append(str(n["metadata"]["name"]))
-    return sorted(found)
 
 
 def _labels(node: Obj) -> dict[str, str]:

@@ -27,11 +27,9 @@ from pydantic import Field
 
 from aicr import pod_status
 from aicr.checks import CheckContext, CheckParams
-from aicr.checks.allocation import AllocationMode, resolve_mode
+from aicr.checks.allocation import AllocationMode, preflight_mode, prepared_mode
 from aicr.checks.deployment.check_nvidia_smi import build as smi
 from aicr.checks.images import workload_image
-from aicr.errors import InputError
-from aicr.recipe.model import Recipe
 from aicr.result import CheckResult, StepStatus
 
 
@@ -45,20 +43,7 @@ class Params(CheckParams):
     )
 
 
-def preflight(recipe: Recipe, data_dir: str | None, source: str) -> dict[str, Any]:
-    """The whole-GPU mode, resolved in the orchestrator like gpu-allocation-policy does."""
-    return {"mode": resolve_mode(recipe, data_dir, source).mode.value}
-
-
-def _mode(ctx: CheckContext) -> AllocationMode:
-    if ctx.prepared:
-        return AllocationMode(ctx.prepared["mode"])
-    try:
-        return resolve_mode(ctx.recipe, None).mode
-    except InputError:
-        return (
-            AllocationMode.DEVICE_PLUGIN
-        )  # the recipe says nothing usable: probe what nodes offer
+preflight = preflight_mode  # the whole-GPU mode, resolved like gpu-allocation-policy does
 
 
 def _finished(pod: dict[str, Any]) -> bool:
@@ -67,7 +52,7 @@ def _finished(pod: dict[str, Any]) -> bool:
 
 def run(ctx: CheckContext) -> CheckResult:
     """Probe every schedulable GPU node with a pinned nvidia-smi pod."""
-    mode = _mode(ctx)
+    mode = prepared_mode(ctx.prepared, ctx.recipe)
     dra = mode == AllocationMode.DRA
     nodes = ctx.kube.list("Node")
     if dra:

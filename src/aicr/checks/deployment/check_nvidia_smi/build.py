@@ -7,7 +7,6 @@ probe session when the objects are created.
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,13 +14,14 @@ from aicr.checks.gpu import (
     DRA_DRIVER,
     DRIVER_FULL_LABEL,
     DRIVER_PART_LABELS,
-    GPU_DEVICE_CLASS,
     GPU_RESOURCE,
     allocatable_gpus,
     is_whole_gpu,
     quantity,
 )
+from aicr.checks.probe_pods import gpu_claim as probe_claim
 from aicr.checks.probe_pods import gpu_toleration, pinned_to, restricted_pod_spec
+from aicr.checks.smi_xml import first_line, read_probe
 from aicr.runner import Placement
 from aicr.runner import names as k8s_names
 
@@ -31,46 +31,6 @@ COMMAND = ["nvidia-smi", "-q", "-x"]
 IMAGE = "cuda-base"  # in aicr/checks/images.yaml
 TERMINAL_PHASES = ("Succeeded", "Failed")
 CLAIM_REQUEST = "gpus"
-
-
-@dataclass(frozen=True)
-class Gpu:
-    """One GPU as nvidia-smi lists it."""
-
-    product: str
-    uuid: str
-
-
-@dataclass(frozen=True)
-class SmiReport:
-    """What ``nvidia-smi -q -x`` said."""
-
-    driver: str
-    cuda: str
-    gpus: tuple[Gpu, ...]
-
-
-def parse_xml(text: str) -> SmiReport:
-    """Parse ``nvidia-smi -q -x`` output; ValueError when it is not that document."""
-    start = text.find("<?xml")
-    if start < 0:
-        start = text.find("<nvidia_smi_log")
-    if start < 0:
-        raise ValueError("no nvidia_smi_log document in the output")
-    try:
-        root = ET.fromstring(text[start:].encode())
-    except ET.ParseError as exc:
-        raise ValueError(f"malformed nvidia-smi XML: {exc}") from None
-    if root.tag != "nvidia_smi_log":
-        raise ValueError(f"unexpected XML root <{root.tag}>, not <nvidia_smi_log>")
-    driver = (root.findtext("driver_version") or "").strip()
-    if not driver:
-        raise ValueError("nvidia-smi XML has no driver_version")
-    gpus = tuple(
-        Gpu((g.findtext("product_name") or "").strip(), (g.findtext("uuid") or "").strip())
-        for g in root.findall("gpu")
-    )
-    return SmiReport(driver, (root.findtext("cuda_version") or "").strip(), gpus)
 
 
 def gpu_requests(pod: Obj) -> int:
@@ -214,14 +174,7 @@ def claim_name(node: str) -> str:
 
 def gpu_claim(target: Target) -> Obj:
     """A ResourceClaim for ``target.gpus`` whole GPUs of the NVIDIA DRA driver."""
-    request = {"deviceClassName": GPU_DEVICE_CLASS, "allocationMode": "ExactCount",
-               "count": target.gpus}  # fmt: skip
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaim",
-        "metadata": {"name": claim_name(target.node)},
-        "spec": {"devices": {"requests": [{"name": CLAIM_REQUEST, "exactly": request}]}},
-    }
+    return probe_claim(claim_name(target.node), target.gpus, CLAIM_REQUEST)
 
 
 def pod_name(node: str) -> str:
@@ -252,13 +205,9 @@ def probe_pod(target: Target, image: str, dra: bool = False) -> Obj:
 
 def judge(target: Target, exit_code: int | None, log: str) -> tuple[list[str], str]:
     """``(problems, what was seen)`` for one node's probe."""
-    first = next((line.strip() for line in log.splitlines() if line.strip()), "no output")
-    if exit_code != 0:
-        return [f"nvidia-smi exited {exit_code}: {first}"], first
-    try:
-        report = parse_xml(log)
-    except ValueError as exc:
-        return [str(exc)], first
+    report = read_probe(exit_code, log)
+    if isinstance(report, str):
+        return [report], first_line(log)
     seen = (
         f"{len(report.gpus)} GPUs ({', '.join(sorted({g.product for g in report.gpus})) or '-'}), "
         f"driver {report.driver}, CUDA {report.cuda or 'unknown'}"

@@ -1,0 +1,101 @@
+"""The pure parts of dra-support: the API's resources, slices per node, the probe, its verdict.
+
+No client and no I/O: functions of the API's dicts, tested as tables.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aicr.checks.gpu import DRA_DRIVER, is_whole_gpu
+from aicr.checks.probe_pods import gpu_claim, gpu_toleration, restricted_pod_spec
+from aicr.checks.smi_xml import first_line, read_probe
+
+Obj = dict[str, Any]
+API = "resource.k8s.io/v1"
+RESOURCES = ("deviceclasses", "resourceclaims", "resourceclaimtemplates", "resourceslices")
+LIFECYCLE_CLAIM = "dra-lifecycle"
+GPU_CLAIM = POD = "dra-gpu"
+CONTAINER = "nvidia-smi"
+COMMAND = ["nvidia-smi", "-q", "-x"]
+REQUEST = "gpu"
+IMAGE = "cuda-base"  # in aicr/checks/images.yaml
+
+
+def missing_resources(served: list[str] | None) -> list[str]:
+    """The DRA resources API discovery does not list (all of them when the API is not served)."""
+    return [r for r in RESOURCES if r not in (served or [])]
+
+
+def whole_gpus_by_node(slices: list[Obj]) -> dict[str, int]:
+    """Whole GPUs the NVIDIA DRA driver publishes per node."""
+    found: dict[str, int] = {}
+    for s in slices:
+        spec = s.get("spec") or {}
+        if spec.get("driver") == DRA_DRIVER and spec.get("nodeName"):
+            n = sum(1 for d in spec.get("devices") or [] if is_whole_gpu(d))
+            found[spec["nodeName"]] = found.get(spec["nodeName"], 0) + n
+    return found
+
+
+def lifecycle_claim() -> Obj:
+    """The claim created, read back and deleted to show the API works in the run namespace."""
+    return gpu_claim(LIFECYCLE_CLAIM, 1, REQUEST)
+
+
+def probe_claim() -> Obj:
+    """The claim for one GPU the probe pod uses."""
+    return gpu_claim(GPU_CLAIM, 1, REQUEST)
+
+
+def probe_pod(image: str) -> Obj:
+    """A pod whose one container uses the claim and lists the GPUs it sees."""
+    container = {"name": CONTAINER, "image": image, "command": list(COMMAND),
+                 "resources": {"claims": [{"name": REQUEST}]}}  # fmt: skip
+    spec = restricted_pod_spec([container])
+    spec["tolerations"] = [gpu_toleration()]
+    spec["resourceClaims"] = [{"name": REQUEST, "resourceClaimName": GPU_CLAIM}]
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": POD}, "spec": spec}
+
+
+def allocated(claim: Obj | None, slices: list[Obj]) -> tuple[list[str], Obj | None, str | None]:
+    """``(problems, the allocated device, its node)`` from the claim's status and the slices."""
+    results = (((claim or {}).get("status") or {}).get("allocation") or {}).get("devices") or {}
+    results = results.get("results") or []
+    if not results:
+        return ["the claim was not allocated"], None, None
+    if len(results) != 1 or results[0].get("driver") != DRA_DRIVER:
+        got = ", ".join(f"{r.get('driver')}/{r.get('pool')}/{r.get('device')}" for r in results)
+        return [f"the claim was allocated {got}, not one {DRA_DRIVER} device"], None, None
+    r = results[0]
+    for s in slices:
+        spec = s.get("spec") or {}
+        if spec.get("driver") != DRA_DRIVER or (spec.get("pool") or {}).get("name") != r.get(
+            "pool"
+        ):
+            continue
+        for d in spec.get("devices") or []:
+            if d.get("name") == r.get("device"):
+                return [], d, spec.get("nodeName")
+    return [f"device {r.get('pool')}/{r.get('device')} is in no ResourceSlice"], None, None
+
+
+def judge_probe(
+    device: Obj, node: str | None, pod: Obj, exit_code: int, log: str
+) -> tuple[list[str], str]:
+    """``(problems, what was seen)``: the pod ran on the device's node and saw only that device."""
+    uuid = str(((device.get("attributes") or {}).get("uuid") or {}).get("string") or "")
+    ran_on = (pod.get("spec") or {}).get("nodeName")
+    report = read_probe(exit_code, log)
+    if isinstance(report, str):
+        return [report], first_line(log)
+    seen = f"ran on {ran_on}; saw {', '.join(g.uuid for g in report.gpus) or 'no GPU'}"
+    problems = []
+    if ran_on != node:
+        problems.append(f"the pod ran on {ran_on}, the device is on {node}")
+    if not uuid:
+        problems.append(f"device {device.get('name')} publishes no uuid attribute to compare")
+    elif [g.uuid for g in report.gpus] != [uuid]:
+        problems.append(f"the container saw {', '.join(g.uuid for g in report.gpus) or 'no GPU'}"
+                        f", not exactly the allocated {uuid}")  # fmt: skip
+    return problems, seen
