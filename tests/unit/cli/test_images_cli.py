@@ -11,6 +11,7 @@ from aicr.cli.main import run
 
 VALIDATOR = f"ghcr.io/aicr-dev/aicr-validator:v{__version__}"
 CUDA = "nvcr.io/nvidia/cuda:12.8.1-base-ubuntu24.04"
+UBUNTU = "docker.io/library/ubuntu:22.04"
 ENV = "AICR_VALIDATOR_IMAGE_REGISTRY"
 
 
@@ -45,7 +46,7 @@ def images(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, list[st
 
 
 def test_without_a_recipe_every_check_counts(capsys: pytest.CaptureFixture[str]) -> None:
-    assert images(capsys) == (0, [VALIDATOR, CUDA], "")
+    assert images(capsys) == (0, [VALIDATOR, CUDA, UBUNTU], "")
 
 
 def test_only_the_planned_checks_images(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -62,11 +63,13 @@ def test_the_config_registry_moves_every_image(
     assert images(capsys, "--config", cfg) == (0, [
         f"mirror.local:5000/ai/aicr-dev/aicr-validator:v{__version__}",
         "mirror.local:5000/ai/nvidia/cuda:12.8.1-base-ubuntu24.04",
+        "mirror.local:5000/ai/library/ubuntu:22.04",
     ], "")  # fmt: skip
     monkeypatch.setenv(ENV, "env.local")
     assert images(capsys, "--config", cfg)[1] == [
         f"env.local/aicr-dev/aicr-validator:v{__version__}",
         "env.local/nvidia/cuda:12.8.1-base-ubuntu24.04",
+        "env.local/library/ubuntu:22.04",
     ]
 
 
@@ -75,8 +78,7 @@ def test_a_check_param_replaces_its_image(
 ) -> None:
     cfg = config(tmp_path, "{checks: {check-nvidia-smi: {params: {image: 'my.reg/cuda:1'}}}}")
     # dra-support, which runs the same pinned image, keeps it: the param is per check
-    pinned = "nvcr.io/nvidia/cuda:12.8.1-base-ubuntu24.04"
-    assert images(capsys, "--config", cfg) == (0, [VALIDATOR, "my.reg/cuda:1", pinned], "")
+    assert images(capsys, "--config", cfg) == (0, [VALIDATOR, "my.reg/cuda:1", CUDA, UBUNTU], "")
 
 
 @pytest.mark.parametrize(

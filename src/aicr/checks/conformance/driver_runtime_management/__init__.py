@@ -1,0 +1,107 @@
+"""driver-runtime-management: the runtime injects the driver, at the version the platform names.
+
+What it proves: on every schedulable GPU node with a free GPU (each node, not one
+per node group), a vanilla ``ubuntu:22.04`` pod allocated one GPU (an
+``nvidia.com/gpu`` limit, or in DRA mode a ResourceClaim) finds ``nvidia-smi``
+injected by the container runtime, and the driver version it reports equals
+what the platform advertises for that node: GPU feature discovery's
+``nvidia.com/cuda.driver-version.full`` label (or its major/minor/rev parts),
+else the node's ResourceSlice ``driverVersion``.
+
+What it does not: it does not upgrade or roll back a driver, and it says
+nothing about nodes whose GPUs are all in use (named in the evidence).
+
+How it fails: per node, naming it: nvidia-smi not injected (exit 127), failing
+(its exit code and first line, e.g. the driver not loaded), a different
+version than advertised (both versions named), nothing advertised at all, or a
+probe that never finished. No GPU node to probe fails too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from pydantic import Field
+
+from aicr import pod_status
+from aicr.checks import CheckContext, CheckParams
+from aicr.checks.allocation import AllocationMode, preflight_mode, prepared_mode
+from aicr.checks.conformance.driver_runtime_management import build
+from aicr.checks.deployment.check_nvidia_smi import build as smi
+from aicr.checks.images import workload_image
+from aicr.result import CheckResult
+
+preflight = preflight_mode  # the whole-GPU mode, resolved like gpu-allocation-policy does
+
+
+class Params(CheckParams):
+    """``spec.validate.checks.driver-runtime-management.params``."""
+
+    image: str | None = Field(
+        default=None,
+        min_length=1,
+        description="Replaces the pinned ubuntu image (used as given, no mirror rewrite).",
+    )
+
+
+def _finished(pod: dict[str, Any]) -> bool:
+    return (pod.get("status") or {}).get("phase") in smi.TERMINAL_PHASES
+
+
+def run(ctx: CheckContext) -> CheckResult:
+    """One vanilla pod with one GPU per GPU node; compare the driver it sees with the advertised."""
+    dra = prepared_mode(ctx.prepared, ctx.recipe) == AllocationMode.DRA
+    nodes = ctx.kube.list("Node")
+    slices = ctx.kube.list("ResourceSlice") if dra else []
+    if dra:
+        capacity, used = smi.dra_gpus(slices, ctx.kube.list("ResourceClaim"))
+    else:
+        capacity, used = smi.device_plugin_gpus(nodes, ctx.kube.list("Pod"))
+    plan = smi.plan_nodes(nodes, capacity, used, ctx.workloads)
+    by_name = {n["metadata"]["name"]: n for n in nodes}
+    drivers = build.slice_drivers(slices)
+    targets, sources = [], {}
+    for t in plan.targets:
+        version, sources[t.node] = build.advertised(by_name[t.node], drivers.get(t.node))
+        targets.append(replace(t, gpus=1, driver=version))
+    skipped = plan.busy + plan.unschedulable
+    with ctx.step("GPU nodes") as step:
+        step.asked = "Nodes with GPUs (" + ("ResourceSlices" if dra else "nvidia.com/gpu") + ")"
+        step.answer = "; ".join([f"{t.node}: advertises {t.driver} ({sources[t.node]})"
+                                 for t in targets] + [f"{n}: skipped" for n in skipped]) or (
+            "none")  # fmt: skip
+        if targets:
+            step.info(f"{len(targets)} to probe")
+        else:
+            step.failed("no GPU node could be examined" +
+                        (f": skipped {', '.join(skipped)}" if skipped else ""))  # fmt: skip
+    if not targets:
+        return ctx.conclude("GPU nodes")
+    image = workload_image(build.IMAGE, check=ctx.name, config=ctx.config)
+    for t in targets:
+        if dra:
+            ctx.probes.create(smi.gpu_claim(t))
+        ctx.probes.create(smi.probe_pod(t, image, dra=dra))
+    waited = ctx.probes.wait("Pod", _finished)
+    for t in targets:
+        name = smi.pod_name(t.node)
+        with ctx.step(f"node {t.node}") as step:
+            step.asked = (f"pod {ctx.workload_namespace}/{name} ({image}, 1 GPU): "
+                          f"{' '.join(smi.COMMAND)}")  # fmt: skip
+            pod = waited.objects.get(name) or {}
+            state = pod_status.terminated(pod)
+            if name in waited.pending or state is None:
+                where = waited.pending.get(name) or pod_status.where(pod)
+                step.failed(f"the pod did not finish within {int(waited.seconds)}s: {where}")
+                continue
+            log = ctx.probes.logs(name, smi.CONTAINER)
+            problems, step.answer = build.judge(t, sources[t.node],
+                                                int(state.get("exitCode", -1)), log)  # fmt: skip
+            if problems:
+                step.failed("; ".join(problems))
+            else:
+                step.passed(f"nvidia-smi injected; driver {t.driver} as advertised")
+    seen = ", ".join(f"{t.node} ({t.driver})" for t in targets)
+    return ctx.conclude("GPU nodes", f"driver injected and as advertised on {len(targets)} GPU "
+                        f"nodes: {seen}")  # fmt: skip
