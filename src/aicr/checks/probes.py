@@ -170,6 +170,11 @@ class ProbeSession:
                     items, version = self.kube.listing(kind, namespace, selector or self.selector)
                     for item in items:
                         take(item)
+                    # Created here but not listed: deleted already (lists are consistent reads).
+                    listed_names = {str((i.get("metadata") or {}).get("name")) for i in items}
+                    for name in expected - listed_names - reached:
+                        seen.pop(name, None)
+                        deleted.add(name)
                     listed = True
                     continue
                 left = math.ceil(min(end - time.monotonic(), d.PROBE_WATCH_SECONDS))

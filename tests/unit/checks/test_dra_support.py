@@ -155,7 +155,25 @@ def test_device_plugin_mode_says_what_it_did_not_test() -> None:
     assert steps(result)[-2:] == [("GPU through a claim", "informational"), ("workloads", "passed")]
 
 
-def test_a_pod_that_never_finishes_fails_and_is_removed() -> None:
+def test_the_allocation_is_read_while_the_pod_holds_the_claim() -> None:
+    # Once the pod has ended, Kubernetes may release the claim: a read then shows no
+    # allocation. The check must judge the allocation it saw while the pod held it.
+    kube = fake(healthy())
+    plain_get = kube.get
+
+    def released(kind: str, name: str, namespace: str | None = None) -> Obj | None:
+        got = plain_get(kind, name, namespace)
+        if kind == "ResourceClaim" and got and name == build.GPU_CLAIM:
+            got = {**got, "status": {}}
+        return got
+
+    kube.get = released  # type: ignore[method-assign]
+    result = run(kube)
+    assert result.status == Status.PASSED, result.message
+    assert result.evidence[3].answer == "allocated gpu-1 on g1; ran on g1; saw GPU-g1-1"
+
+
+def test_a_claim_never_allocated_fails_and_is_removed() -> None:
     kube = fake(healthy())
     kube.script["Pod"] = lambda pod: []
     config = parse_config(
@@ -165,8 +183,8 @@ def test_a_pod_that_never_finishes_fails_and_is_removed() -> None:
                        prepared={"dra-support": DRA})  # fmt: skip
     result = entrypoint.run_check("dra-support", inputs, kube=kube)
     assert (result.status, result.message) == (
-        Status.FAILED, "1/4 DRA steps failed: GPU through a claim: the pod did not finish "
-        "within 0s: Pending, not scheduled yet")  # fmt: skip
+        Status.FAILED, "1/4 DRA steps failed: GPU through a claim: the claim was not "
+        "allocated within 0s; the pod: Pending, not scheduled yet")  # fmt: skip
     deleted = [(c[1], c[3]) for c in kube.calls if c[0] == "delete"]
     # the lifecycle claim's own delete, then the session's cleanup, newest first
     claim = "ResourceClaim"

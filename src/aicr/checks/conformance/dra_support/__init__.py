@@ -127,6 +127,15 @@ def _allocation(ctx: CheckContext) -> None:
                       f"({image}): {' '.join(build.COMMAND)}")  # fmt: skip
         ctx.probes.create(build.probe_claim())
         ctx.probes.create(build.probe_pod(image))
+        # Read the allocation while the pod holds the claim: once the pod has ended,
+        # Kubernetes may release it, and the status no longer says what the pod got.
+        claims = ctx.probes.wait("ResourceClaim", build.is_allocated,
+                                 budget=ctx.params.probe_seconds)  # fmt: skip
+        if build.GPU_CLAIM in claims.pending:
+            pod = ctx.probes.wait("Pod", _finished, budget=0).objects.get(build.POD)
+            step.failed(f"the claim was not allocated within {int(claims.seconds)}s; "
+                        f"the pod: {pod_status.where(pod)}")  # fmt: skip
+            return
         waited = ctx.probes.wait("Pod", _finished, budget=ctx.params.probe_seconds)
         pod = waited.objects.get(build.POD) or {}
         state = pod_status.terminated(pod)
@@ -135,7 +144,7 @@ def _allocation(ctx: CheckContext) -> None:
             step.failed(f"the pod did not finish within {int(waited.seconds)}s: {where}")
             return
         problems, device, node = build.allocated(
-            ctx.kube.get("ResourceClaim", build.GPU_CLAIM, ns), ctx.kube.list("ResourceSlice")
+            claims.objects.get(build.GPU_CLAIM), ctx.kube.list("ResourceSlice")
         )
         if device is None:
             step.failed("; ".join(problems))

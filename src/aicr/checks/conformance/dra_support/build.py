@@ -58,6 +58,13 @@ def probe_pod(image: str) -> Obj:
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": POD}, "spec": spec}
 
 
+def is_allocated(claim: Obj) -> bool:
+    """The claim's status names the devices it was given."""
+    return bool(
+        (((claim.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results")
+    )
+
+
 def allocated(claim: Obj | None, slices: list[Obj]) -> tuple[list[str], Obj | None, str | None]:
     """``(problems, the allocated device, its node)`` from the claim's status and the slices."""
     results = (((claim or {}).get("status") or {}).get("allocation") or {}).get("devices") or {}
