@@ -26,7 +26,7 @@ install: $(BIN)/aicr
 # cannot be built, the cluster tests say why once and the rest still run (CI=true fails).
 test: install
 	@bash hack/sim/build.sh >/dev/null || echo "make test: simulated cluster binaries could not be built; the cluster tests will say why"
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest tests
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest tests $(PYTEST_ARGS)
 
 unit: install
 	$(BIN)/pytest tests/unit

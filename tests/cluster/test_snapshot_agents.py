@@ -23,10 +23,12 @@ def test_snapshot_reads_each_node_group_from_its_own_root_and_passes_the_example
     cluster: SimCluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "snapshot.yaml"
+    before = set(_agent_namespaces(cluster))  # earlier tests' runs are theirs to judge
     code = run(["snapshot", "--kubeconfig", str(cluster.kubeconfig), "--image",
                 cluster.validator_image, "-o", str(out)])  # fmt: skip
     err = capsys.readouterr().err
     assert code == 0, err
+    assert "left in the cluster" not in err, err
     assert "node agent gpu-1 on gpu-h100-0: passed" in err
     assert "node agent cpu-1 on cpu-customer-0: passed" in err
     snap = load_snapshot(str(out))
@@ -46,9 +48,13 @@ def test_snapshot_reads_each_node_group_from_its_own_root_and_passes_the_example
         outcome = gate.run(load_recipe(str(path)), aks.project(snap, pools))
         assert outcome.passed, (path.name, [r.message for r in outcome.blocking])
     # nothing of the agents' run is left: Jobs, RBAC, the privileged namespace
+    assert set(_agent_namespaces(cluster)) - before == set(), err
+
+
+def _agent_namespaces(cluster: SimCluster) -> list[str]:
     namespaces = client.CoreV1Api(cluster.api()).list_namespace().items
-    assert not [n.metadata.name for n in namespaces
-                if (n.metadata.labels or {}).get(names.PART_LABEL) == "agent"]  # fmt: skip
+    return [n.metadata.name for n in namespaces
+            if (n.metadata.labels or {}).get(names.PART_LABEL) == "agent"]  # fmt: skip
 
 
 def test_an_agent_that_never_reports_fails_the_snapshot_closed(
