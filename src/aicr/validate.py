@@ -332,7 +332,7 @@ def _context(
 
 
 def _capture(
-    request: ValidateRequest, inputs: Inputs, warnings: list[str], events: EventSink
+    request: ValidateRequest, inputs: Inputs, run_id: str, warnings: list[str], events: EventSink
 ) -> tuple[Snapshot, list[str]]:
     """A live snapshot: the API, then a node agent per node group (as ``aicr snapshot``)."""
     from aicr.snapshot import agent
@@ -346,6 +346,7 @@ def _capture(
         tolerations=request.orchestrator_tolerations or TOLERATE_ALL,
         no_cleanup=request.no_cleanup,
         name_prefix=request.name_prefix,
+        run_id=run_id,
     )
     snapshot, agents = agent.capture(request.kube, REQUEST_TIMEOUT_SECONDS, placement, events)
     assert agents is not None  # asked for
@@ -491,7 +492,7 @@ def run(
     snapshot_source = request.snapshot
     agent_leftovers: list[str] = []
     if snapshot is None and not request.no_cluster:
-        snapshot, agent_leftovers = _capture(request, inputs, warnings, events)
+        snapshot, agent_leftovers = _capture(request, inputs, run_id, warnings, events)
         if inputs.pools is not None:
             from aicr.snapshot.aks import project
 

@@ -69,6 +69,8 @@ class AgentRequest:
     no_cleanup: bool = False
     name_prefix: str | None = None
     timeout: timedelta = TIMEOUT
+    # validate's run id, so one `aicr cleanup --run-id` also removes agents kept by --no-cleanup
+    run_id: str | None = None
 
 
 @dataclass
@@ -123,7 +125,7 @@ def run(snapshot: Snapshot, request: AgentRequest, events: EventSink = discard) 
         for sub in m.subtypes
         if sub.subtype.startswith("node.")
     }
-    outcome = AgentOutcome(run_id=new_run_id(request.name_prefix))
+    outcome = AgentOutcome(run_id=request.run_id or new_run_id(request.name_prefix))
     checks = []
     for group in from_snapshot(snapshot):
         node = _host(group, labels, request.node_selector)
