@@ -13,7 +13,7 @@ from fakes import FakeKube
 
 from aicr.checks import RunInputs, entrypoint
 from aicr.checks.conformance.driver_runtime_management import build
-from aicr.checks.deployment.check_nvidia_smi.build import Target
+from aicr.checks.smi_probes import Target
 from aicr.config import EMPTY_CONFIG
 from aicr.ctrf import Status
 from aicr.recipe.load import parse_recipe

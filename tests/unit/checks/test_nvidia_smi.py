@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from aicr.checks.deployment.check_nvidia_smi import build as smi
+from aicr.checks import smi_probes as smi
 from aicr.checks.probe_pods import place
 from aicr.checks.smi_xml import parse_xml
 from aicr.runner import Placement, Toleration

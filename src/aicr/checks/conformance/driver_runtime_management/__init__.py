@@ -26,9 +26,9 @@ from pydantic import Field
 
 from aicr import pod_status
 from aicr.checks import CheckContext, CheckParams
+from aicr.checks import smi_probes as smi
 from aicr.checks.allocation import AllocationMode, preflight_mode, prepared_mode
 from aicr.checks.conformance.driver_runtime_management import build
-from aicr.checks.deployment.check_nvidia_smi import build as smi
 from aicr.checks.images import workload_image
 from aicr.result import CheckResult
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from aicr.checks.deployment.check_nvidia_smi.build import Target, driver_label
 from aicr.checks.gpu import DRA_DRIVER, DRIVER_FULL_LABEL, is_whole_gpu
+from aicr.checks.smi_probes import Target, driver_label
 from aicr.checks.smi_xml import read_probe
 
 Obj = dict[str, Any]

@@ -27,8 +27,8 @@ from pydantic import Field
 
 from aicr import pod_status
 from aicr.checks import CheckContext, CheckParams
+from aicr.checks import smi_probes as smi
 from aicr.checks.allocation import AllocationMode, preflight_mode, prepared_mode
-from aicr.checks.deployment.check_nvidia_smi import build as smi
 from aicr.checks.images import workload_image
 from aicr.result import CheckResult, StepStatus
 

@@ -1,4 +1,6 @@
-"""The pure parts of check-nvidia-smi: which nodes to probe, the probe pod, reading its answer.
+"""nvidia-smi probes on GPU nodes: which nodes to probe, the probe pod, reading its answer.
+
+Shared by check-nvidia-smi and driver-runtime-management.
 
 No client and no I/O here, so every rule is tested on plain dicts. Labels,
 namespace and ``--node-selector`` / ``--toleration`` placement are added by the
