@@ -96,6 +96,9 @@ KINDS: dict[str, Kind] = {
         Kind("RayCluster", "ray.io/v1", "rayclusters"),
         Kind("RayJob", "ray.io/v1", "rayjobs"),
         Kind("TrainJob", "trainer.kubeflow.org/v1alpha1", "trainjobs"),
+        Kind("ClusterTrainingRuntime", "trainer.kubeflow.org/v1alpha1",
+             "clustertrainingruntimes", False),
+        Kind("MPIJob", "kubeflow.org/v2beta1", "mpijobs"),
         Kind("PyTorchJob", "kubeflow.org/v1", "pytorchjobs"),
         Kind("HTTPRoute", "gateway.networking.k8s.io/v1", "httproutes"),
     )

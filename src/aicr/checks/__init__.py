@@ -343,6 +343,10 @@ class CheckContext:
         """The check failed; ``message`` says precisely what is wrong."""
         return self._result(Status.FAILED, message)
 
+    def other(self, reason: str) -> CheckResult:
+        """The check could not find out; ``reason`` says why (never a pass)."""
+        return self._result(Status.OTHER, reason)
+
     def skipped(self, reason: str) -> CheckResult:
         """The check does not apply to this cluster; ``reason`` says why."""
         return self._result(Status.SKIPPED, reason)

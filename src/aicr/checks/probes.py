@@ -129,11 +129,14 @@ class ProbeSession:
         until: Callable[[Obj], bool],
         budget: float | None = None,
         selector: str | None = None,
+        expect: int = 0,
     ) -> Waited:
         """Wait until each object of ``kind`` (created here, or selected) satisfies ``until``.
 
         ``budget`` is capped by the check's deadline. An object deleted before it
-        got there is pending ("deleted"); a wait never raises on timeout.
+        got there is pending ("deleted"); a wait never raises on timeout. ``expect``
+        also waits until at least that many got there, for objects a controller
+        makes (a Job's pods), which the session cannot name in advance.
         """
         spec = KINDS[kind]
         seconds = min(budget if budget is not None else math.inf, self.deadline.for_waits())
@@ -161,10 +164,13 @@ class ProbeSession:
         def open_() -> set[str]:
             return (expected | set(seen) | deleted) - reached
 
+        def waiting() -> bool:
+            return bool(open_() - deleted) or len(reached) < expect
+
         version = None
         delay = d.PROBE_RETRY_START_SECONDS
         listed = False  # look at least once, even with no budget left, to say where things are
-        while not listed or (open_() - deleted and time.monotonic() < end):
+        while not listed or (waiting() and time.monotonic() < end):
             try:
                 if version is None:
                     items, version = self.kube.listing(kind, namespace, selector or self.selector)
@@ -186,7 +192,7 @@ class ProbeSession:
                     version = (obj.get("metadata") or {}).get("resourceVersion") or version
                     if event.get("type") != "BOOKMARK":
                         take(obj, gone=event.get("type") == "DELETED")
-                    if not open_() - deleted or time.monotonic() >= end:
+                    if not waiting() or time.monotonic() >= end:
                         break
                 delay = d.PROBE_RETRY_START_SECONDS
             except _Relist:

@@ -12,6 +12,8 @@ from aicr.cli.main import run
 VALIDATOR = f"ghcr.io/aicr-dev/aicr-validator:v{__version__}"
 CUDA = "nvcr.io/nvidia/cuda:12.8.1-base-ubuntu24.04"
 UBUNTU = "docker.io/library/ubuntu:22.04"
+NCCL_TAG = "nccl-tests:cuda12.8.1-efa1.43.2-ofiv1.16.3-ncclv2.27.7-1-testsv2.16.9"
+NCCL = f"public.ecr.aws/hpc-cloud/{NCCL_TAG}"
 ENV = "AICR_VALIDATOR_IMAGE_REGISTRY"
 
 
@@ -46,7 +48,7 @@ def images(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, list[st
 
 
 def test_without_a_recipe_every_check_counts(capsys: pytest.CaptureFixture[str]) -> None:
-    assert images(capsys) == (0, [VALIDATOR, CUDA, UBUNTU], "")
+    assert images(capsys) == (0, [VALIDATOR, CUDA, UBUNTU, NCCL], "")
 
 
 def test_only_the_planned_checks_images(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -64,12 +66,14 @@ def test_the_config_registry_moves_every_image(
         f"mirror.local:5000/ai/aicr-dev/aicr-validator:v{__version__}",
         "mirror.local:5000/ai/nvidia/cuda:12.8.1-base-ubuntu24.04",
         "mirror.local:5000/ai/library/ubuntu:22.04",
+        f"mirror.local:5000/ai/hpc-cloud/{NCCL_TAG}",
     ], "")  # fmt: skip
     monkeypatch.setenv(ENV, "env.local")
     assert images(capsys, "--config", cfg)[1] == [
         f"env.local/aicr-dev/aicr-validator:v{__version__}",
         "env.local/nvidia/cuda:12.8.1-base-ubuntu24.04",
         "env.local/library/ubuntu:22.04",
+        f"env.local/hpc-cloud/{NCCL_TAG}",
     ]
 
 
@@ -78,7 +82,8 @@ def test_a_check_param_replaces_its_image(
 ) -> None:
     cfg = config(tmp_path, "{checks: {check-nvidia-smi: {params: {image: 'my.reg/cuda:1'}}}}")
     # dra-support, which runs the same pinned image, keeps it: the param is per check
-    assert images(capsys, "--config", cfg) == (0, [VALIDATOR, "my.reg/cuda:1", CUDA, UBUNTU], "")
+    expected = [VALIDATOR, "my.reg/cuda:1", CUDA, UBUNTU, NCCL]
+    assert images(capsys, "--config", cfg) == (0, expected, "")
 
 
 @pytest.mark.parametrize(

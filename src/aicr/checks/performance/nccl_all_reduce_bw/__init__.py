@@ -1,0 +1,282 @@
+"""nccl-all-reduce-bw: NCCL all-reduce bus bandwidth across GPU nodes meets the recipe's gate.
+
+What it proves: ``all_reduce_perf`` (nccl-tests, pinned image ``nccl-tests``) run over MPI
+on every GPU of at least two GPU nodes completes with every rank on its node, no
+wrong data, and an out-of-place bus bandwidth at the largest message size (default
+16 GiB) that satisfies the recipe's ``nccl-all-reduce-bw`` constraint, with the
+constraint's own operator and number (``>= 150`` means 150 GB/s, not 90% of it).
+
+How it launches: a Kubeflow Trainer TrainJob when the Trainer API is served and a
+ClusterTrainingRuntime has an MPI policy, else an MPIJob when mpi-operator's API is
+served, else an indexed Job of workers behind a headless Service and a launcher Job
+(no operator needed); the evidence says which and why.
+
+Outcomes: below the gate, or any ``#wrong``/out-of-bounds value, fails with the
+figures; a truncated table, a missing rank, or a worker or launcher that never starts
+is ``other`` with the reason; fewer than two GPU nodes skips ("needs ≥ 2 GPU nodes")
+when the recipe has no such constraint and fails when it has one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from aicr import pod_status
+from aicr.checks import CheckContext, CheckParams
+from aicr.checks.gpu import allocatable_gpus, gpu_nodes
+from aicr.checks.images import workload_image
+from aicr.checks.performance.nccl_all_reduce_bw import build, evidence, keys
+from aicr.checks.performance.nccl_all_reduce_bw.judge import Gate, Host, judge, parse_gate
+from aicr.checks.performance.nccl_all_reduce_bw.output import parse
+from aicr.ctrf import Status
+from aicr.errors import InputError, Problem
+from aicr.phases import Phase
+from aicr.recipe.model import Recipe
+from aicr.result import CheckResult
+
+CONSTRAINT = "nccl-all-reduce-bw"
+IMAGE_PATH = (
+    "/opt/amazon/openmpi/bin:/opt/nccl-tests/build:/opt/amazon/efa/bin:"
+    "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+)
+SIZE = r"^[0-9]+[KMG]?$"
+CAPABILITY = r"^[A-Z_]+$"
+
+
+class Params(CheckParams):
+    """``spec.validate.checks.nccl-all-reduce-bw.params``."""
+
+    image: str | None = Field(
+        default=None,
+        min_length=1,
+        description="Replaces the pinned nccl-tests image (used as given).",
+    )
+    path: str = Field(
+        default=IMAGE_PATH,
+        min_length=1,
+        description="PATH in the image: where mpirun, sshd and all_reduce_perf are.",
+    )
+    min_bytes: str = Field(default="8", pattern=SIZE, description="Smallest message (-b).")
+    max_bytes: str = Field(
+        default="16G",
+        pattern=SIZE,
+        description="Largest message (-e); the gate is read at this size.",
+    )
+    max_nodes: int | None = Field(
+        default=None, ge=2, description="Use at most this many GPU nodes."
+    )
+    env: dict[str, str] = Field(
+        default_factory=dict,
+        description="Fabric environment (NCCL_*, FI_*, UCX_*), forwarded by mpirun.",
+    )
+    capabilities: list[str] = Field(
+        default_factory=list,
+        description="Capabilities the workers need (IPC_LOCK for InfiniBand/EFA).",
+    )
+    resources: dict[str, str] = Field(
+        default_factory=dict,
+        description="Extra per-worker resources (e.g. vpc.amazonaws.com/efa: '32').",
+    )
+    worker_start_seconds: float = Field(
+        default=600, gt=0, description="How long the workers may take to start."
+    )
+    run_seconds: float = Field(
+        default=1200, gt=0, description="How long the launcher may take to finish the test."
+    )
+
+
+def constraint_value(recipe: Recipe) -> Any:
+    """The recipe's ``nccl-all-reduce-bw`` constraint value, or None when it has none."""
+    section = recipe.validation.phase(Phase.PERFORMANCE) if recipe.validation else None
+    found = next(
+        (c for c in (section.constraints if section else None) or [] if c.name == CONSTRAINT), None
+    )
+    return None if found is None else found.value
+
+
+def preflight(recipe: Recipe, data_dir: str | None, source: str) -> None:
+    """Refuse a constraint that is not ``OP NUMBER`` before any Job (exit 2)."""
+    value = constraint_value(recipe)
+    if value is not None:
+        try:
+            parse_gate(value)
+        except ValueError as exc:
+            raise InputError(
+                Problem(
+                    str(exc),
+                    source=source,
+                    field_path=f"validation.performance.constraints.{CONSTRAINT}",
+                    hint="OP NUMBER in GB/s, e.g. '>= 150'",
+                )
+            ) from None
+
+
+def _gate(ctx: CheckContext) -> Gate | None:
+    value = constraint_value(ctx.recipe)
+    return None if value is None else parse_gate(value)
+
+
+def _topology(ctx: CheckContext) -> dict[str, int]:
+    """GPU nodes the workloads may use (placement's node selector) and their GPUs."""
+    selector = ctx.workloads.node_selector
+    nodes = {str(n["metadata"]["name"]): n for n in ctx.kube.list("Node")}
+    usable = {}
+    for name in gpu_nodes(list(nodes.values())):
+        labels = nodes[name]["metadata"].get("labels") or {}
+        if all(labels.get(k) == v for k, v in selector.items()) and allocatable_gpus(nodes[name]):
+            usable[name] = allocatable_gpus(nodes[name])
+    limit = ctx.params.max_nodes
+    return dict(list(usable.items())[:limit] if limit else usable.items())
+
+
+def _launcher(ctx: CheckContext) -> tuple[build.Launcher, str]:
+    served = {api: ctx.kube.served(api) for api in (build.TRAINER_API, build.MPI_API)}
+    runtime = None
+    if "trainjobs" in (served[build.TRAINER_API] or []):
+        runtime = build.mpi_runtime(ctx.kube.list("ClusterTrainingRuntime"))
+    return build.choose(served, runtime)
+
+
+def _objects(ctx: CheckContext, launcher: build.Launcher, launch: build.Launch) -> list[build.Obj]:
+    if launcher == "trainjob":
+        runtime = build.mpi_runtime(ctx.kube.list("ClusterTrainingRuntime"))
+        assert runtime is not None
+        return [build.trainjob(launch, runtime)]
+    if launcher == "mpijob":
+        return [build.mpijob(launch)]
+    private, public = keys.ed25519_pair()
+    return [build.ssh_secret(private, public), build.worker_service(), build.worker_job(launch)]
+
+
+def _running(pod: build.Obj) -> bool:
+    return (pod.get("status") or {}).get("phase") in ("Running", "Succeeded", "Failed")
+
+
+def _finished(pod: build.Obj) -> bool:
+    return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+
+
+def run(ctx: CheckContext) -> CheckResult:
+    """Topology, launcher, workers up, the test, then the verdict on its output."""
+    gate = _gate(ctx)
+    topology = _topology(ctx)
+    ctx.record(
+        "topology",
+        "GPU nodes (nvidia.com/gpu.present) and their allocatable GPUs",
+        evidence.topology(topology),
+        f"{len(topology)} GPU nodes usable",
+    )
+    if len(topology) < 2:
+        if gate is None:
+            return ctx.skipped(
+                f"needs ≥ 2 GPU nodes; {len(topology)} usable and the recipe "
+                f"has no {CONSTRAINT} constraint"
+            )
+        return ctx.failed(
+            f"the recipe's {CONSTRAINT} {gate} needs ≥ 2 GPU nodes; {len(topology)} usable"
+        )
+    gpus = min(topology.values())
+    params = ctx.params
+    launch = build.Launch(
+        image=workload_image(build.IMAGE, check=ctx.name, config=ctx.config),
+        nodes=len(topology),
+        gpus_per_node=gpus,
+        min_bytes=params.min_bytes,
+        max_bytes=params.max_bytes,
+        path=params.path,
+        env=dict(params.env),
+        capabilities=tuple(params.capabilities),
+        resources=dict(params.resources),
+        labels=ctx.workload_labels(),
+    )
+    launcher, why = _launcher(ctx)
+    ctx.record(
+        "launcher", f"API discovery of {build.TRAINER_API} and {build.MPI_API}", launcher, why
+    )
+    ctx.record(
+        "workload",
+        "what runs",
+        evidence.workload(launch, launcher),
+        f"{launch.ranks} ranks: {launch.nodes} nodes x {gpus} GPUs",
+    )
+    for obj in _objects(ctx, launcher, launch):
+        ctx.probes.create(obj)
+    base = ctx.probes.selector
+    workers = ctx.probes.wait(
+        "Pod",
+        _running,
+        budget=params.worker_start_seconds,
+        selector=f"{base},{build.role_selector(launcher, 'worker')}",
+        expect=launch.nodes,
+    )
+    started = [p for n, p in workers.objects.items() if n not in workers.pending and _running(p)]
+    if workers.pending or len(started) < launch.nodes:
+        where = "; ".join(f"{n}: {w}" for n, w in workers.pending.items()) or (
+            f"{len(started)} of {launch.nodes} worker pods exist"
+        )
+        return _other(ctx, f"workers did not all start within {int(workers.seconds)}s: {where}")
+    if launcher == "job":
+        ctx.probes.create(build.launcher_job(launch))
+    done = ctx.probes.wait(
+        "Pod",
+        _finished,
+        budget=params.run_seconds,
+        selector=f"{base},{build.role_selector(launcher, 'launcher')}",
+        expect=1,
+    )
+    pods = [p for n, p in done.objects.items() if n not in done.pending]
+    if done.pending or not pods:
+        where = "; ".join(f"{n}: {w}" for n, w in done.pending.items()) or "no launcher pod"
+        return _other(ctx, f"the launcher did not finish within {int(done.seconds)}s: {where}")
+    pod = pods[0]
+    log = ctx.probes.logs(pod["metadata"]["name"], build.CONTAINER)
+    worker_logs = {
+        p["metadata"]["name"]: ctx.probes.logs(p["metadata"]["name"], build.CONTAINER)
+        for p in started
+    }
+    hosts = [Host(build.hostname(p), str(pod_status.node_of(p)), gpus) for p in started]
+    report = parse(log)
+    verdict = judge(report, sorted(hosts, key=lambda h: h.hostname), gate)
+    state = pod_status.terminated(pod) or {}
+    ctx.record(
+        "images",
+        "containerStatuses[].imageID of the launcher and workers",
+        evidence.images([pod, *started]),
+        "the digests that ran",
+    )
+    ctx.record(
+        "launcher log",
+        f"log of {pod['metadata']['name']} (exit {state.get('exitCode')})",
+        evidence.tail(log),
+        "kept",
+    )
+    for name, text in sorted(worker_logs.items()):
+        ctx.record(f"worker log {name}", f"log of {name}", evidence.tail(text), "kept")
+    with ctx.step("all-reduce bus bandwidth") as step:
+        step.asked = f"the table of {build.CONTAINER} in {pod['metadata']['name']}; gate {gate}"
+        step.answer = evidence.table(report)
+        if verdict.outcome == "passed":
+            step.passed(verdict.message)
+        elif verdict.outcome == "failed":
+            step.failed(verdict.message)
+        else:
+            exit_note = f" (launcher exit {state.get('exitCode')})" if state.get("exitCode") else ""
+            step.other(verdict.message + exit_note)
+    result = ctx.conclude("steps")
+    if result.status == Status.PASSED:
+        return ctx.passed(
+            f"{verdict.message} across {launch.nodes} nodes x {gpus} GPUs ({launcher})"
+        )
+    return (
+        ctx.other(verdict.message) if result.status == Status.OTHER else ctx.failed(verdict.message)
+    )
+
+
+def _other(ctx: CheckContext, message: str) -> CheckResult:
+    with ctx.step("all-reduce bus bandwidth") as step:
+        step.asked = "the workers and the launcher"
+        step.answer = message
+        step.other(message)
+    return ctx.other(message)

@@ -1,0 +1,62 @@
+"""How the check's figures read in evidence: topology, the workload, the table, images, logs."""
+
+from __future__ import annotations
+
+import shlex
+
+from aicr.checks.performance.nccl_all_reduce_bw.build import Launch, Launcher, Obj, worker_hosts
+from aicr.checks.performance.nccl_all_reduce_bw.output import Report
+
+LOG_CHARS = 16000
+
+
+def topology(nodes: dict[str, int]) -> str:
+    """``gpu-a: 8 GPUs; gpu-b: 8 GPUs``."""
+    return "; ".join(f"{n}: {g} GPUs" for n, g in nodes.items()) or "no GPU node"
+
+
+def workload(launch: Launch, launcher: Launcher) -> str:
+    """The image, the test's command line, the fabric env, capabilities and resources."""
+    hosts = worker_hosts(launch) if launcher == "job" else None
+    env = ", ".join(f"{k}={v}" for k, v in sorted(launch.env.items())) or "none"
+    caps = ", ".join(launch.capabilities) or "none"
+    extra = ", ".join(f"{k}: {v}" for k, v in sorted(launch.resources.items())) or "none"
+    return (
+        f"image {launch.image}; launcher: {shlex.join(launch.mpirun_argv(hosts))}; "
+        f"env: {env}; capabilities: {caps}; extra resources per worker: {extra}"
+    )
+
+
+def table(report: Report) -> str:
+    """The table as read: one line per size, out-of-place and in-place busbw and #wrong."""
+    if not report.rows:
+        return "no table"
+    lines = ["size(B) oop-busbw oop-#wrong ip-busbw ip-#wrong"]
+    for r in report.rows:
+        o, i = r.out_of_place, r.in_place
+        lines.append(
+            f"{r.size} {o.busbw:g} {o.wrong if o.wrong is not None else 'N/A'} "
+            f"{i.busbw:g} {i.wrong if i.wrong is not None else 'N/A'}"
+        )
+    lines.append(
+        f"avg bus bandwidth {report.avg_busbw}; out of bounds {report.out_of_bounds}; "
+        f"{len(report.ranks)} rank lines"
+    )
+    return "\n".join(lines)
+
+
+def images(pods: list[Obj]) -> str:
+    """``pod: image@digest`` for each pod's containers, as the kubelet reports them."""
+    out = []
+    for p in pods:
+        for cs in (p.get("status") or {}).get("containerStatuses") or []:
+            out.append(
+                f"{p['metadata']['name']}/{cs.get('name')}: {cs.get('image')} "
+                f"({cs.get('imageID') or 'no imageID reported'})"
+            )
+    return "; ".join(out) or "no container status"
+
+
+def tail(log: str) -> str:
+    """The log, or its last ``LOG_CHARS`` characters."""
+    return log if len(log) <= LOG_CHARS else "[...]\n" + log[-LOG_CHARS:]

@@ -1,0 +1,139 @@
+"""The verdict on one nccl-tests run: every rank where expected, a whole table, the gate.
+
+Pure: a parsed ``output.Report``, the ranks each worker host should hold, and
+the recipe's constraint in, a ``Verdict`` out. The gate is the out-of-place bus
+bandwidth at the largest message size, compared with the constraint's own
+operator and number; nothing is scaled or forgiven.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from aicr.checks.performance.nccl_all_reduce_bw.output import Report
+from aicr.constraints import Expression, parse_expression
+
+Outcome = Literal["passed", "failed", "other"]
+_OPS: dict[str, Callable[[float, float], bool]] = {
+    ">=": operator.ge,
+    "<=": operator.le,
+    ">": operator.gt,
+    "<": operator.lt,
+    "==": operator.eq,
+    "!=": operator.ne,
+}
+
+
+@dataclass(frozen=True)
+class Gate:
+    """The recipe's ``nccl-all-reduce-bw`` constraint: bus bandwidth in GB/s."""
+
+    op: str
+    threshold: float
+
+    def __str__(self) -> str:
+        return f"{self.op} {self.threshold:g}"
+
+    def holds(self, busbw: float) -> bool:
+        """Whether ``busbw`` satisfies the gate (NaN never does)."""
+        return not math.isnan(busbw) and _OPS[self.op](busbw, self.threshold)
+
+
+def parse_gate(value: object) -> Gate:
+    """``'>= 150'`` -> Gate(">=", 150.0); ValueError naming what is wrong."""
+    expr: Expression = parse_expression(str(value))
+    try:
+        threshold = float(expr.operand)
+    except ValueError:
+        raise ValueError(f"{value!r} is not OP NUMBER (GB/s), e.g. '>= 150'") from None
+    if math.isnan(threshold) or math.isinf(threshold):
+        raise ValueError(f"{value!r} is not a finite number of GB/s")
+    return Gate(expr.op, threshold)
+
+
+@dataclass(frozen=True)
+class Host:
+    """A worker pod as mpirun addresses it: its hostname, node and GPUs."""
+
+    hostname: str
+    node: str
+    gpus: int
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """How the run came out, and the figures behind it."""
+
+    outcome: Outcome
+    message: str
+    busbw: float | None = None
+    size: int | None = None
+
+
+def missing_ranks(report: Report, hosts: list[Host]) -> list[str]:
+    """What is wrong with the rank lines: each host must show exactly its GPUs, once each."""
+    problems: list[str] = []
+    expected = sum(h.gpus for h in hosts)
+    seen = sorted(r.rank for r in report.ranks)
+    if seen != list(range(expected)):
+        absent = sorted(set(range(expected)) - set(seen))
+        extra = sorted(set(seen) - set(range(expected)))
+        if absent:
+            problems.append(f"rank lines missing for ranks {_ranges(absent)} of {expected}")
+        if extra or len(seen) != len(set(seen)):
+            problems.append(f"unexpected rank lines {seen} for {expected} ranks")
+    by_host: dict[str, set[int]] = {}
+    for r in report.ranks:
+        by_host.setdefault(r.host, set()).add(r.device)
+    for h in hosts:
+        devices = by_host.pop(h.hostname, set())
+        if devices != set(range(h.gpus)):
+            problems.append(
+                f"{h.hostname} (node {h.node}) shows devices "
+                f"{sorted(devices) or 'none'}, expected 0-{h.gpus - 1}"
+            )
+    problems += [f"ranks on unknown host {host}" for host in sorted(by_host)]
+    return problems
+
+
+def _ranges(numbers: list[int]) -> str:
+    parts, start = [], numbers[0]
+    for a, b in zip(numbers, [*numbers[1:], None], strict=True):
+        if b != a + 1:
+            parts.append(str(start) if start == a else f"{start}-{a}")
+            start = b if b is not None else a
+    return ",".join(parts)
+
+
+def judge(report: Report, hosts: list[Host], gate: Gate | None) -> Verdict:
+    """The run's outcome: ``other`` when it cannot be judged, else the gate's verdict."""
+    ranks = missing_ranks(report, hosts)
+    if ranks:
+        return Verdict("other", "; ".join(ranks))
+    why = report.incomplete()
+    if why:
+        return Verdict("other", why)
+    largest = report.largest
+    assert largest is not None
+    busbw, size = largest.out_of_place.busbw, largest.size
+    wrong = report.wrong
+    if wrong or report.out_of_bounds:
+        return Verdict(
+            "failed",
+            f"data errors: {wrong} wrong elements in the table, "
+            f"out of bounds values {report.out_of_bounds}",
+            busbw,
+            size,
+        )
+    measured = f"out-of-place busbw {busbw:g} GB/s at {size} B"
+    if gate is None:
+        return Verdict(
+            "passed", f"{measured} (no nccl-all-reduce-bw constraint to gate on)", busbw, size
+        )
+    if gate.holds(busbw):
+        return Verdict("passed", f"{measured} satisfies {gate}", busbw, size)
+    return Verdict("failed", f"{measured} does not satisfy {gate}", busbw, size)

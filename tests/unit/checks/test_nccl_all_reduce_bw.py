@@ -1,0 +1,284 @@
+"""nccl-all-reduce-bw: nccl-tests' output read as printed, and every pinned outcome."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from aicr.checks.performance.nccl_all_reduce_bw import build
+from aicr.checks.performance.nccl_all_reduce_bw.judge import Host, judge, parse_gate
+from aicr.checks.performance.nccl_all_reduce_bw.output import parse
+
+SAMPLES = Path(__file__).parent / "nccl"
+HOSTS = [Host("nccl-worker-0", "gpu-a", 8), Host("nccl-worker-1", "gpu-b", 8)]
+
+
+def sample(name: str) -> str:
+    return (SAMPLES / f"{name}-2x8-h100.txt").read_text()
+
+
+def test_reads_ranks_table_and_summary() -> None:
+    report = parse(sample("pass"))
+    assert report.max_bytes == 17179869184
+    assert [r.rank for r in report.ranks] == list(range(16))
+    assert report.ranks[9].host == "nccl-worker-1" and report.ranks[9].device == 1
+    assert report.ranks[9].bus == "0000:2a:00" and report.ranks[9].name == "NVIDIA H100 80GB HBM3"
+    assert len(report.rows) == 5
+    big = report.largest
+    assert big is not None and big.size == 17179869184
+    assert (big.out_of_place.busbw, big.in_place.busbw) == (157.29, 156.98)
+    assert big.out_of_place.wrong == 0 and big.out_of_place.time_us == 204795
+    assert report.avg_busbw == 114.589 and report.out_of_bounds == 0 and report.concluded
+    assert report.incomplete() is None
+
+
+def test_passes_at_the_gate_with_its_own_operator() -> None:
+    v = judge(parse(sample("pass")), HOSTS, parse_gate(">= 150"))
+    assert v.outcome == "passed" and v.busbw == 157.29 and v.size == 17179869184
+    assert "157.29" in v.message and ">= 150" in v.message
+
+
+def test_no_hidden_tolerance() -> None:
+    # 157.29 is within 90% of 170; AICR's tolerance would pass it, the constraint does not.
+    v = judge(parse(sample("pass")), HOSTS, parse_gate(">= 170"))
+    assert v.outcome == "failed"
+    assert "157.29" in v.message and ">= 170" in v.message
+    assert judge(parse(sample("pass")), HOSTS, parse_gate("> 157.29")).outcome == "failed"
+    assert judge(parse(sample("pass")), HOSTS, parse_gate("<= 157.29")).outcome == "passed"
+
+
+def test_below_the_gate_fails_with_both_numbers() -> None:
+    v = judge(parse(sample("slow")), HOSTS, parse_gate(">= 150"))
+    assert v.outcome == "failed" and "61.4 GB/s" in v.message and ">= 150" in v.message
+
+
+def test_wrong_data_fails_even_above_the_gate() -> None:
+    v = judge(parse(sample("wrong")), HOSTS, parse_gate(">= 100"))
+    assert v.outcome == "failed" and "2048 wrong elements" in v.message
+
+
+def test_truncated_table_is_other() -> None:
+    v = judge(parse(sample("truncated")), HOSTS, parse_gate(">= 100"))
+    assert v.outcome == "other" and "truncated" in v.message
+
+
+def test_missing_rank_is_other() -> None:
+    text = "\n".join(line for line in sample("pass").splitlines() if "Rank 12 " not in line)
+    v = judge(parse(text), HOSTS, parse_gate(">= 100"))
+    assert v.outcome == "other"
+    assert "ranks 12 of 16" in v.message and "nccl-worker-1 (node gpu-b)" in v.message
+
+
+def test_rank_on_the_wrong_host_is_other() -> None:
+    hosts = [HOSTS[0], Host("nccl-worker-2", "gpu-c", 8)]
+    v = judge(parse(sample("pass")), hosts, parse_gate(">= 100"))
+    assert v.outcome == "other" and "nccl-worker-2" in v.message
+    assert "unknown host nccl-worker-1" in v.message
+
+
+def test_no_output_is_other() -> None:
+    v = judge(parse("ORTE was unable to reliably start one or more daemons.\n"), HOSTS, None)
+    assert v.outcome == "other"
+
+
+def test_memory_reduced_run_is_judged_at_what_ran_only_when_complete() -> None:
+    text = sample("pass").replace(
+        "# Using devices",
+        "#\n# Reducing maxBytes to 8589934592 due to memory limitation\n# Using devices",
+    )
+    text = "\n".join(line for line in text.splitlines() if not line.startswith(" 17179869184"))
+    report = parse(text)
+    assert report.reduced_to == 8589934592 and report.incomplete() is None
+
+
+def test_per_iteration_columns_and_na() -> None:
+    header = (
+        "#       size         count      type   redop    root     time   algbw   busbw  "
+        "#wrong    i_min    i_max    i_p99    i_cv%     time   algbw   busbw  #wrong    "
+        "i_min    i_max    i_p99    i_cv% "
+    )
+    row = (
+        "     1048576        262144     float     sum      -1    40.12   26.14   49.01     "
+        "N/A    39.00    42.00    41.90     1.20    40.50   25.89   48.54     N/A    39.10    "
+        "43.00    42.80     1.30"
+    )
+    report = parse(f"{header}\n{row}\n")
+    assert report.rows[0].out_of_place.busbw == 49.01 and report.rows[0].in_place.busbw == 48.54
+    assert report.rows[0].out_of_place.wrong is None
+
+
+@pytest.mark.parametrize("value", ["fast", ">= lots", ">= nan", ""])
+def test_gate_must_be_a_number(value: str) -> None:
+    with pytest.raises(ValueError):
+        parse_gate(value)
+
+
+LAUNCH = build.Launch(image="registry.example/nccl-tests:1", nodes=2, gpus_per_node=8,
+                      min_bytes="8", max_bytes="16G", path="/opt/bin:/usr/bin",
+                      env={"NCCL_IB_HCA": "mlx5"}, capabilities=("IPC_LOCK",),
+                      resources={"rdma/ib": "1"}, labels={"aicr.dev/run-id": "r1"})  # fmt: skip
+
+
+def test_job_path_workers_one_per_node_all_gpus_never_privileged() -> None:
+    job = build.worker_job(LAUNCH)
+    spec = job["spec"]["template"]["spec"]
+    assert job["spec"]["completionMode"] == "Indexed" and job["spec"]["completions"] == 2
+    assert spec["subdomain"] == build.worker_service()["metadata"]["name"]
+    assert job["spec"]["template"]["metadata"]["labels"]["aicr.dev/run-id"] == "r1"
+    c = spec["containers"][0]
+    assert c["resources"]["limits"] == {"nvidia.com/gpu": "8", "rdma/ib": "1"}
+    assert c["securityContext"]["capabilities"] == {"add": ["IPC_LOCK"]}
+    assert c["securityContext"]["privileged"] is False
+    anti = spec["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert anti[0]["topologyKey"] == "kubernetes.io/hostname"
+
+
+def test_launcher_runs_every_rank_with_the_fabric_env() -> None:
+    argv = LAUNCH.mpirun_argv(build.worker_hosts(LAUNCH))
+    assert argv[argv.index("-np") + 1] == "16"
+    assert (
+        argv[argv.index("--host") + 1] == "nccl-worker-0.nccl-worker:8,nccl-worker-1.nccl-worker:8"
+    )
+    assert argv[argv.index("NCCL_IB_HCA") - 1] == "-x"
+    assert argv[-11:] == [
+        "all_reduce_perf",
+        "-b",
+        "8",
+        "-e",
+        "16G",
+        "-f",
+        "2",
+        "-g",
+        "1",
+        "-c",
+        "1",
+    ]
+    script = build.launcher_job(LAUNCH)["spec"]["template"]["spec"]["containers"][0]["command"][2]
+    assert "exec mpirun" in script and "id_ed25519" in script
+
+
+def test_ssh_keys_are_fresh_openssh_keys() -> None:
+    from aicr.checks.performance.nccl_all_reduce_bw.keys import ed25519_pair
+
+    (priv1, pub1), (_, pub2) = ed25519_pair(), ed25519_pair()
+    assert priv1.startswith("-----BEGIN OPENSSH PRIVATE KEY-----")
+    assert pub1.startswith("ssh-ed25519 ") and pub1 != pub2
+
+
+@pytest.mark.parametrize(("served", "runtime", "chosen"), [
+    ({build.TRAINER_API: ["trainjobs"], build.MPI_API: ["mpijobs"]}, "mpi-distributed", "trainjob"),
+    ({build.TRAINER_API: ["trainjobs"], build.MPI_API: ["mpijobs"]}, None, "mpijob"),
+    ({build.TRAINER_API: None, build.MPI_API: ["mpijobs"]}, None, "mpijob"),
+    ({build.TRAINER_API: None, build.MPI_API: None}, None, "job"),
+])  # fmt: skip
+def test_launcher_detected_from_the_api(served: dict, runtime: str | None, chosen: str) -> None:
+    launcher, why = build.choose(served, runtime)
+    assert launcher == chosen and why
+
+
+def test_mpi_runtime_is_one_with_an_mpi_policy() -> None:
+    runtimes = [{"metadata": {"name": "torch"}, "spec": {"mlPolicy": {"torch": {}}}},
+                {"metadata": {"name": "mpi"}, "spec": {"mlPolicy": {"mpi": {}}}}]  # fmt: skip
+    assert build.mpi_runtime(runtimes) == "mpi" and build.mpi_runtime(runtimes[:1]) is None
+
+
+# ---- the check on fakes ---------------------------------------------------------------
+sys.path.insert(0, str(Path(__file__).parent))
+from fakes import FakeKube  # noqa: E402
+
+from aicr.catalog import load_catalog  # noqa: E402
+from aicr.checks import RunInputs, entrypoint  # noqa: E402
+from aicr.config import EMPTY_CONFIG  # noqa: E402
+from aicr.ctrf import Status  # noqa: E402
+from aicr.recipe.load import parse_recipe  # noqa: E402
+
+GATED = ("validation:\n  performance:\n    constraints:\n    - name: nccl-all-reduce-bw\n"
+         "      value: '>= 150'\n    checks: [nccl-all-reduce-bw]\n")  # fmt: skip
+
+
+def gpu_node(name: str, gpus: int = 8) -> dict[str, Any]:
+    labels = {"nvidia.com/gpu.present": "true"}
+    return {"kind": "Node", "metadata": {"name": name, "labels": labels},
+            "status": {"allocatable": {"nvidia.com/gpu": str(gpus)}}}  # fmt: skip
+
+
+def cluster(nodes: int, log: str | None = None, workers_start: bool = True) -> FakeKube:
+    kube = FakeKube([gpu_node(f"gpu-{i}") for i in range(nodes)])
+
+    def job_runs(job: dict[str, Any]) -> list[dict[str, Any]]:
+        template = job["spec"]["template"]
+        name, count = job["metadata"]["name"], job["spec"]["completions"]
+        phase = "Running" if name == build.WORKER else "Succeeded"
+        if name == build.WORKER and not workers_start:
+            return []
+        state = {"running": {}} if phase == "Running" else {"terminated": {"exitCode": 0}}
+        return [{"kind": "Pod",
+                 "metadata": {"name": f"{name}-{i}-x", "namespace": job["metadata"]["namespace"],
+                              "labels": dict(template["metadata"]["labels"])},
+                 "spec": {"hostname": f"{name}-{i}", "nodeName": f"gpu-{i}"},
+                 "status": {"phase": phase, "containerStatuses": [
+                     {"name": "node", "state": state, "image": "nccl-tests:1",
+                      "imageID": "nccl-tests@sha256:abc"}]}} for i in range(count)]  # fmt: skip
+
+    kube.script["Job"] = job_runs
+    kube.logs_of[f"{build.LAUNCHER}-0-x"] = log if log is not None else sample("pass")
+    return kube
+
+
+def check(kube: FakeKube, recipe: str = GATED, params: str = "") -> Any:
+    from aicr.config import parse_config
+
+    config = EMPTY_CONFIG
+    if params:
+        config = parse_config("apiVersion: aicr.nvidia.com/v1alpha1\nkind: ValidateConfig\n"
+                              "spec:\n  validate:\n    checks:\n      nccl-all-reduce-bw:\n"
+                              f"        params: {params}\n")  # fmt: skip
+    spec = load_catalog().get("nccl-all-reduce-bw")
+    assert spec is not None
+    inputs = RunInputs("r0123abcd", "aicr-validation", parse_recipe(recipe), config)
+    return entrypoint.run_check("nccl-all-reduce-bw", inputs, kube=kube)
+
+
+def test_check_passes_on_the_operatorless_path_and_cleans_up() -> None:
+    kube = cluster(2)
+    result = check(kube, params="{worker_start_seconds: 5, run_seconds: 5}")
+    assert result.status == Status.PASSED, result.message
+    assert "157.29" in result.message and "(job)" in result.message
+    made = [c[1:] for c in kube.calls if c[0] == "create"]
+    assert [m[0] for m in made] == ["Secret", "Service", "Job", "Job"]
+    deleted = {c[3] for c in kube.calls if c[0] == "delete"}
+    assert {build.WORKER, build.LAUNCHER, build.SSH_SECRET} <= deleted
+    titles = [s.title for s in result.evidence]
+    assert "launcher log" in titles and "images" in titles and "topology" in titles
+    secret = "".join(s.answer for s in result.evidence)
+    assert "PRIVATE KEY" not in secret
+
+
+def test_check_fails_below_the_gate() -> None:
+    result = check(cluster(2, log=sample("slow")), params="{run_seconds: 5}")
+    assert (
+        result.status == Status.FAILED and "61.4" in result.message and ">= 150" in result.message
+    )
+
+
+def test_worker_that_never_starts_is_other() -> None:
+    result = check(cluster(2, workers_start=False), params="{worker_start_seconds: 0.5}")
+    assert result.status == Status.OTHER and "workers did not all start" in result.message
+
+
+def test_one_gpu_node_skips_without_a_constraint_and_fails_with_one() -> None:
+    assert check(cluster(1), recipe="{}").status == Status.SKIPPED
+    assert "needs ≥ 2 GPU nodes" in check(cluster(1), recipe="{}").message
+    gated = check(cluster(1))
+    assert gated.status == Status.FAILED and ">= 150" in gated.message
+
+
+def test_a_malformed_constraint_is_refused_before_any_job() -> None:
+    from aicr.checks.performance.nccl_all_reduce_bw import preflight
+    from aicr.errors import InputError
+
+    with pytest.raises(InputError, match="nccl-all-reduce-bw"):
+        preflight(parse_recipe(GATED.replace(">= 150", "fast")), None, "recipe.yaml")
