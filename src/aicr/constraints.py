@@ -79,6 +79,38 @@ def compare(actual: str, expr: Expression) -> bool:
     )
 
 
+@dataclass(frozen=True)
+class NumberGate:
+    """A measured figure's threshold: ``>= 50000``, ``<= 2000`` (a bare number means ``==``).
+
+    Unlike ``compare``, which reads ``579.70`` as the version 579.70, a gate
+    compares real numbers, and with the expression's own operator: no tolerance.
+    """
+
+    op: str
+    number: float
+    operand: str  # the number as the recipe wrote it
+
+    def holds(self, measured: float) -> bool:
+        """Whether ``measured`` passes the gate."""
+        return _OPS[self.op](measured, self.number)
+
+    def __str__(self) -> str:
+        return f"{self.op} {self.operand}"
+
+
+def parse_gate(text: str) -> NumberGate:
+    """Parse ``'>= 50000'``; raises ValueError when the operand is not a number."""
+    expr = parse_expression(text)
+    try:
+        number = float(expr.operand)
+    except ValueError:
+        raise ValueError(f"expression '{text}' does not compare with a number") from None
+    if number != number or number in (float("inf"), float("-inf")):
+        raise ValueError(f"expression '{text}' does not compare with a finite number")
+    return NumberGate(expr.op, number, expr.operand)
+
+
 def render_reading(value: object) -> str:
     """A snapshot reading as the text constraints compare (YAML booleans as true/false)."""
     if isinstance(value, bool):

@@ -2,7 +2,14 @@ from __future__ import annotations
 
 import pytest
 
-from aicr.constraints import Verdict, compare, evaluate, parse_expression, parse_version
+from aicr.constraints import (
+    Verdict,
+    compare,
+    evaluate,
+    parse_expression,
+    parse_gate,
+    parse_version,
+)
 from aicr.recipe.model import Constraint
 from aicr.snapshot.load import parse_snapshot
 
@@ -90,3 +97,37 @@ def test_evaluate(name: str, value: str, verdict: Verdict, message: str | None) 
 def test_warning_severity_never_blocks() -> None:
     result = evaluate(Constraint(name="GPU.smi.cuda", value=">= 12", severity="warning"), SNAPSHOT)
     assert result.verdict == Verdict.MISSING and not result.blocks
+
+
+@pytest.mark.parametrize(
+    ("expression", "measured", "holds"),
+    [
+        (">= 50000", 50000.0, True),
+        (">= 50000", 49999.99, False),  # no hidden tolerance
+        ("<= 2000", 579.70, True),
+        ("<= 579.5", 579.70, False),  # decimals are numbers, not version parts
+        ("< 500", 500.0, False),
+        ("> 150", 157.29, True),
+        ("2000", 2000.0, True),  # bare number: exact
+        ("!= 0", 0.0, False),
+    ],
+)
+def test_number_gate(expression: str, measured: float, holds: bool) -> None:
+    assert parse_gate(expression).holds(measured) is holds
+
+
+@pytest.mark.parametrize(
+    ("expression", "message"),
+    [
+        (">= fast", "expression '>= fast' does not compare with a number"),
+        (">=", "expression '>=' has no value to compare with"),
+        (">= nan", "expression '>= nan' does not compare with a finite number"),
+    ],
+)
+def test_number_gate_refuses(expression: str, message: str) -> None:
+    with pytest.raises(ValueError, match=f"^{message}$"):
+        parse_gate(expression)
+
+
+def test_number_gate_renders_as_written() -> None:
+    assert str(parse_gate(">=50000")) == ">= 50000"
