@@ -84,7 +84,9 @@ KINDS: dict[str, Kind] = {
         Kind("HorizontalPodAutoscaler", "autoscaling/v2", "horizontalpodautoscalers"),
         Kind("RuntimeClass", "node.k8s.io/v1", "runtimeclasses", False),
         # custom resources: one row each (REST only, no generated client)
+        Kind("PersistentVolumeClaim", "v1", "persistentvolumeclaims"),
         Kind("ClusterPolicy", "nvidia.com/v1", "clusterpolicies", False),
+        Kind("DynamoGraphDeployment", "nvidia.com/v1alpha1", "dynamographdeployments"),
         Kind("PodGroup", "scheduling.x-k8s.io/v1alpha1", "podgroups"),
         Kind("PodGroup", "scheduling.run.ai/v2alpha2", "podgroups",
              key="PodGroup.scheduling.run.ai"),

@@ -32,7 +32,7 @@ class FakeKube:
         self.objects = list(objects or [])
         self.calls: list[tuple[str, ...]] = []
         self.script: dict[str, Script] = {}
-        self.logs_of: dict[str, str] = {}
+        self.logs_of: dict[str | tuple[str, str], str] = {}  # pod, or (pod, container)
         self.fail: dict[str, Exception] = {}
         self.discovery: dict[str, list[str]] = {}  # api version -> served resources
         self._queue: list[Obj] = []  # watch events not yet delivered
@@ -113,6 +113,8 @@ class FakeKube:
 
     def logs(self, pod: str, namespace: str, container: str | None = None) -> str:
         self._check("logs")
+        if container is not None and (pod, container) in self.logs_of:
+            return self.logs_of[(pod, container)]
         return self.logs_of.get(pod, "")
 
 

@@ -1,0 +1,273 @@
+"""inference-perf: the recipe's serving stack meets its throughput and time-to-first-token gates.
+
+What it proves: the serving stack the recipe declares (a Dynamo graph the
+check deploys when the recipe has ``dynamo-platform``, the recipe's own vLLM
+Service, or else a plain vLLM Deployment the check deploys) becomes ready,
+serves completions, and under a streaming load from NVIDIA AIPerf (run as a
+pod, tokenizer from its own cache, never downloaded) delivers the output
+token throughput ``inference-throughput`` and the TTFT p99
+``inference-ttft-p99`` ask, each compared with its own operator and no
+tolerance. ITL and request-latency percentiles are recorded.
+
+What it does not: it measures one configuration (concurrency, lengths) and
+says nothing about other models, longer contexts, or multi-node serving.
+
+How it fails: a gate missed (both numbers named), or requests that failed,
+fail it; a stack that never becomes ready, an endpoint that never serves, or
+a benchmark that leaves no summary end ``other`` with the stack's own status.
+Without either gate it is skipped.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from pydantic import Field, field_validator
+
+from aicr import durations
+from aicr import pod_status as pods
+from aicr.checks import CheckContext, CheckParams
+from aicr.checks.images import workload_image
+from aicr.checks.performance.inference_perf import aiperf, gates, knobs, stack
+from aicr.recipe.model import Recipe
+from aicr.result import CheckResult, StepStatus
+
+DEFAULT_MODEL = "Qwen/Qwen3-8B"  # AICR's default benchmark model
+IMAGES = {"dynamo": "dynamo-vllm", "vllm": "vllm"}  # in aicr/checks/images.yaml
+LOADGEN_IMAGE = "aiperf"
+ENDPOINT_SECONDS = 60.0  # a ready workload's Service gets its endpoints within seconds
+
+
+class Params(CheckParams):
+    """``spec.validate.checks.inference-perf.params``."""
+
+    workload_ready_timeout: timedelta | None = Field(
+        default=None,
+        description="How long the serving stack may take to become ready (15m; "
+        "$AICR_INFERENCE_PERF_WORKLOAD_READY_TIMEOUT wins).",
+    )
+    health_timeout: timedelta | None = Field(
+        default=None,
+        description="How long the ready endpoint may take to serve a first "
+        "completion (5m; $AICR_INFERENCE_PERF_HEALTH_TIMEOUT wins).",
+    )
+    model_cache_storage_class: str | None = Field(
+        default=None,
+        min_length=1,
+        description="StorageClass of the model cache volume (else an "
+        "emptyDir; $AICR_INFERENCE_PERF_MODEL_CACHE_STORAGE_CLASS wins).",
+    )
+    model_cache_size: str = Field(default="100Gi", description="Size of the model cache claim.")
+    model: str | None = Field(
+        default=None,
+        min_length=1,
+        description="The model a deployed "
+        "stack serves (the recipe's inference-model wins; Qwen/Qwen3-8B).",
+    )
+    tokenizer: str | None = Field(
+        default=None,
+        min_length=1,
+        description="The tokenizer in the load generator image's cache (default: the model).",
+    )
+    concurrency: int = Field(default=256, ge=1, description="Requests in flight.")
+    requests: int | None = Field(
+        default=None, ge=1, description="Measured requests (default max(1000, 8 x concurrency))."
+    )
+    warmup_requests: int | None = Field(
+        default=None, ge=0, description="Unmeasured requests first (default: concurrency)."
+    )
+    input_tokens: int = Field(default=128, ge=1, description="Prompt length in tokens.")
+    output_tokens: int = Field(default=128, ge=1, description="Output length in tokens.")
+    loadgen_image: str | None = Field(
+        default=None, min_length=1, description="Replaces the pinned AIPerf image."
+    )
+    serving_image: str | None = Field(
+        default=None, min_length=1, description="Replaces the pinned vLLM image."
+    )
+    dynamo_image: str | None = Field(
+        default=None, min_length=1, description="Replaces the pinned Dynamo vLLM runtime image."
+    )
+
+    @field_validator("workload_ready_timeout", "health_timeout", mode="before")
+    @classmethod
+    def _duration(cls, value: object) -> object:
+        return durations.parse(value) if isinstance(value, str) else value  # fmt: skip
+
+
+def preflight(recipe: Recipe, data_dir: str | None, source: str) -> dict[str, Any]:
+    """Refuse malformed gates and knobs before any Job; pass the environment's knobs on."""
+    del data_dir
+    gates.gates(recipe, source)
+    return {"env": knobs.from_environment()}
+
+
+def _load(ctx: CheckContext, model: str) -> aiperf.Load:
+    p = ctx.params
+    return aiperf.Load(
+        model=model, tokenizer=p.tokenizer or model, concurrency=p.concurrency,
+        requests=p.requests or max(1000, 8 * p.concurrency),
+        warmup=p.concurrency if p.warmup_requests is None else p.warmup_requests,
+        input_tokens=p.input_tokens, output_tokens=p.output_tokens,
+    )  # fmt: skip
+
+
+def _resolve(ctx: CheckContext, model: str, knob: knobs.Knobs) -> stack.Stack | str:
+    """The stack to drive, or why there is none."""
+    if not stack.wants_dynamo(ctx.recipe):
+        component = stack.vllm_component(ctx.recipe)
+        if component is not None:
+            return stack.found(component)
+    flavour = "dynamo" if stack.wants_dynamo(ctx.recipe) else "vllm"
+    if flavour == "dynamo" and ctx.kube.get("CustomResourceDefinition", stack.DYNAMO_CRD) is None:
+        return (f"the recipe deploys {stack.DYNAMO_COMPONENT}, but the cluster does not serve "
+                f"DynamoGraphDeployment (no CRD {stack.DYNAMO_CRD})")  # fmt: skip
+    serving = stack.Serving(
+        model=model, image=workload_image(IMAGES[flavour], check=ctx.name, config=ctx.config),
+        labels=ctx.workload_labels(), cache_storage_class=knob.storage_class,
+        cache_size=ctx.params.model_cache_size,
+    )  # fmt: skip
+    build = stack.dynamo if flavour == "dynamo" else stack.vllm
+    return build(ctx.workload_namespace, serving)
+
+
+def _stack_pods(ctx: CheckContext, s: stack.Stack) -> list[dict[str, Any]]:
+    selector = ",".join(f"{k}={v}" for k, v in sorted(ctx.workload_labels().items()))
+    return ctx.kube.list("Pod", s.namespace, selector) if s.deployed else []
+
+
+def _ready(ctx: CheckContext, s: stack.Stack, knob: knobs.Knobs) -> str | None:
+    """Wait for the stack to be ready; None, or why it is not (its own status)."""
+    if s.deployed:
+        for made in s.objects:
+            ctx.probes.create(made)
+        waited = ctx.probes.wait(s.workload_kind, lambda o: stack.ready(s, o),
+                                 budget=knob.ready_seconds)  # fmt: skip
+        if waited.done:
+            return None
+        return (
+            f"the serving stack did not become ready within {waited.seconds:.0f}s: "
+            + stack.status_of(s, waited.objects.get(s.workload), _stack_pods(ctx, s))
+        )
+    if s.workload_kind == "Service":
+        return None
+    current = ctx.kube.get(s.workload_kind, s.workload, s.namespace)
+    if current is not None and stack.ready(s, current):
+        return None
+    return "the recipe's serving stack is not ready: " + stack.status_of(s, current, [])
+
+
+def _urls(ctx: CheckContext, s: stack.Stack, knob: knobs.Knobs) -> list[str]:
+    selector = f"kubernetes.io/service-name={s.service}"
+    if s.deployed:
+        budget = min(ENDPOINT_SECONDS, knob.ready_seconds)
+        waited = ctx.probes.wait("EndpointSlice", lambda o: bool(stack.endpoint_urls([o])),
+                                 budget=budget, selector=selector)  # fmt: skip
+        return stack.endpoint_urls(list(waited.objects.values()))
+    return stack.endpoint_urls(ctx.kube.list("EndpointSlice", s.namespace, selector))
+
+
+def _benchmark(ctx: CheckContext, load: aiperf.Load, urls: list[str],
+               knob: knobs.Knobs) -> aiperf.Summary | None:  # fmt: skip
+    """Run the load generator pod; its summary, or None after recording why there is none."""
+    image = workload_image(LOADGEN_IMAGE, check=ctx.name, config=ctx.config)
+    with ctx.step("benchmark") as step:
+        step.asked = (f"pod {ctx.workload_namespace}/{aiperf.POD} ({image}): aiperf profile "
+                      f"against {', '.join(urls)}, concurrency {load.concurrency}, "
+                      f"{load.requests} requests (+{load.warmup} warm-up), "
+                      f"{load.input_tokens} in / {load.output_tokens} out tokens")  # fmt: skip
+        ctx.probes.create(aiperf.pod(image, load, urls, knob.health_seconds))
+        waited = ctx.probes.wait(
+            "Pod",
+            lambda p: (
+                pods.terminated(p) is not None
+                or (p.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+            ),
+        )
+        pod = waited.objects.get(aiperf.POD)
+        if aiperf.POD in waited.pending or pod is None:
+            step.other(
+                f"the load generator did not finish within {waited.seconds:.0f}s: "
+                f"{waited.pending.get(aiperf.POD) or pods.where(pod)}"
+            )
+            return None
+        init = _init_exit(pod)
+        if init is not None and init != 0:
+            said = ctx.probes.logs(aiperf.POD, aiperf.HEALTH_CONTAINER).strip().splitlines()
+            why = said[-1] if said else f"exited {init}"
+            step.other(f"the endpoint never served a completion: {why}" if init ==
+                       aiperf.HEALTH_FAILED else f"the health probe failed: {why}")  # fmt: skip
+            return None
+        log = ctx.probes.logs(aiperf.POD, aiperf.CONTAINER)
+        try:
+            summary = aiperf.parse(aiperf.summary_text(log))
+        except aiperf.SummaryError as exc:
+            step.other(f"{exc}; AIPerf said: {aiperf.tail(log)}")
+            return None
+        step.answer = summary.evidence()
+        step.info(f"{summary.requests} requests measured")
+        return summary
+
+
+def _init_exit(pod: dict[str, Any]) -> int | None:
+    for cs in (pod.get("status") or {}).get("initContainerStatuses") or []:
+        state = (cs.get("state") or {}).get("terminated") or (cs.get("lastState") or {}).get(
+            "terminated"
+        )
+        if state is not None and state.get("exitCode") not in (None, 0):
+            return int(state["exitCode"])
+    return None
+
+
+def run(ctx: CheckContext) -> CheckResult:
+    """Find or deploy the stack, wait for it, drive it with AIPerf, judge the gates."""
+    wanted = gates.gates(ctx.recipe, "recipe")
+    if not wanted:
+        return ctx.skipped(f"not applicable: the recipe sets neither {gates.THROUGHPUT} nor "
+                           f"{gates.TTFT_P99} in validation.performance.constraints")  # fmt: skip
+    knob = knobs.Knobs.resolve((ctx.prepared or {}).get("env") or {}, ctx.params)
+    model = gates.model(ctx.recipe) or ctx.params.model or DEFAULT_MODEL
+    urls: list[str] = []
+    serving: stack.Stack | None = None
+    with ctx.step("serving stack") as step:
+        step.asked = f"the recipe's serving stack, model {model}; {knob}"
+        resolved = _resolve(ctx, model, knob)
+        if isinstance(resolved, str):
+            step.failed(resolved)
+        else:
+            step.answer = str(resolved)
+            problem = _ready(ctx, resolved, knob)
+            if problem is None:
+                urls = _urls(ctx, resolved, knob)
+                if not urls:
+                    service = f"{resolved.namespace}/{resolved.service}"
+                    problem = f"Service {service} has no ready endpoint"
+            if problem:
+                step.other(problem)
+            else:
+                serving = resolved
+                step.info(f"ready at {', '.join(urls)}")
+    if serving is None:  # the step above says why
+        return ctx.conclude("steps")
+    summary = _benchmark(ctx, _load(ctx, model), urls, knob)
+    if summary is None:
+        return ctx.conclude("steps")
+    if summary.errors:
+        ctx.record("requests", "requests that failed", summary.error_summary or "(no details)",
+                   f"{summary.errors} of {summary.requests} requests failed",
+                   status=StepStatus.FAILED)  # fmt: skip
+    verdicts = []
+    for g in wanted:
+        measured = (
+            summary.output_throughput if g.constraint == gates.THROUGHPUT else summary.ttft.p99
+        )
+        holds, why = g.judge(measured)
+        verdicts.append(why)
+        ctx.record(
+            g.constraint,
+            f"{g.figure} against {g.constraint} {g.gate}",
+            f"{measured:.2f} {g.unit}",
+            why,
+            status=StepStatus.PASSED if holds else StepStatus.FAILED,
+        )
+    return ctx.conclude("gates", "; ".join(verdicts) + f" ({serving})")
