@@ -1,5 +1,6 @@
 # Simulated GPU cluster (hack/sim): included by the top-level Makefile.
-#   make sim-build   build the control plane, etcd and kwok from Go modules (cached)
+#   make sim-build   build the control plane, etcd and kwok from Go modules, and install
+#                    the inference load generator (both cached by hack/sim/pins.env)
 #   make sim-up      start the cluster; prints the kubeconfig path last
 #   make sim-down    stop exactly what sim-up started and remove its state
 SIM := hack/sim/sim
@@ -8,6 +9,7 @@ SIM := hack/sim/sim
 
 sim-build:
 	@bash hack/sim/build.sh
+	@bash hack/sim/loadgen.sh
 
 sim-up:
 	@$(SIM) up

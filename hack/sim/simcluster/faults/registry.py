@@ -111,6 +111,20 @@ FAULTS: tuple[Fault, ...] = (
         "in use or not",
     ),
     _gpu_fault(
+        "inference-slow",
+        "the GPU runs throttled: a model server on the node streams a quarter of its "
+        "tokens per second",
+    ),
+    _gpu_fault(
+        "inference-slow-first-token",
+        "prefill stalls on the node: a model server's first token comes 1.5 s late",
+    ),
+    _gpu_fault(
+        "model-loading",
+        "the model server is up but its model is still loading: health answers, "
+        "completions answer 503 for ten minutes",
+    ),
+    _gpu_fault(
         "dra-driver-down",
         "the DRA driver's kubelet plugin is not running on the node: pods using "
         "ResourceClaims stay ContainerCreating with FailedPrepareDynamicResources",

@@ -28,8 +28,9 @@ VALIDATOR_REPO = "aicr-validator"
 FAULT_ANNOTATION = "sim.aicr.dev/fault"
 RUN_LABEL = "aicr.dev/run-id"  # aicr.runner.names.RUN_ID_LABEL; the sim never imports aicr
 SMI = "nvidia-smi"
-# Image repositories (last path component) whose commands run with the host's tools.
-HOST_IMAGES = (VALIDATOR_REPO, "ubuntu", "busybox", "cuda")
+# Image repositories (last path component) whose commands run with the host's tools;
+# the inference load generator and server images as simcluster.serving.images plays them.
+HOST_IMAGES = (VALIDATOR_REPO, "ubuntu", "busybox", "cuda", "aicr-aiperf", "vllm-openai")
 
 Kind = Literal["image-repo", "label", "annotation", "command"]
 

@@ -42,6 +42,7 @@ from simcluster.runtime.logs import LogWriter, now_rfc3339nano, tail_text
 from simcluster.runtime.ownership import host_plays, is_validator_image
 from simcluster.runtime.pod_files import PodFiles
 from simcluster.runtime.volumes import PodMaterialiser, VolumeError, expand
+from simcluster.serving import images as serving_images
 
 log = logging.getLogger("runtime")
 BACKOFF_START = 10.0
@@ -399,6 +400,10 @@ class PodWorker(threading.Thread):
         tools = write_tools(cdir, profile, self.ctx.python)
         if runs_smi(c):  # the GPU node model plays nvidia-smi for this pod
             argv = smi_argv(cdir, argv, self.ctx.python)
+        unplayable = None
+        if serving_images.plays(c):  # the inference server stand-in, the load generator
+            played = serving_images.play(c, argv, env, node, self.ctx.python)
+            argv, env, unplayable = played.argv, played.env, played.problem
         if gpus:  # what the NVIDIA container toolkit gives a GPU container
             env["NVIDIA_VISIBLE_DEVICES"] = ",".join(gpu_uuid(self.node_name, i) for i in gpus)
             env["PATH"] = f"{tools}:{env['PATH']}"
@@ -444,10 +449,9 @@ class PodWorker(threading.Thread):
             "keep": sorted({sys.prefix, sys.base_prefix, str(paths.PROJECT_ROOT), str(cdir)}),
         }
         (cdir / f"start-error-{run}").unlink(missing_ok=True)
-        if not argv:
-            (cdir / f"start-error-{run}").write_text(
-                "the simulated runtime cannot read an image's entrypoint: set `command`"
-            )
+        if unplayable or not argv:
+            unreadable = "the simulated runtime cannot read an image's entrypoint: set `command`"
+            (cdir / f"start-error-{run}").write_text(unplayable or unreadable)
         p = cdir / f"spec-{run}.json"
         p.write_text(json.dumps(spec))
         p.chmod(0o600)

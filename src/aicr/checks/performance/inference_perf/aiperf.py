@@ -22,10 +22,11 @@ SUMMARY = f"{ARTIFACTS}/profile_export_aiperf.json"
 HEALTH_FAILED = 3  # the health probe's exit code when the endpoint never served a completion
 
 # Runs AIPerf with the arguments after the script, then prints its summary framed by
-# the sentinel; exits with AIPerf's code.
+# the sentinel; exits with AIPerf's code. A summary left from an earlier run (a
+# restarted container keeps its volumes) is removed first, so it is never read as new.
 SCRIPT = (
-    f'aiperf profile "$@" >&2; rc=$?; echo {SENTINEL}; cat {SUMMARY} 2>/dev/null; echo; '
-    f"echo {SENTINEL}; exit $rc"
+    f'rm -f {SUMMARY}; aiperf profile "$@" >&2; rc=$?; echo {SENTINEL}; '
+    f"cat {SUMMARY} 2>/dev/null; echo; echo {SENTINEL}; exit $rc"
 )
 
 # Polls one chat completion (max 1 token) until the endpoint answers 200, or the budget

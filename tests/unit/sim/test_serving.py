@@ -1,0 +1,137 @@
+"""The sim's inference stand-in: the OpenAI-compatible server, and how the runtime plays images."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from simcluster import paths
+from simcluster.serving import images, server
+
+
+@pytest.fixture
+def serve() -> Iterator[Any]:
+    """Start a server on a free loopback port with the given flags; stop it afterwards."""
+    started: list[Any] = []
+
+    def start(*flags: str) -> int:
+        srv = server.make_server(server.parse_args(["--port", "0", "--model", "org/m", *flags]))
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+        started.append(srv)
+        return int(srv.server_port)
+
+    yield start
+    for srv in started:
+        srv.shutdown()
+        srv.server_close()
+
+
+def call(port: int, method: str, path: str, body: Any = None) -> tuple[int, str]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    conn.request(method, path, json.dumps(body) if body is not None else None,
+                 {"Content-Type": "application/json"})  # fmt: skip
+    resp = conn.getresponse()
+    text = resp.read().decode()
+    conn.close()
+    return resp.status, text
+
+
+CHAT = {"model": "org/m", "messages": [{"role": "user", "content": "a b c"}], "max_tokens": 5}
+
+
+def test_a_streamed_chat_sends_each_token_then_usage_then_done(serve: Any) -> None:
+    port = serve("--tokens-per-second", "100", "--first-token-ms", "50")
+    start = time.monotonic()
+    status, text = call(port, "POST", "/v1/chat/completions",
+                        {**CHAT, "stream": True, "stream_options": {"include_usage": True}})
+    took = time.monotonic() - start
+    events = [line[len("data: "):] for line in text.splitlines() if line.startswith("data: ")]
+    assert status == 200 and events[-1] == "[DONE]"
+    chunks = [json.loads(e) for e in events[:-1]]
+    assert [c["choices"][0]["delta"]["content"] for c in chunks[:5]] == ["tok "] * 5
+    assert chunks[4]["choices"][0]["finish_reason"] == "length"
+    assert chunks[5]["usage"] == {"prompt_tokens": 3, "completion_tokens": 5, "total_tokens": 8}
+    assert 0.05 + 4 / 100 <= took < 1.0  # first token after 50 ms, then 100 tokens/s
+
+
+def test_whole_answers_and_the_model_list(serve: Any) -> None:
+    port = serve()
+    status, text = call(port, "POST", "/v1/completions",
+                        {"model": "org/m", "prompt": "x y", "max_tokens": 3})
+    answer = json.loads(text)
+    assert status == 200 and answer["choices"][0]["text"] == "tok tok tok "
+    assert answer["usage"]["completion_tokens"] == 3
+    assert json.loads(call(port, "GET", "/v1/models")[1])["data"][0]["id"] == "org/m"
+    assert call(port, "POST", "/v1/chat/completions", {**CHAT, "model": "other"})[0] == 404
+
+
+def test_never_ready_answers_503_to_health(serve: Any) -> None:
+    port = serve("--mode", "never-ready")
+    assert call(port, "GET", "/health")[0] == 503
+    assert call(port, "POST", "/v1/chat/completions", CHAT)[0] == 503
+
+
+def test_slow_health_is_up_before_it_serves(serve: Any) -> None:
+    port = serve("--mode", "slow-health", "--health-delay", "0.3")
+    assert call(port, "GET", "/health")[0] == 200
+    assert call(port, "POST", "/v1/chat/completions", CHAT)[0] == 503
+    time.sleep(0.35)
+    assert call(port, "POST", "/v1/chat/completions", CHAT)[0] == 200
+
+
+def node(*faults: str) -> dict[str, Any]:
+    return {"metadata": {"name": "g", "annotations": {"sim.aicr.dev/gpu-fault": ",".join(faults)}}}
+
+
+VLLM = {"image": "docker.io/vllm/vllm-openai:v0.11.0"}
+
+
+@pytest.mark.parametrize(
+    ("faults", "rate", "first", "mode"),
+    [((), "200.0", "20.0", None), (("inference-slow",), "50.0", "20.0", None),
+     (("inference-slow-first-token",), "200.0", "1500.0", None),
+     (("model-loading",), "200.0", "20.0", "slow-health")],
+    ids=["healthy", "slow", "slow-first-token", "model-loading"],
+)  # fmt: skip
+def test_vllm_serve_becomes_the_stand_in_at_the_nodes_speed(
+    faults: tuple[str, ...], rate: str, first: str, mode: str | None
+) -> None:
+    argv = ["vllm", "serve", "org/m", "--port", "8001", "--served-model-name", "served"]
+    played = images.play(VLLM, argv, {"PATH": "/bin"}, node(*faults), "/py")
+    assert played.argv[:3] == ["/py", "-m", "simcluster.serving.server"]
+    flags = dict(zip(played.argv[3::2], played.argv[4::2], strict=False))
+    assert (flags["--port"], flags["--model"], flags["--host"]) == ("8001", "served", "0.0.0.0")
+    assert (flags["--tokens-per-second"], flags["--first-token-ms"]) == (rate, first)
+    assert flags.get("--mode") == mode
+    assert played.env["PYTHONPATH"] == str(paths.SIM_ROOT) and played.problem is None
+
+
+def test_the_load_generator_runs_from_the_sim_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AICR_SIM_CACHE", str(tmp_path))
+    aiperf = {"image": "ghcr.io/aicr-dev/aicr-aiperf:0.13.0"}
+    argv = ["sh", "-c", "aiperf profile"]
+    missing = images.play(aiperf, argv, {"PATH": "/bin"}, node())
+    assert missing.problem is not None and "run hack/sim/loadgen.sh" in missing.problem
+    home = images.loadgen_dir()
+    assert home.parent == tmp_path and home.name.startswith("aiperf-0.13.0_")
+    home.mkdir()
+    (home / "complete").touch()
+    played = images.play(aiperf, argv, {"PATH": "/bin"}, node())
+    assert (played.argv, played.problem) == (argv, None)
+    assert played.env == {"PATH": f"{home}/venv/bin:/bin", "HF_HOME": f"{home}/hf"}
+    assert images.plays(aiperf) and images.plays(VLLM) and not images.plays({"image": "busybox"})
+
+
+def test_the_requirements_pin_the_pinned_aiperf() -> None:
+    pins = paths.read_pins()["AIPERF_VERSION"]
+    lines = (paths.SIM_ROOT / "loadgen-requirements.txt").read_text().splitlines()
+    assert f"aiperf=={pins}" in lines
+    assert all("==" in line for line in lines if line and not line.startswith("#"))
