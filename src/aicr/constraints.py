@@ -92,8 +92,8 @@ class NumberGate:
     operand: str  # the number as the recipe wrote it
 
     def holds(self, measured: float) -> bool:
-        """Whether ``measured`` passes the gate."""
-        return _OPS[self.op](measured, self.number)
+        """Whether ``measured`` passes the gate (NaN, a figure never read, never does)."""
+        return measured == measured and _OPS[self.op](measured, self.number)
 
     def __str__(self) -> str:
         return f"{self.op} {self.operand}"

@@ -110,6 +110,7 @@ def test_warning_severity_never_blocks() -> None:
         ("> 150", 157.29, True),
         ("2000", 2000.0, True),  # bare number: exact
         ("!= 0", 0.0, False),
+        ("!= 0", float("nan"), False),  # a figure never read passes nothing
     ],
 )
 def test_number_gate(expression: str, measured: float, holds: bool) -> None:
