@@ -89,6 +89,15 @@ def gpu_labels(gpu: dict[str, Any], instance_type: str) -> dict[str, str]:
     }
 
 
+NCCL_BUSBW_ANNOTATION = "sim.aicr.dev/nccl-busbw"  # GB/s, the fabric's all-reduce bus bandwidth
+
+
+def _fabric_annotations(prof: dict[str, Any]) -> dict[str, str]:
+    """The GPU model's fabric figures from the profile (read by `simcluster.gpu.nccl`)."""
+    busbw = (prof.get("fabric") or {}).get("ncclAllReduceBusBw")
+    return {NCCL_BUSBW_ANNOTATION: str(busbw)} if busbw else {}
+
+
 def node_manifest(n: NodeSpec, k8s_version: str, kubelet_port: int) -> dict[str, Any]:
     """The Node object (with status) for one layout entry."""
     prof = load_profile(n.profile)
@@ -123,7 +132,8 @@ def node_manifest(n: NodeSpec, k8s_version: str, kubelet_port: int) -> dict[str,
         "metadata": {
             "name": n.name,
             "labels": labels,
-            "annotations": {"kwok.x-k8s.io/node": "fake", "sim.aicr.dev/profile": n.profile},
+            "annotations": {"kwok.x-k8s.io/node": "fake", "sim.aicr.dev/profile": n.profile,
+                            **_fabric_annotations(prof)},
         },
         "spec": {"taints": taints},
         "status": {

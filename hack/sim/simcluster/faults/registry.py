@@ -129,6 +129,16 @@ FAULTS: tuple[Fault, ...] = (
         "the DRA driver's kubelet plugin is not running on the node: pods using "
         "ResourceClaims stay ContainerCreating with FailedPrepareDynamicResources",
     ),
+    _gpu_fault(
+        "nccl-degraded",
+        "a degraded fabric (a NIC down, links retrained slower): nccl-tests' all-reduce "
+        "bus bandwidth across the node drops to 40% of the profile's",
+    ),
+    _gpu_fault(
+        "nccl-wrong",
+        "silent data corruption on the node's GPUs or links: nccl-tests reports #wrong "
+        "elements at 1 GiB and above and exits non-zero",
+    ),
     _pod_fault(
         "image-pull",
         "the node cannot pull images (registry unreachable): new runtime pods wait in "

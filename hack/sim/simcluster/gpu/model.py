@@ -8,16 +8,18 @@ from typing import Any
 
 from kubernetes import client
 
-from simcluster import kube
+from simcluster import kube, paths
 from simcluster.gpu import devices
+from simcluster.nodes import NCCL_BUSBW_ANNOTATION
 from simcluster.runtime.ownership import SMI, command_name
 
 FAULT_ANNOTATION = "sim.aicr.dev/gpu-fault"
 DRIVER_ANNOTATION = "sim.aicr.dev/gpu-driver"
 # Faults of a node's GPUs: a comma-separated set in FAULT_ANNOTATION (see simcluster.faults).
 FAULTS = ("driver-not-loaded", "gpu-lost", "permissive-toolkit", "runtimeclass-leak", "device-leak",
-          "shared-device", "dra-driver-down")  # fmt: skip
+          "shared-device", "dra-driver-down", "nccl-degraded", "nccl-wrong")  # fmt: skip
 SMI_SCRIPT = Path(__file__).resolve().parent / "smi.py"
+NCCL_TOOLS = ("sshd", "mpirun", "all_reduce_perf")  # what simcluster.gpu.nccl plays
 # CUDA version that each driver branch reports (nvidia-smi's "CUDA Version").
 CUDA_BY_BRANCH = {"535": "12.2", "550": "12.4", "560": "12.6", "565": "12.7", "570": "12.8",
                   "575": "12.9", "580": "13.0"}  # fmt: skip
@@ -49,6 +51,7 @@ def node_profile(node: dict[str, Any]) -> dict[str, Any] | None:
         "driver": loaded,
         "cuda": cuda,
         "faults": node_faults(node),
+        "ncclBusBw": float(notes.get(NCCL_BUSBW_ANNOTATION) or 0),
     }
 
 
@@ -99,11 +102,15 @@ def _gpu_runtime_class(api: client.ApiClient, pod: dict[str, Any]) -> bool:
     return rc is not None and str(rc.handler).startswith("nvidia")
 
 
-def write_tools(workdir: Path, profile: dict[str, Any] | None, python: str) -> Path:
+def write_tools(
+    workdir: Path, profile: dict[str, Any] | None, python: str, nccl_state: Path | None = None
+) -> Path:
     """Write the container's GPU profile and its `nvidia-smi`; return the tools folder.
 
     The folder goes first on the container's PATH when it sees GPUs, as the
-    NVIDIA container toolkit mounts nvidia-smi into GPU containers.
+    NVIDIA container toolkit mounts nvidia-smi into GPU containers. With
+    `nccl_state` (a container of the nccl-tests image) it also holds the
+    nccl-tests tools the GPU model plays (`simcluster.gpu.nccl`), sharing that state.
     """
     path = workdir / "gpu-profile.json"
     path.write_text(json.dumps(profile))
@@ -112,6 +119,13 @@ def write_tools(workdir: Path, profile: dict[str, Any] | None, python: str) -> P
     smi = tools / SMI
     smi.write_text(f'#!/bin/sh\nexec {python} {SMI_SCRIPT} {path} "$@"\n')
     smi.chmod(0o755)
+    if nccl_state is not None:
+        nccl_state.mkdir(parents=True, exist_ok=True)
+        for tool in NCCL_TOOLS:
+            shim = tools / tool
+            shim.write_text(f"#!/bin/sh\nPYTHONPATH={paths.SIM_ROOT} exec {python} -m "
+                            f'simcluster.gpu.nccl {nccl_state} {path} {tool} "$@"\n')  # fmt: skip
+            shim.chmod(0o755)
     return tools
 
 

@@ -30,7 +30,9 @@ RUN_LABEL = "aicr.dev/run-id"  # aicr.runner.names.RUN_ID_LABEL; the sim never i
 SMI = "nvidia-smi"
 # Image repositories (last path component) whose commands run with the host's tools;
 # the inference load generator and server images as simcluster.serving.images plays them.
-HOST_IMAGES = (VALIDATOR_REPO, "ubuntu", "busybox", "cuda", "aicr-aiperf", "vllm-openai")
+NCCL_TESTS_REPO = "nccl-tests"  # played by the GPU model's sshd, mpirun and all_reduce_perf
+HOST_IMAGES = (VALIDATOR_REPO, "ubuntu", "busybox", "cuda", "aicr-aiperf", "vllm-openai",
+               NCCL_TESTS_REPO)
 
 Kind = Literal["image-repo", "label", "annotation", "command"]
 

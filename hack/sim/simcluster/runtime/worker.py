@@ -39,7 +39,12 @@ from simcluster.gpu.model import (
 from simcluster.gpu.smi import gpu_uuid
 from simcluster.runtime import pod_status, probes
 from simcluster.runtime.logs import LogWriter, now_rfc3339nano, tail_text
-from simcluster.runtime.ownership import host_plays, is_validator_image
+from simcluster.runtime.ownership import (
+    NCCL_TESTS_REPO,
+    host_plays,
+    image_repo_name,
+    is_validator_image,
+)
 from simcluster.runtime.pod_files import PodFiles
 from simcluster.runtime.volumes import PodMaterialiser, VolumeError, expand
 from simcluster.serving import images as serving_images
@@ -397,7 +402,9 @@ class PodWorker(threading.Thread):
         profile = node_profile(node)
         if profile is not None:
             profile["gpus"] = gpus
-        tools = write_tools(cdir, profile, self.ctx.python)
+        nccl = image_repo_name(c["image"]) == NCCL_TESTS_REPO
+        nccl_state = self.ctx.sim_dir / "gpu" / "nccl" / self.ns if nccl else None
+        tools = write_tools(cdir, profile, self.ctx.python, nccl_state)
         if runs_smi(c):  # the GPU node model plays nvidia-smi for this pod
             argv = smi_argv(cdir, argv, self.ctx.python)
         unplayable = None
@@ -406,6 +413,7 @@ class PodWorker(threading.Thread):
             argv, env, unplayable = played.argv, played.env, played.problem
         if gpus:  # what the NVIDIA container toolkit gives a GPU container
             env["NVIDIA_VISIBLE_DEVICES"] = ",".join(gpu_uuid(self.node_name, i) for i in gpus)
+        if gpus or nccl:  # the nccl-tests image's own tools are played by the GPU model
             env["PATH"] = f"{tools}:{env['PATH']}"
         kernel = str(((node.get("status") or {}).get("nodeInfo") or {}).get("kernelVersion", ""))
         mounts = []

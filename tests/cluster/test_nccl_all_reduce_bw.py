@@ -1,0 +1,93 @@
+"""nccl-all-reduce-bw through `aicr validate --phase performance` on the simulated GPU nodes.
+
+The GPU model plays the nccl-tests image (sshd, mpirun, all_reduce_perf); the
+two H100 nodes' profile gives 158 GB/s peak, 157.39 at 16 GiB.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from deployhelp import run_check
+from harness import SimCluster
+
+CHECK = "nccl-all-reduce-bw"
+NODE1 = "gpu-h100-1"
+BUSBW = "out-of-place busbw 157.39 GB/s at 17179869184 B"
+
+
+@pytest.fixture
+def gpus(cluster: SimCluster) -> SimCluster:
+    if cluster.mode != "device-plugin":
+        cluster.set_mode("device-plugin")
+    return cluster
+
+
+def validate(cluster: SimCluster, tmp_path: Path, gate: str, **params: Any) -> dict[str, Any]:
+    config = tmp_path / "config.yaml"
+    knobs = {"worker_start_seconds": 60, "run_seconds": 60, **params}
+    config.write_text(
+        "kind: ValidateConfig\napiVersion: aicr.nvidia.com/v1alpha1\nspec:\n"
+        f"  validate:\n    checks:\n      {CHECK}:\n        params: {knobs}\n"
+    )
+    constraint = f"    - name: {CHECK}\n      value: '{gate}'\n"
+    return run_check(
+        cluster, tmp_path, CHECK, "  []\n", constraint, phase="performance", config=str(config)
+    )
+
+
+def steps(test: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {s["title"]: s for s in test["extra"]["evidence"]}
+
+
+def test_passes_at_the_gate_across_both_nodes(gpus: SimCluster, tmp_path: Path) -> None:
+    test = validate(gpus, tmp_path, ">= 150")
+    assert (test["status"], test["message"]) == (
+        "passed",
+        f"{BUSBW} satisfies >= 150 across 2 nodes x 8 GPUs (job)",
+    )
+    got = steps(test)
+    assert got["topology"]["answer"] == "gpu-h100-0: 8 GPUs; gpu-h100-1: 8 GPUs"
+    assert got["launcher"]["answer"] == "job"
+    assert got["all-reduce bus bandwidth"]["status"] == "passed"
+    assert "16 rank lines" in got["all-reduce bus bandwidth"]["answer"]
+    assert "# Collective test concluded: all_reduce_perf" in got["launcher log"]["answer"]
+    assert "nccl-tests" in got["images"]["answer"] and got["workloads"]["status"] == "passed"
+
+
+def test_fails_on_the_gate_with_both_numbers(gpus: SimCluster, tmp_path: Path) -> None:
+    test = validate(gpus, tmp_path, ">= 160")
+    assert (test["status"], test["message"]) == ("failed", f"{BUSBW} does not satisfy >= 160")
+
+
+@pytest.mark.parametrize(
+    ("fault", "status", "message"),
+    [
+        (
+            "nccl-degraded",
+            "failed",
+            "out-of-place busbw 62.95 GB/s at 17179869184 B does not satisfy >= 150",
+        ),
+        (
+            "nccl-wrong",
+            "failed",
+            "data errors: 16252924 wrong elements in the table, out of bounds values 5",
+        ),
+    ],
+)
+def test_a_fabric_fault_fails(
+    gpus: SimCluster, tmp_path: Path, fault: str, status: str, message: str
+) -> None:
+    gpus.fault(fault, NODE1)
+    test = validate(gpus, tmp_path, ">= 150")
+    assert (test["status"], test["message"]) == (status, message)
+
+
+def test_a_worker_that_never_starts_is_other(gpus: SimCluster, tmp_path: Path) -> None:
+    gpus.fault("image-pull", NODE1)
+    test = validate(gpus, tmp_path, ">= 150", worker_start_seconds=8)
+    assert test["status"] == "other"
+    assert test["message"].startswith("workers did not all start within 8s: nccl-worker-")
+    assert "ImagePullBackOff" in test["message"] or "ErrImagePull" in test["message"]
