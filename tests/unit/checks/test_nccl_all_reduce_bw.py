@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from aicr.checks.performance.nccl_all_reduce_bw import build
-from aicr.checks.performance.nccl_all_reduce_bw.judge import Host, judge, parse_gate
+from aicr.checks.performance.nccl_all_reduce_bw.judge import Host, judge
 from aicr.checks.performance.nccl_all_reduce_bw.output import parse
+from aicr.constraints import parse_gate
 
 SAMPLES = Path(__file__).parent / "nccl"
 HOSTS = [Host("nccl-worker-0", "gpu-a", 8), Host("nccl-worker-1", "gpu-b", 8)]

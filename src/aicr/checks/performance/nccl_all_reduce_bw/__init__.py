@@ -28,8 +28,9 @@ from aicr.checks import CheckContext, CheckParams
 from aicr.checks.gpu import allocatable_gpus, gpu_nodes
 from aicr.checks.images import workload_image
 from aicr.checks.performance.nccl_all_reduce_bw import build, evidence, keys
-from aicr.checks.performance.nccl_all_reduce_bw.judge import Gate, Host, judge, parse_gate
+from aicr.checks.performance.nccl_all_reduce_bw.judge import Host, judge
 from aicr.checks.performance.nccl_all_reduce_bw.output import parse
+from aicr.constraints import NumberGate, parse_gate
 from aicr.ctrf import Status
 from aicr.errors import InputError, Problem
 from aicr.phases import Phase
@@ -101,7 +102,7 @@ def preflight(recipe: Recipe, data_dir: str | None, source: str) -> None:
     value = constraint_value(recipe)
     if value is not None:
         try:
-            parse_gate(value)
+            parse_gate(str(value))
         except ValueError as exc:
             raise InputError(
                 Problem(
@@ -113,9 +114,9 @@ def preflight(recipe: Recipe, data_dir: str | None, source: str) -> None:
             ) from None
 
 
-def _gate(ctx: CheckContext) -> Gate | None:
+def _gate(ctx: CheckContext) -> NumberGate | None:
     value = constraint_value(ctx.recipe)
-    return None if value is None else parse_gate(value)
+    return None if value is None else parse_gate(str(value))
 
 
 def _topology(ctx: CheckContext) -> dict[str, int]:

@@ -8,51 +8,13 @@ operator and number; nothing is scaled or forgiven.
 
 from __future__ import annotations
 
-import math
-import operator
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
 from aicr.checks.performance.nccl_all_reduce_bw.output import Report
-from aicr.constraints import Expression, parse_expression
+from aicr.constraints import NumberGate
 
 Outcome = Literal["passed", "failed", "other"]
-_OPS: dict[str, Callable[[float, float], bool]] = {
-    ">=": operator.ge,
-    "<=": operator.le,
-    ">": operator.gt,
-    "<": operator.lt,
-    "==": operator.eq,
-    "!=": operator.ne,
-}
-
-
-@dataclass(frozen=True)
-class Gate:
-    """The recipe's ``nccl-all-reduce-bw`` constraint: bus bandwidth in GB/s."""
-
-    op: str
-    threshold: float
-
-    def __str__(self) -> str:
-        return f"{self.op} {self.threshold:g}"
-
-    def holds(self, busbw: float) -> bool:
-        """Whether ``busbw`` satisfies the gate (NaN never does)."""
-        return not math.isnan(busbw) and _OPS[self.op](busbw, self.threshold)
-
-
-def parse_gate(value: object) -> Gate:
-    """``'>= 150'`` -> Gate(">=", 150.0); ValueError naming what is wrong."""
-    expr: Expression = parse_expression(str(value))
-    try:
-        threshold = float(expr.operand)
-    except ValueError:
-        raise ValueError(f"{value!r} is not OP NUMBER (GB/s), e.g. '>= 150'") from None
-    if math.isnan(threshold) or math.isinf(threshold):
-        raise ValueError(f"{value!r} is not a finite number of GB/s")
-    return Gate(expr.op, threshold)
 
 
 @dataclass(frozen=True)
@@ -109,7 +71,7 @@ def _ranges(numbers: list[int]) -> str:
     return ",".join(parts)
 
 
-def judge(report: Report, hosts: list[Host], gate: Gate | None) -> Verdict:
+def judge(report: Report, hosts: list[Host], gate: NumberGate | None) -> Verdict:
     """The run's outcome: ``other`` when it cannot be judged, else the gate's verdict."""
     ranks = missing_ranks(report, hosts)
     if ranks:
