@@ -40,6 +40,12 @@ def bin_dir() -> Path:
     return cache_root() / key / "bin"
 
 
+def runsc_bin() -> Path:
+    """gVisor's runsc as runsc.sh unpacks it for the current pins (it may not exist yet)."""
+    version = read_pins()["RUNSC_DEB_VERSION"].replace("~", "_").replace("+", "_")
+    return cache_root() / f"runsc-{version}" / "bin" / "runsc"
+
+
 def missing_binaries() -> list[str]:
     """Names of the binaries not yet built for the current pins."""
     d = bin_dir()

@@ -9,6 +9,9 @@ What is modelled (and nothing more):
   the runtime's device handling reads (`simcluster.gpu.devices`):
   `permissive-toolkit`, `runtimeclass-leak`, `device-leak`, `shared-device`,
   `dra-driver-down`.
+- Container runtime faults (`nodes.py`), a Node annotation the runtime reads
+  (`simcluster.runtime.handlers`): `no-sandbox-handler` (containerd has no
+  runtime for gVisor's `runsc` handler).
 - Pod faults (`pods.py`), rules the process runtime matches when it starts a
   pod it plays: `image-pull`, `crash`, `oom`, `never-ready`, `evict`.
 - Control-plane faults: `apiserver-down` stops the API server.

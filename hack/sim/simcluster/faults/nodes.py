@@ -1,6 +1,7 @@
 """Node faults: annotations on a Node that the GPU node model and the runtime read.
 
-`sim.aicr.dev/gpu-fault` holds a comma-separated set of GPU faults of the node;
+`sim.aicr.dev/gpu-fault` holds a comma-separated set of GPU faults of the node,
+`sim.aicr.dev/runtime-fault` the container runtime's (`no-sandbox-handler`);
 `sim.aicr.dev/gpu-driver` the driver version actually loaded when it differs
 from what the node's labels say. Both are plain Node annotations, so a test or
 a user can also read what is set with `kubectl get node -o yaml`.
@@ -13,7 +14,8 @@ from typing import Any
 from kubernetes import client
 
 from simcluster import kube
-from simcluster.gpu.model import DRIVER_ANNOTATION, FAULT_ANNOTATION, node_faults
+from simcluster.gpu.model import DRIVER_ANNOTATION, FAULT_ANNOTATION
+from simcluster.runtime.handlers import RUNTIME_FAULT_ANNOTATION
 
 # A later release of the profiles' driver branch: what a node runs after an
 # upgrade its feature-discovery labels have not caught up with.
@@ -39,13 +41,23 @@ def _patch(api: client.ApiClient, node: str, key: str, value: Any) -> None:
 
 def set_gpu_fault(api: client.ApiClient, node: str, fault: str, on: bool) -> None:
     """Add `fault` to (or remove it from) the node's GPU fault set."""
+    _set_fault(api, node, FAULT_ANNOTATION, fault, on)
+
+
+def set_runtime_fault(api: client.ApiClient, node: str, fault: str, on: bool) -> None:
+    """Add `fault` to (or remove it from) the node's container runtime fault set."""
+    _set_fault(api, node, RUNTIME_FAULT_ANNOTATION, fault, on)
+
+
+def _set_fault(api: client.ApiClient, node: str, annotation: str, fault: str, on: bool) -> None:
     core = client.CoreV1Api(api)
 
     def update() -> None:
         obj = kube.to_dict(api, core.read_node(node))
-        value = with_fault(node_faults(obj), fault, on)
+        current = ((obj["metadata"].get("annotations") or {}).get(annotation) or "").split(",")
+        value = with_fault([f for f in current if f], fault, on)
         body = {"metadata": {"resourceVersion": obj["metadata"]["resourceVersion"],
-                             "annotations": {FAULT_ANNOTATION: value}}}  # fmt: skip
+                             "annotations": {annotation: value}}}  # fmt: skip
         core.patch_node(node, body)
 
     kube.retry_conflicts(update)

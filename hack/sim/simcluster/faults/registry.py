@@ -22,6 +22,7 @@ from kubernetes import client
 
 from simcluster import kube
 from simcluster.faults import nodes, pods
+from simcluster.runtime.handlers import NO_SANDBOX_HANDLER
 
 if TYPE_CHECKING:
     from simcluster.cluster import Sim
@@ -138,6 +139,15 @@ FAULTS: tuple[Fault, ...] = (
         "nccl-wrong",
         "silent data corruption on the node's GPUs or links: nccl-tests reports #wrong "
         "elements at 1 GiB and above and exits non-zero",
+    ),
+    Fault(
+        "no-sandbox-handler",
+        "containerd on the node has no gVisor runtime configured: pods whose RuntimeClass "
+        "handler is runsc stay ContainerCreating with FailedCreatePodSandBox (no runtime for "
+        '"runsc" is configured)',
+        "node",
+        lambda sim, node: nodes.set_runtime_fault(_api(sim), str(node), NO_SANDBOX_HANDLER, True),
+        lambda sim, node: nodes.set_runtime_fault(_api(sim), str(node), NO_SANDBOX_HANDLER, False),
     ),
     _pod_fault(
         "image-pull",

@@ -25,6 +25,8 @@ import struct
 import sys
 from pathlib import Path
 
+from simcluster.runtime import gvisor
+
 CLONE_NEWNS = 0x00020000
 MS_NOSUID = 2
 MS_NODEV = 4
@@ -151,6 +153,8 @@ def main(spec_path: str) -> None:
     try:
         private_namespace()
         private_host(spec.get("hostname") or "localhost", bool(spec.get("privateNetwork")))
+        if spec.get("sandbox"):  # gVisor makes the container's /dev, mounts and kernel itself
+            gvisor.run(spec)
         # Hold every source open first: an earlier mount may hide a later source
         # (a volume mounted at /work hides a run folder under /work/...).
         sources = [os.open(m["source"], os.O_PATH | os.O_CLOEXEC) for m in spec["mounts"]]

@@ -37,7 +37,7 @@ from simcluster.gpu.model import (
     write_tools,
 )
 from simcluster.gpu.smi import gpu_uuid
-from simcluster.runtime import pod_status, probes
+from simcluster.runtime import gvisor, handlers, pod_status, probes
 from simcluster.runtime.logs import LogWriter, now_rfc3339nano, tail_text
 from simcluster.runtime.ownership import (
     NCCL_TESTS_REPO,
@@ -103,6 +103,7 @@ class PodWorker(threading.Thread):
             c["name"]: pod_status.base_status(c) for c in pod["spec"].get("initContainers") or []
         }
         self.initialized = not self.init_statuses
+        self.handler = handlers.DEFAULT  # of the pod's RuntimeClass, read when it starts
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         self.start_time = now_rfc3339nano()[:19] + "Z"
 
@@ -212,6 +213,11 @@ class PodWorker(threading.Thread):
             log.info("%s/%s: playing fault %s", self.ns, self.name, fault)
         if fault == "image-pull":
             self._image_pull_fault()
+            return
+        self.handler = handlers.of_pod(self.ctx.api, self.pod)
+        if not handlers.configured(self.handler, self._node(), paths.runsc_bin()):
+            self._stuck_creating(handlers.SANDBOX_FAILED,
+                                 handlers.not_configured_message(self.handler))  # fmt: skip
             return
         if self._claims_unprepared():
             return
@@ -433,7 +439,9 @@ class PodWorker(threading.Thread):
                     "readOnly": bool(m.get("readOnly")) or always_ro,
                 }
             )
-        mounts += _kernel_overlays(cdir, kernel, self.ctx.python)
+        sandboxed = self.handler == handlers.GVISOR  # gVisor shows its own kernel
+        if not sandboxed:
+            mounts += _kernel_overlays(cdir, kernel, self.ctx.python)
         mounts.append(
             {
                 "source": str(self.files.termination_log(c["name"])),
@@ -456,6 +464,10 @@ class PodWorker(threading.Thread):
             # Host folders that stand in for the image's own files (see enter.restore_hidden).
             "keep": sorted({sys.prefix, sys.base_prefix, str(paths.PROJECT_ROOT), str(cdir)}),
         }
+        if sandboxed:
+            box_id = gvisor.container_id(f"{self.uid}-{c['name']}-{run}")
+            spec["sandbox"] = {"runsc": str(paths.runsc_bin()), "state": str(cdir / "runsc"),
+                               "bundle": str(cdir / f"bundle-{run}"), "id": box_id}  # fmt: skip
         (cdir / f"start-error-{run}").unlink(missing_ok=True)
         if unplayable or not argv:
             unreadable = "the simulated runtime cannot read an image's entrypoint: set `command`"
@@ -487,6 +499,9 @@ class PodWorker(threading.Thread):
         self.publish()
         prober = self._prober(c, cs, proc, json.loads(spec.read_text())["env"]) if probed else None
         code = proc.wait()
+        box = json.loads(spec.read_text()).get("sandbox")
+        if box:
+            gvisor.delete(box)
         if prober:
             prober.stop.set()
         for t in pumps:
@@ -544,6 +559,11 @@ class PodWorker(threading.Thread):
             f"client for driver {devices.DRA_DRIVER}: plugin name {devices.DRA_DRIVER} not found "
             "in the list of registered DRA plugins"
         )
+        self._stuck_creating("FailedPrepareDynamicResources", message)
+        return True
+
+    def _stuck_creating(self, reason: str, message: str) -> None:
+        """The pod never gets its containers: ContainerCreating, and a kubelet Warning event."""
         for cs in self.statuses.values():
             pod_status.waiting(cs, "ContainerCreating")
         self.publish()
@@ -552,13 +572,12 @@ class PodWorker(threading.Thread):
             "metadata": {"generateName": f"{self.name}.", "namespace": self.ns},
             "involvedObject": {"kind": "Pod", "apiVersion": "v1", "name": self.name,
                                "namespace": self.ns, "uid": self.uid},
-            "reason": "FailedPrepareDynamicResources", "message": message, "type": "Warning",
+            "reason": reason, "message": message, "type": "Warning",
             "source": {"component": "kubelet", "host": self.node_name},
             "firstTimestamp": now, "lastTimestamp": now, "count": 1,
         }  # fmt: skip
         kube.ignore_not_found(lambda: self.ctx.core.create_namespaced_event(self.ns, event))
         log.info("%s/%s: %s", self.ns, self.name, message)
-        return True
 
     def _evict_fault(self) -> None:
         self.phase = "Running"

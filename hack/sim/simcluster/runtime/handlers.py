@@ -1,0 +1,60 @@
+"""The runtime handlers a simulated node's containerd has configured, and which one a pod gets.
+
+What is modelled (and nothing more): every node's containerd knows the default
+runtime `runc`, the NVIDIA runtime's handlers (`nvidia*`, as the GPU
+Operator's toolkit configures them) and gVisor (`runsc`, the real binary that
+hack/sim/runsc.sh unpacks; see `gvisor`). A pod whose RuntimeClass names any
+other handler, or `runsc` on a node with the `no-sandbox-handler` fault or
+without the binary, never gets a sandbox: it stays Pending, its containers
+waiting in `ContainerCreating`, with a `FailedCreatePodSandBox` Warning event
+carrying containerd's message, as a real kubelet reports it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from kubernetes import client
+
+from simcluster import kube
+
+GVISOR = "runsc"
+DEFAULT = "runc"
+RUNTIME_FAULT_ANNOTATION = "sim.aicr.dev/runtime-fault"
+NO_SANDBOX_HANDLER = "no-sandbox-handler"
+SANDBOX_FAILED = "FailedCreatePodSandBox"
+
+
+def of_pod(api: client.ApiClient, pod: dict[str, Any]) -> str:
+    """The handler of the pod's RuntimeClass (`runc` without one).
+
+    A pod naming a RuntimeClass that does not exist is refused at admission by
+    the API server, so a missing one is read as the default.
+    """
+    name = pod["spec"].get("runtimeClassName")
+    if not name:
+        return DEFAULT
+    rc = kube.ignore_not_found(lambda: client.NodeV1Api(api).read_runtime_class(name))
+    return str(rc.handler) if rc is not None else DEFAULT
+
+
+def node_runtime_faults(node: dict[str, Any]) -> list[str]:
+    """The runtime faults set on a Node dict (RUNTIME_FAULT_ANNOTATION, comma-separated)."""
+    notes = (node.get("metadata") or {}).get("annotations") or {}
+    return [f for f in (notes.get(RUNTIME_FAULT_ANNOTATION) or "").split(",") if f]
+
+
+def configured(handler: str, node: dict[str, Any], runsc: Path) -> bool:
+    """True when the node's containerd has a runtime for `handler`."""
+    if handler == GVISOR:
+        return NO_SANDBOX_HANDLER not in node_runtime_faults(node) and runsc.is_file()
+    return handler == DEFAULT or handler.startswith("nvidia")
+
+
+def not_configured_message(handler: str) -> str:
+    """The kubelet's event message for a handler containerd does not know."""
+    return (
+        "Failed to create pod sandbox: rpc error: code = Unknown desc = failed to get sandbox "
+        f'runtime: no runtime for "{handler}" is configured'
+    )
