@@ -57,6 +57,7 @@ KINDS: dict[str, Kind] = {
         Kind("ConfigMap", "v1", "configmaps", True, "CoreV1Api", "config_map"),
         Kind("Secret", "v1", "secrets", True, "CoreV1Api", "secret"),
         Kind("ServiceAccount", "v1", "serviceaccounts", True, "CoreV1Api", "service_account"),
+        Kind("Event", "v1", "events"),
         Kind("Deployment", "apps/v1", "deployments", True, "AppsV1Api", "deployment"),
         Kind("DaemonSet", "apps/v1", "daemonsets", True, "AppsV1Api", "daemon_set"),
         Kind("StatefulSet", "apps/v1", "statefulsets", True, "AppsV1Api", "stateful_set"),

@@ -1,0 +1,149 @@
+"""workload-sandboxing: a sandboxed RuntimeClass exists, and a pod under it really is sandboxed.
+
+What it proves: the cluster has a RuntimeClass whose handler is a sandboxed
+runtime (gVisor's ``runsc``, Kata's ``kata*``, or one the config adds through
+``params.sandboxHandlers``; or exactly the ones ``params.runtimeClasses``
+names), a restricted pod under each reaches the end of its command, and it
+runs on a kernel of its own: its ``uname -r`` differs from the kernel its node
+reports (``status.nodeInfo.kernelVersion``), or its kernel log is gVisor's,
+while a control pod without a RuntimeClass on the same node shows the node's
+kernel. Every report is recorded.
+
+What it does not: it does not try to escape the sandbox, measure its overhead,
+or check that untrusted workloads are made to use it (that is policy).
+
+How it fails: no sandboxed RuntimeClass ("no sandboxed RuntimeClass", never
+a skip, so the requirement reads Not Implemented); a pod that cannot start
+(the kubelet's ``FailedCreatePodSandBox`` event, e.g. containerd's ``no
+runtime for "runsc" is configured``, or where it got to); a sandboxed pod that
+reports the node's own kernel (not sandboxed); a control pod that does not
+(no baseline).
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from aicr import pod_status
+from aicr.checks import CheckContext, CheckParams
+from aicr.checks.conformance.workload_sandboxing import build
+from aicr.checks.images import workload_image
+from aicr.checks.probes import Waited
+from aicr.result import CheckResult, StepStatus
+
+TITLE = "RuntimeClasses"
+
+
+class Params(CheckParams):
+    """``spec.validate.checks.workload-sandboxing.params``."""
+
+    runtime_classes: list[str] | None = Field(
+        default=None,
+        min_length=1,
+        description="Prove exactly these RuntimeClasses (any handler) instead of those found "
+        "by handler.",
+    )
+    sandbox_handlers: list[str] = Field(
+        default_factory=list,
+        description="Handlers that count as sandboxed besides runsc and kata*.",
+    )
+    image: str | None = Field(
+        default=None,
+        min_length=1,
+        description="Replaces the pinned ubuntu image (used as given, no mirror rewrite).",
+    )
+    start_seconds: float = Field(
+        default=180, gt=0, description="How long each probe pod may take to finish."
+    )
+
+
+def _finished(pod: build.Obj) -> bool:
+    return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+
+
+def _report(ctx: CheckContext, pod: build.Obj) -> build.Report | str:
+    state = pod_status.terminated(pod) or {}
+    log = ctx.probes.logs(pod["metadata"]["name"], build.CONTAINER)
+    return build.read_report(state.get("exitCode"), log)
+
+
+def _stuck(ctx: CheckContext, name: str, pending: dict[str, str], seconds: float) -> str:
+    events = ctx.kube.list("Event", ctx.workload_namespace)
+    why = build.sandbox_event(events, name) or pending.get(name, "not found")
+    return f"did not finish within {int(seconds)}s: {why}"
+
+
+def run(ctx: CheckContext) -> CheckResult:
+    """Find the sandboxed RuntimeClasses; per class a sandboxed and a control probe."""
+    params: Params = ctx.params
+    boxes: list[build.Sandbox] = []
+    with ctx.step(TITLE) as step:
+        listed = ctx.kube.list("RuntimeClass")
+        step.asked = "RuntimeClasses (node.k8s.io/v1)" + (
+            f", named: {', '.join(params.runtime_classes)}" if params.runtime_classes else ""
+        )
+        step.answer = ", ".join(f"{rc['metadata']['name']} (handler {rc.get('handler')})"
+                                for rc in listed) or "none"  # fmt: skip
+        boxes, problems = build.sandboxes(listed, params.runtime_classes, params.sandbox_handlers)
+        handlers = ", ".join([*build.HANDLERS, "kata*", *params.sandbox_handlers])
+        if problems:
+            step.failed("; ".join(problems))
+        elif not boxes:
+            step.failed(f"no sandboxed RuntimeClass (a handler among {handlers})")
+        else:
+            step.info(", ".join(f"{b.name} ({b.why})" for b in boxes))
+    if not boxes:  # the step's failure is the check's message (conclude when it raised)
+        last = ctx.evidence[-1]
+        return ctx.failed(last.verdict) if last.status == StepStatus.FAILED else ctx.conclude(TITLE)
+    image = workload_image(build.IMAGE, check=ctx.name, config=ctx.config)
+    for b in boxes:
+        ctx.probes.create(build.sandboxed_pod(b, image))
+    first = ctx.probes.wait("Pod", _finished, budget=params.start_seconds)
+    ran = {b.name: n for b in boxes if (n := pod_status.node_of(first.objects.get(b.pod) or {}))
+           and b.pod not in first.pending}  # fmt: skip
+    for b in boxes:
+        if b.name in ran:
+            ctx.probes.create(build.control_pod(b, image, ran[b.name]))
+    stuck = set(first.pending)
+    second = ctx.probes.wait("Pod", lambda p: _finished(p) or p["metadata"]["name"] in stuck,
+                             budget=params.start_seconds)  # fmt: skip
+    for b in boxes:
+        _judge(ctx, b, image, first, second, ran.get(b.name))
+    return ctx.conclude("sandboxed RuntimeClasses", _passed(ctx))
+
+
+def _judge(ctx: CheckContext, b: build.Sandbox, image: str, first: Waited, second: Waited,
+           node: str | None) -> None:  # fmt: skip
+    ns = ctx.workload_namespace
+    with ctx.step(f"RuntimeClass {b.name}") as step:
+        step.asked = (f"pod {ns}/{b.pod} under RuntimeClass {b.name} and pod {ns}/{b.control} "
+                      f"without one on the same node ({image}): {build.SCRIPT}")  # fmt: skip
+        if node is None:
+            step.answer = "the sandboxed pod never finished"
+            step.failed(f"pod {b.pod} " + _stuck(ctx, b.pod, first.pending, first.seconds))
+            return
+        if b.control in second.pending or b.control not in second.objects:
+            step.failed(f"control pod {b.control} " +
+                        _stuck(ctx, b.control, second.pending, second.seconds))  # fmt: skip
+            return
+        boxed = _report(ctx, first.objects[b.pod])
+        control = _report(ctx, second.objects[b.control])
+        step.answer = f"sandboxed: {boxed}; control: {control}"
+        if isinstance(boxed, str) or isinstance(control, str):
+            step.failed("; ".join(f"{who}: {r}" for who, r in (("sandboxed pod", boxed),
+                        ("control pod", control)) if isinstance(r, str)))  # fmt: skip
+            return
+        node_obj = ctx.kube.get("Node", node) or {}
+        kernel = str(((node_obj.get("status") or {}).get("nodeInfo") or {}).get("kernelVersion")
+                     or "unknown")  # fmt: skip
+        step.answer += f"; node {node} reports kernel {kernel}"
+        problems = build.judge(b, boxed, control, node, kernel)
+        if problems:
+            step.failed("; ".join(problems))
+        else:
+            step.passed(build.verdict(b, boxed, node, kernel))
+
+
+def _passed(ctx: CheckContext) -> str:
+    proven = [s.verdict for s in ctx.evidence if s.title.startswith("RuntimeClass ")]
+    return "; ".join(proven)

@@ -1,0 +1,92 @@
+"""workload-sandboxing on the simulated cluster: gVisor proven, and two ways a sandbox is missing.
+
+The sim's nodes run pods whose RuntimeClass handler is runsc under the real
+gVisor (tests/cluster/test_sandbox_runtime.py), so the check sees a kernel of
+the sandbox's own against the node's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from deployhelp import run_check
+from harness import SimCluster
+
+CHECK = "workload-sandboxing"
+NO_COMPONENTS = "  []\n"
+
+
+def runtime_class(name: str, handler: str) -> dict[str, object]:
+    return {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": name},
+            "handler": handler}  # fmt: skip
+
+
+@pytest.fixture
+def gvisor(cluster: SimCluster) -> Iterator[SimCluster]:
+    cluster.apply(runtime_class("gvisor", "runsc"))
+    yield cluster
+    cluster.heal()
+
+
+def config(tmp_path: Path, params: str) -> str:
+    path = tmp_path / "config.yaml"
+    path.write_text("{kind: ValidateConfig, apiVersion: aicr.nvidia.com/v1alpha1, spec: "
+                    f"{{validate: {{checks: {{{CHECK}: {{params: {params}}}}}}}}}}}\n")  # fmt: skip
+    return str(path)
+
+
+def leftovers(cluster: SimCluster) -> list[str]:
+    return [n.metadata.name for n in cluster.core().list_namespace().items
+            if CHECK in n.metadata.name]  # fmt: skip
+
+
+def steps(test: dict[str, object]) -> list[tuple[str, str]]:
+    evidence = test["extra"]["evidence"]  # type: ignore[index]
+    return [(s["title"], s["status"]) for s in evidence]
+
+
+def test_gvisor_runs_on_its_own_kernel_and_the_control_on_the_nodes(
+    gvisor: SimCluster, tmp_path: Path
+) -> None:
+    test = run_check(gvisor, tmp_path, CHECK, NO_COMPONENTS, phase="conformance")
+    assert test["status"] == "passed", test["message"]
+    node = re.fullmatch(r"gvisor \(runsc\) sandboxed on (\S+): gVisor's kernel 4\.4\.0, the node "
+                        r"and the control pod (\S+)", test["message"])  # fmt: skip
+    assert node, test["message"]
+    kernel = gvisor.core().read_node(node[1]).status.node_info.kernel_version
+    assert node[2] == kernel
+    assert steps(test) == [("RuntimeClasses", "informational"), ("RuntimeClass gvisor", "passed"),
+                           ("workloads", "passed")]  # fmt: skip
+    assert leftovers(gvisor) == []
+
+
+def test_no_sandbox_handler_fails_with_the_kubelets_event(
+    gvisor: SimCluster, tmp_path: Path
+) -> None:
+    gvisor.fault("no-sandbox-handler")
+    test = run_check(gvisor, tmp_path, CHECK, NO_COMPONENTS, phase="conformance",
+                     config=config(tmp_path, "{startSeconds: 8}"))  # fmt: skip
+    assert (test["status"], test["message"]) == (
+        "failed", "1/1 sandboxed RuntimeClasses failed: RuntimeClass gvisor: pod sandboxed-gvisor "
+        "did not finish within 8s: FailedCreatePodSandBox: Failed to create pod sandbox: rpc "
+        "error: code = Unknown desc = failed to get sandbox runtime: no runtime for \"runsc\" is "
+        "configured")  # fmt: skip
+    assert steps(test)[-1] == ("workloads", "passed")
+    assert leftovers(gvisor) == []
+
+
+def test_a_runtime_class_whose_handler_is_runc_is_not_sandboxed(
+    gvisor: SimCluster, tmp_path: Path
+) -> None:
+    gvisor.apply(runtime_class("fake-sandbox", "runc"))
+    test = run_check(gvisor, tmp_path, CHECK, NO_COMPONENTS, phase="conformance",
+                     config=config(tmp_path, "{runtimeClasses: [fake-sandbox]}"))  # fmt: skip
+    assert test["status"] == "failed"
+    assert re.fullmatch(
+        r"1/1 sandboxed RuntimeClasses failed: RuntimeClass fake-sandbox: the pod under "
+        r"RuntimeClass fake-sandbox \(handler runc\) reports the node's own kernel \S+ on \S+: it "
+        r"is not sandboxed", test["message"]), test["message"]  # fmt: skip
+    assert leftovers(gvisor) == []
