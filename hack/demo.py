@@ -1,7 +1,8 @@
 """The demo of the main job: `aicr validate` against the simulated GPU cluster.
 
 Brings the simulated cluster up (building its binaries on first use), loads the
-demo scenario (the recipe's stack, healthy), runs `aicr validate` with live
+`gpu-platform` scenario (the recipe's stack, healthy, with a real Prometheus),
+passes the addresses `hack/sim/sim config` prints, runs `aicr validate` with live
 progress and a live snapshot capture, keeps the report in demo-out/, and brings
 the cluster down again, also on failure or Ctrl-C. Everything stays on loopback.
 
@@ -15,7 +16,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -35,33 +35,6 @@ def sim(*args: str) -> str:
     return proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
 
 
-def wait_workloads(kubeconfig: str, timeout: float = 90.0) -> None:
-    """Wait until the scenario's Deployments, DaemonSets and StatefulSets are ready."""
-    from kubernetes import client, config
-
-    api = config.new_client_from_config(config_file=kubeconfig)
-    apps = client.AppsV1Api(api)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        pending = [
-            f"{d.metadata.namespace}/{d.metadata.name}"
-            for d in apps.list_deployment_for_all_namespaces().items
-            if (d.status.available_replicas or 0) < (d.spec.replicas or 0)
-        ] + [
-            f"{s.metadata.namespace}/{s.metadata.name}"
-            for s in apps.list_stateful_set_for_all_namespaces().items
-            if (s.status.ready_replicas or 0) < (s.spec.replicas or 0)
-        ] + [
-            f"{d.metadata.namespace}/{d.metadata.name}"
-            for d in apps.list_daemon_set_for_all_namespaces().items
-            if (d.status.number_ready or 0) < (d.status.desired_number_scheduled or 0)
-        ]
-        if not pending:
-            return
-        time.sleep(0.5)
-    raise SystemExit(f"demo: workloads not ready in {timeout:.0f} s: {', '.join(pending)}")
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -76,19 +49,20 @@ def main() -> int:
     kubeconfig = sim("up")
     try:
         sys.path.insert(0, str(SIM.parent))
-        from simcluster import scenario
         from simcluster.cluster import Sim
 
+        say("loading the gpu-platform scenario: GPU Operator, DRA driver, Prometheus, cert-manager")
+        sim("scenario", "gpu-platform")
+        config = OUT / "config.yaml"
+        config.write_text(subprocess.run([str(SIM), "config"], stdout=subprocess.PIPE, text=True,
+                                         check=True).stdout)
         # The cluster lives in a network namespace of its own; so do this process and aicr.
         Sim().enter()
-        say("loading the demo scenario: GPU Operator, DRA driver, Prometheus, cert-manager")
-        scenario.apply(Sim(), DEMO / "cluster.yaml")
-        wait_workloads(kubeconfig)
 
         say("aicr validate (snapshot captured live from the cluster)")
         report = OUT / "report.json"
         cmd = ["aicr", "validate", "-r", str(DEMO / "recipe.yaml"), "--kubeconfig", kubeconfig,
-               "-o", str(report), "--junit", str(OUT / "junit.xml")]
+               "--config", str(config), "-o", str(report), "--junit", str(OUT / "junit.xml")]
         print("$ " + " ".join(cmd), file=sys.stderr, flush=True)
         code = subprocess.run(cmd, check=False).returncode
         say(f"aicr validate exited {code}; report kept in {report.relative_to(REPO)}")

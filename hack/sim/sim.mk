@@ -2,6 +2,7 @@
 #   make sim-build   build the control plane, etcd and kwok from Go modules, and install
 #                    the inference load generator (both cached by hack/sim/pins.env)
 #   make sim-up      start the cluster; prints the kubeconfig path last
+#                    (WITH=prometheus,... also runs those platform components)
 #   make sim-down    stop exactly what sim-up started and remove its state
 SIM := hack/sim/sim
 
@@ -12,7 +13,7 @@ sim-build:
 	@bash hack/sim/loadgen.sh
 
 sim-up:
-	@$(SIM) up
+	@$(SIM) up $(if $(WITH),--with $(WITH))
 
 sim-down:
 	@$(SIM) down

@@ -5,6 +5,10 @@
 - `cluster` (function): the same object, reset after the test if the test changed
   cluster-wide state (GPU mode, node images, faults, API server stopped).
 - `namespace` (function): a run-unique namespace, deleted after the test.
+- platform components per module: a module marked
+  `pytestmark = pytest.mark.components("prometheus", ...)` gets them installed
+  before its first test and removed after its last (those already running,
+  e.g. from `make sim-up WITH=...`, are left alone).
 
 Every test under tests/cluster gets the `cluster` marker. When the simulator's
 binaries are not built and CI is not "true", these tests are skipped (left out
@@ -123,6 +127,20 @@ def _pid_alive(pid: int) -> bool:
 @pytest.fixture(autouse=True)
 def _needs_sim(sim_cluster: SimCluster) -> None:
     """Every test here needs the cluster, even one that uses no cluster fixture."""
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _module_components(request: pytest.FixtureRequest, sim_cluster: SimCluster) -> Iterator[None]:
+    """Start the components the module's `components` marker names; stop them after it."""
+    marker = request.node.get_closest_marker("components")
+    if marker is None:
+        yield
+        return
+    started = sim_cluster.start_components(",".join(marker.args))
+    try:
+        yield
+    finally:
+        sim_cluster.stop_components(started)
 
 
 @pytest.fixture

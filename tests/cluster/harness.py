@@ -6,6 +6,9 @@ namespaces, GPU modes, scenarios, faults and API-server restarts.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -15,13 +18,16 @@ from typing import Any, TypeVar
 
 from kubernetes import client
 from kubernetes.client.rest import ApiException
-from simcluster import kube, scenario
+from simcluster import kube, named_scenarios, scenario
 from simcluster.cluster import Sim
+from simcluster.components import install as components
+from simcluster.components import registry as component_registry
 from simcluster.faults import pods as pod_faults
 from simcluster.faults import registry as faults
 from simcluster.nodes import GPU_NODES, LAYOUT
 
 T = TypeVar("T")
+SIM_CLI = Path(__file__).resolve().parents[2] / "hack" / "sim" / "sim"
 TEST_NS_LABEL = "sim.aicr.dev/test"
 VALIDATOR_IMAGE = "ghcr.io/aicr-dev/aicr-validator:v0.0.0-sim"
 
@@ -205,6 +211,51 @@ class SimCluster:
         if any(d.get("kind") == "Node" for d in docs):
             self._dirty = True
         return scenario.apply(self.sim, docs, namespace)
+
+    def load_scenario(self, name: str) -> None:
+        """Load a named scenario (hack/sim/scenarios) and wait until it is ready."""
+        named_scenarios.run(self.sim, named_scenarios.load(name))
+
+    # ---- components -------------------------------------------------------------------
+    def start_components(self, spec: str) -> list[str]:
+        """Install the components `spec` names (and what they need); return those started now."""
+        running = set(components.journal(self.sim))
+        wanted = [c for c in component_registry.resolve(spec) if c.name not in running]
+        if wanted:
+            components.install(self.sim, wanted)
+        return [c.name for c in wanted]
+
+    def stop_components(self, names: list[str]) -> None:
+        """Remove components installed by `start_components`, newest first."""
+        components.remove(self.sim, list(reversed(names)))
+
+    def http_get(self, url: str, timeout: float = 10.0) -> tuple[int, str]:
+        """GET `url` from a process inside the cluster's network namespace: (status, body).
+
+        Pod and Service addresses exist only there, and the test process's own
+        network guard allows loopback only, so the request runs under
+        `hack/sim/sim exec`. Status 0 with the error as body when it fails.
+        """
+        script = (
+            "import sys, urllib.request, urllib.error\n"
+            "o = urllib.request.build_opener(urllib.request.ProxyHandler({}))\n"
+            "try:\n r = o.open(sys.argv[1], timeout=float(sys.argv[2]))\n"
+            " c, b = r.status, r.read()\n"
+            "except urllib.error.HTTPError as e:\n c, b = e.code, e.read()\n"
+            "except OSError as e:\n c, b = 0, str(e).encode()\n"
+            "sys.stdout.write(f'{c}\\n'); sys.stdout.flush(); sys.stdout.buffer.write(b)\n"
+        )
+        proc = subprocess.run(
+            [str(SIM_CLI), "exec", "--", sys.executable, "-c", script, url, str(timeout)],
+            env={**os.environ, "AICR_SIM_DIR": str(self.sim.dir)}, capture_output=True,
+            timeout=timeout + 30, check=True,
+        )  # fmt: skip
+        status, _, body = proc.stdout.decode(errors="replace").partition("\n")
+        return int(status), body
+
+    def validate_config(self) -> dict[str, Any]:
+        """The ValidateConfig `hack/sim/sim config` prints (the components' addresses)."""
+        return components.validate_config(self.sim)
 
     def set_mode(self, mode: str) -> None:
         """GPU allocation mode: "device-plugin" (default), "dra" or "dual" (broken)."""

@@ -1,7 +1,9 @@
 """CLI of the simulated cluster: `python -m simcluster VERB ...` (argument parsing only).
 
-Exit codes: 0 done; 1 `status` says down; 2 bad input (an unknown fault or
-node: one line on stderr); 3 the cluster cannot run or is not running.
+Exit codes: 0 done; 1 `status` says down; 2 bad input (an unknown fault,
+node, component or scenario, an unreadable manifest file: one line on stderr,
+nothing created); 3 the cluster cannot run or is not running, or a component
+or scenario did not become ready.
 """
 
 from __future__ import annotations
@@ -10,24 +12,42 @@ import argparse
 import os
 import sys
 import time
+from collections.abc import Callable
+from typing import TypeVar
 
 from simcluster.cluster import Sim, SimUnavailable
 from simcluster.faults import registry
 from simcluster.faults.registry import FaultInputError
 
+T = TypeVar("T")
 EXIT_BAD_INPUT = 2
 EXIT_UNAVAILABLE = 3
 
 
 def up(sim: Sim, args: argparse.Namespace) -> int:
-    """Start the cluster; the kubeconfig path is the last line."""
+    """Start the cluster (and `--with` components); the kubeconfig path is the last line."""
+    from simcluster.components import install, registry
+
     start = time.monotonic()
+    try:
+        wanted = registry.resolve(args.with_) if args.with_ else []
+    except registry.ComponentInputError as e:
+        return _bad("sim up", str(e))
     try:
         path = sim.up()
     except SimUnavailable as e:
         print(f"sim-up: {e}", file=sys.stderr)
         return EXIT_UNAVAILABLE
     print(f"sim-up: ready in {time.monotonic() - start:.1f} s", file=sys.stderr)
+    if wanted:
+        step = time.monotonic()
+        try:
+            install.install(sim, wanted)
+        except install.ComponentError as e:
+            print(f"sim-up: {e}", file=sys.stderr)
+            return EXIT_UNAVAILABLE
+        names = ", ".join(c.name for c in wanted)
+        print(f"sim-up: {names} ready in {time.monotonic() - step:.1f} s", file=sys.stderr)
     print(path)
     return 0
 
@@ -40,12 +60,80 @@ def down(sim: Sim, args: argparse.Namespace) -> int:
 
 
 def status(sim: Sim, args: argparse.Namespace) -> int:
-    """`up` or `down`, then one line per applied fault."""
+    """`up` or `down`, then one line per component (ready or what it waits for), per fault."""
     running = sim.is_up()
     print("up" if running else "down")
-    for entry in registry.active(sim) if running else []:
+    if not running:
+        return 1
+    sim.enter()
+    from simcluster.components import install
+
+    for c in install.installed(sim):
+        left = install.waiting_for(sim, c)
+        print(f"component {c.name} {c.version}: "
+              + ("ready" if not left else f"waiting for {', '.join(left)}"))  # fmt: skip
+    for entry in registry.active(sim):
         print(f"fault {entry['fault']}" + (f" on {entry['node']}" if entry["node"] else ""))
-    return 0 if running else 1
+    return 0
+
+
+def config(sim: Sim, args: argparse.Namespace) -> int:
+    """Print a ValidateConfig with the addresses the running components publish."""
+    import yaml
+
+    from simcluster.components import install
+
+    if not _running(sim, "sim config"):
+        return EXIT_UNAVAILABLE
+    print("# aicr validate --config FILE: addresses the simulated cluster's components publish")
+    print(yaml.safe_dump(install.validate_config(sim), sort_keys=False), end="")
+    return 0
+
+
+def scenario_(sim: Sim, args: argparse.Namespace) -> int:
+    """`scenario list`, or load scenario NAME and wait until it is ready."""
+    from simcluster import named_scenarios as named
+
+    if args.name == "list":
+        for n in named.names():
+            print(f"{n}  {named.load(n).description}")
+        return 0
+    return _load_and_run(sim, "sim scenario", args.name, lambda: named.load(args.name),
+                         lambda s: named.run(sim, s))  # fmt: skip
+
+
+def apply_(sim: Sim, args: argparse.Namespace) -> int:
+    """Apply a manifest file as scenarios are applied, and wait for its workloads."""
+    from pathlib import Path
+
+    from simcluster import named_scenarios as named
+
+    return _load_and_run(sim, "sim apply", args.file, lambda: named.read_manifests(Path(args.file)),
+                         lambda docs: named.apply_and_wait(sim, docs))  # fmt: skip
+
+
+def _load_and_run(
+    sim: Sim, verb: str, subject: str, load: Callable[[], T], run: Callable[[T], None]
+) -> int:
+    """Read the input (exit 2 when it is wrong, before any cluster work), then run it (exit 3
+    when it does not become ready)."""
+    from simcluster import named_scenarios as named
+    from simcluster.components import install
+
+    try:
+        loaded = load()
+    except named.ScenarioError as e:
+        return _bad(verb, str(e))
+    if not _running(sim, verb):
+        return EXIT_UNAVAILABLE
+    start = time.monotonic()
+    try:
+        run(loaded)
+    except install.ComponentError as e:
+        print(f"{verb}: {subject}: {e}", file=sys.stderr)
+        return EXIT_UNAVAILABLE
+    print(f"{subject}: ready in {time.monotonic() - start:.1f} s")
+    return 0
 
 
 def mode(sim: Sim, args: argparse.Namespace) -> int:
@@ -131,15 +219,25 @@ def parser() -> argparse.ArgumentParser:
     """The command line: one sub-command per verb."""
     p = argparse.ArgumentParser(prog="hack/sim/sim")
     sub = p.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("up", help="start the cluster; print the kubeconfig path last").set_defaults(
-        run=up
-    )
+    u = sub.add_parser("up", help="start the cluster; print the kubeconfig path last")
+    u.add_argument("--with", dest="with_", metavar="NAME[,NAME...]",
+                   help="also run these platform components (`all`: every one)")  # fmt: skip
+    u.set_defaults(run=up)
     sub.add_parser("down", help="stop exactly what `up` started, remove the run").set_defaults(
         run=down
     )
-    sub.add_parser("status", help="say whether the cluster runs, and its faults").set_defaults(
-        run=status
-    )
+    sub.add_parser(
+        "status", help="say whether the cluster runs, its components and faults"
+    ).set_defaults(run=status)
+    sub.add_parser(
+        "config", help="print a ValidateConfig with the components' addresses"
+    ).set_defaults(run=config)
+    sc = sub.add_parser("scenario", help="`scenario list`, or load scenario NAME and wait")
+    sc.add_argument("name", help="a scenario name, or `list`")
+    sc.set_defaults(run=scenario_)
+    a = sub.add_parser("apply", help="apply a manifest file and wait for its workloads")
+    a.add_argument("file")
+    a.set_defaults(run=apply_)
     m = sub.add_parser("mode", help="switch the GPU allocation mode")
     m.add_argument("mode", choices=["device-plugin", "dra", "dual"])
     m.set_defaults(run=mode)

@@ -197,7 +197,7 @@ class Sim:
         env = self._env()
         env["PYTHONPATH"] = str(paths.SIM_ROOT)
         env["PYTHONUNBUFFERED"] = "1"
-        env["AICR_SIM_CACHE"] = str(paths.cache_root())  # where runsc is, whatever HOME says
+        env["AICR_SIM_CACHE"] = str(paths.cache_root())  # runsc, component binaries: HOME differs
         return env
 
     def _wait_apiserver(self, deadline: float) -> None:

@@ -45,6 +45,8 @@ SAMPLES = [
      True),
     ("nvidia-smi as an argument only", _pod(command=["sh", "-c", "nvidia-smi"]), False),
     ("empty command", _pod(command=[]), False),
+    ("a component's image", _pod("quay.io/prometheus/prometheus:v3.5.0"), True),
+    ("a component-like image", _pod("quay.io/prometheus/prometheus-extra:v1"), False),
 ]  # fmt: skip
 
 
@@ -74,6 +76,7 @@ def test_jq_selector_agrees_on_every_sample() -> None:
         ("ghcr.io/aicr-dev/aicr-validator:v1", ["aicr"], True),
         ("registry.example/anything:1", ["nvidia-smi"], True),
         ("registry.example/nginx:1", ["nginx"], False),
+        ("quay.io/prometheus/prometheus:v3.5.0", [], True),
     ],
 )
 def test_which_images_the_host_plays(image: str, command: list[str], played: bool) -> None:

@@ -10,7 +10,9 @@ A pod is runtime-owned when any of these holds:
 - it carries the run label `aicr.dev/run-id` (the product labels every pod
   its checks create with it);
 - it carries the annotation `sim.aicr.dev/fault` (a test asked for a fault);
-- a container's command is `nvidia-smi` (the GPU node model plays it).
+- a container's command is `nvidia-smi` (the GPU node model plays it);
+- a container's image is one a platform component plays with its real
+  binary (simcluster.components, `sim up --with NAME`).
 The product never has to know about the simulator.
 
 Which images a runtime-owned pod's containers really run is `HOST_IMAGES`:
@@ -23,6 +25,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from simcluster.components.registry import image_repos
 
 VALIDATOR_REPO = "aicr-validator"
 FAULT_ANNOTATION = "sim.aicr.dev/fault"
@@ -90,6 +94,7 @@ OWNERS = (
     Owner("label", RUN_LABEL),
     Owner("annotation", FAULT_ANNOTATION),
     Owner("command", SMI),
+    *(Owner("image-repo", repo) for repo in image_repos()),
 )
 RUNTIME_OWNED_JQ = " or ".join(o.jq() for o in OWNERS)
 
@@ -100,10 +105,9 @@ def is_validator_image(image: str) -> bool:
 
 
 def host_plays(container: dict[str, Any]) -> bool:
-    """True when the runtime runs this container's command (host image or nvidia-smi)."""
-    return image_repo_name(container.get("image", "")) in HOST_IMAGES or (
-        command_name(container) == SMI
-    )
+    """True when the runtime runs this container's command (host or component image, nvidia-smi)."""
+    repo = image_repo_name(container.get("image", ""))
+    return repo in HOST_IMAGES or repo in image_repos() or command_name(container) == SMI
 
 
 def runtime_owned(pod: dict[str, Any]) -> bool:

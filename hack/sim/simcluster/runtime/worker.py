@@ -25,6 +25,7 @@ from kubernetes import client
 from kubernetes.client.rest import ApiException
 
 from simcluster import kube, paths, processes
+from simcluster.components import images as component_images
 from simcluster.faults import pods as pod_faults
 from simcluster.gpu import devices
 from simcluster.gpu.devices import DevicePlugin
@@ -402,7 +403,7 @@ class PodWorker(threading.Thread):
             "KUBERNETES_PORT": f"tcp://127.0.0.1:{port}",
         }
         env = self.mat.env(c, base)
-        argv = [expand(a, env) for a in (c.get("command") or []) + (c.get("args") or [])]
+        argv = [expand(a, env) for a in component_images.argv(c)]
         node = self._node()
         gpus = container_gpus(self.ctx.api, self._current_pod(), c, node, self.ctx.devices)
         profile = node_profile(node)
@@ -458,9 +459,11 @@ class PodWorker(threading.Thread):
             "hostname": base["HOSTNAME"],
             "gpus": gpus,
             "kernel": kernel,
-            # Only validator pods talk to the API server; every other container gets a
+            # Only validator and component pods talk to the API server; every other container gets a
             # network namespace of its own with nothing but loopback (it can reach nothing).
-            "privateNetwork": not is_validator_image(c["image"]),
+            "privateNetwork": not (
+                is_validator_image(c["image"]) or component_images.plays(c["image"])
+            ),
             # Host folders that stand in for the image's own files (see enter.restore_hidden).
             "keep": sorted({sys.prefix, sys.base_prefix, str(paths.PROJECT_ROOT), str(cdir)}),
         }

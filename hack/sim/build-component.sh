@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Build or unpack platform components into the sim cache, keyed by their pins.
+#
+#   bash hack/sim/build-component.sh NAME...   prints one bin folder per NAME
+#
+# Each component's recipe is hack/sim/simcluster/components/<name>/build.sh,
+# which sets `version` (from pins.env) and `binaries` and defines `build BIN`.
+# A complete cache folder is reused; otherwise the recipe runs and the time it
+# took is printed. Go builds take /tmp/aicr-go.lock (one at a time per machine).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=pins.env
+source "$here/pins.env"
+cache_root=${AICR_SIM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/aicr-sim}
+export GOFLAGS="${GOFLAGS:-} -mod=mod"
+export CGO_ENABLED=0
+
+log() { echo "sim-build: $*" >&2; }
+
+# go_wrapper_build OUT PACKAGE REQUIRE... [-- REPLACE...]
+# Builds PACKAGE from a throw-away module requiring each "module version"
+# (and replacing each "module version" pair with that published version;
+# $GO_LDFLAGS adds linker flags, e.g. -X for a version string):
+# `go install m@v` refuses modules with replace directives and reads the
+# version list, which the proxy here may refuse.
+go_wrapper_build() {
+  local out=$1 pkg=$2; shift 2
+  local dir
+  dir=$(mktemp -d)
+  (cd "$dir" && go mod init aicr.invalid/simbuild/component >/dev/null 2>&1)
+  local mode=require
+  {
+    for spec in "$@"; do
+      if [ "$spec" = -- ]; then mode=replace; continue; fi
+      set -- $spec
+      if [ $mode = require ]; then echo "require $1 $2"; else echo "replace $1 => $1 $2"; fi
+    done
+  } >>"$dir/go.mod"
+  printf '//go:build tools\n\npackage tools\n\nimport _ "%s"\n' "$pkg" >"$dir/tools.go"
+  # go mod tidy's download chatter goes to a log shown only when it fails.
+  flock /tmp/aicr-go.lock sh -c "cd '$dir' && { go mod tidy -e >tidy.log 2>&1 || { cat tidy.log >&2; exit 1; }; } && go build -trimpath -ldflags '-s -w ${GO_LDFLAGS:-}' -o '$out.tmp' '$pkg'"
+  mv "$out.tmp" "$out"
+  rm -rf "$dir"
+}
+
+# deb_extract BIN PACKAGE VERSION PATH...: unpack a Debian package, keep PATHs in BIN.
+deb_extract() {
+  local bin=$1 pkg=$2 version=$3; shift 3
+  local dir
+  dir=$(mktemp -d)
+  if ! (cd "$dir" && apt-get download -qq "$pkg=$version" >/dev/null 2>&1); then
+    log "updating the package lists to fetch $pkg $version"
+    apt-get update -qq >/dev/null
+    (cd "$dir" && apt-get download -qq "$pkg=$version" >/dev/null)
+  fi
+  dpkg-deb -x "$dir"/*.deb "$dir/root"
+  for p in "$@"; do cp "$dir/root/$p" "$bin/"; done
+  rm -rf "$dir"
+}
+
+for name in "$@"; do
+  recipe="$here/simcluster/components/${name//-/_}/build.sh"
+  [ -f "$recipe" ] || { log "no component named $name"; exit 2; }
+  (
+    # shellcheck source=/dev/null
+    source "$recipe"
+    bin="$cache_root/components/$name-$version/bin"
+    complete() { for b in "${binaries[@]}"; do [ -x "$bin/$b" ] || return 1; done; }
+    if ! complete; then
+      mkdir -p "$bin"
+      start=$(date +%s)
+      log "building $name $version"
+      build "$bin"
+      complete || { log "$name: build left ${binaries[*]} incomplete in $bin"; exit 1; }
+      log "built $name $version in $(( $(date +%s) - start )) s ($(du -sh "$bin" | cut -f1))"
+    fi
+    echo "$bin"
+  )
+done

@@ -1,0 +1,145 @@
+"""Install, list, remove and publish components on the running cluster.
+
+The run's journal `<sim dir>/components.json` records, per installed
+component, every object its install applied, so `remove` deletes exactly
+those (a Namespace only when no other installed component still uses it) and
+`sim down` needs nothing: the run folder and the cluster go together.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from simcluster import kube, paths, scenario
+from simcluster.components import registry, workloads
+from simcluster.components.base import Component, Context
+
+if TYPE_CHECKING:
+    from simcluster.cluster import Sim
+
+JOURNAL = "components.json"
+BUILD_SCRIPT = paths.SIM_ROOT / "build-component.sh"
+
+
+class ComponentError(RuntimeError):
+    """A component could not be built or did not become ready."""
+
+
+def build(components: Iterable[Component]) -> None:
+    """Build or unpack the binaries of `components` into the cache (reused when complete)."""
+    names = [c.name for c in components if c.images]
+    if not names:
+        return
+    proc = subprocess.run(["bash", str(BUILD_SCRIPT), *names], stdout=subprocess.PIPE,
+                          text=True, check=False)  # fmt: skip
+    if proc.returncode != 0:
+        raise ComponentError(f"building {', '.join(names)} failed (exit {proc.returncode})")
+
+
+def journal(sim: Sim) -> dict[str, list[dict[str, Any]]]:
+    """Installed component name -> the objects its install applied (install order)."""
+    try:
+        data: dict[str, list[dict[str, Any]]] = json.loads((sim.dir / JOURNAL).read_text())
+    except (OSError, ValueError):
+        return {}
+    return data
+
+
+def _record(sim: Sim, data: dict[str, list[dict[str, Any]]]) -> None:
+    tmp = sim.dir / (JOURNAL + ".tmp")
+    tmp.write_text(json.dumps(data, indent=1))
+    tmp.replace(sim.dir / JOURNAL)
+
+
+def install(sim: Sim, components: list[Component], timeout: float = 180.0) -> None:
+    """Build, apply and wait until every component in `components` is ready."""
+    build(components)
+    done = journal(sim)
+    ctx = Context(selected=frozenset([*done, *(c.name for c in components)]))
+    for c in components:
+        applied = scenario.apply(sim, c.manifests(ctx))
+        done[c.name] = [workloads.ref(o) for o in applied]
+        _record(sim, done)
+    wait_ready(sim, components, timeout)
+
+
+def waiting_for(sim: Sim, c: Component) -> list[str]:
+    """What component `c` still waits for (empty when it is ready)."""
+    api = kube.api_client(sim.kubeconfig)
+    out = workloads.pending(api, journal(sim).get(c.name, []))
+    if not out and c.ready is not None:
+        extra = c.ready(api)
+        out += [extra] if extra else []
+    return out
+
+
+def wait_ready(sim: Sim, components: list[Component], timeout: float) -> None:
+    """Wait until no component waits for anything; ComponentError naming what each waits for."""
+    deadline = time.monotonic() + timeout
+    while True:
+        left = {c.name: waiting_for(sim, c) for c in components}
+        left = {k: v for k, v in left.items() if v}
+        if not left:
+            return
+        if time.monotonic() > deadline:
+            raise ComponentError(
+                f"components not ready in {timeout:.0f} s: "
+                + "; ".join(f"{k}: waiting for {', '.join(v)}" for k, v in left.items())
+            )
+        time.sleep(0.5)
+
+
+def remove(sim: Sim, names: Iterable[str], timeout: float = 60.0) -> None:
+    """Delete what the install of each named component applied, and wait until it is gone."""
+    done = journal(sim)
+    dyn = kube.dynamic(kube.api_client(sim.kubeconfig))
+    gone: list[dict[str, Any]] = []
+    for name in names:
+        refs = done.pop(name, [])
+        still_used = {(r["kind"], r["name"]) for other in done.values() for r in other}
+        for ref in reversed(refs):
+            if ref["kind"] == "Namespace" and (ref["kind"], ref["name"]) in still_used:
+                continue
+            res = dyn.resources.get(api_version=ref["apiVersion"], kind=ref["kind"])
+            kube.ignore_not_found(
+                lambda r=ref, res=res: res.delete(name=r["name"], namespace=r["namespace"],
+                                                  propagation_policy="Foreground")
+            )  # fmt: skip
+            gone.append(ref)
+        _record(sim, done)
+    deadline = time.monotonic() + timeout
+    for ref in gone:
+        res = dyn.resources.get(api_version=ref["apiVersion"], kind=ref["kind"])
+        while kube.ignore_not_found(lambda r=ref, res=res: res.get(
+                name=r["name"], namespace=r["namespace"])) is not None:  # fmt: skip
+            if time.monotonic() > deadline:
+                raise ComponentError(f"{ref['kind']} {ref['name']} not deleted in {timeout:.0f} s")
+            time.sleep(0.2)
+
+
+def installed(sim: Sim) -> list[Component]:
+    """The installed components, in install order."""
+    return [registry.BY_NAME[n] for n in journal(sim) if n in registry.BY_NAME]
+
+
+def published(sim: Sim) -> dict[str, dict[str, Any]]:
+    """Check settings the installed components publish, merged (check -> settings)."""
+    api = kube.api_client(sim.kubeconfig)
+    checks: dict[str, dict[str, Any]] = {}
+    for c in installed(sim):
+        for check, settings in (c.publishes(api) if c.publishes else {}).items():
+            checks.setdefault(check, {}).update(settings)
+    return checks
+
+
+def validate_config(sim: Sim) -> dict[str, Any]:
+    """A ValidateConfig document holding what the installed components publish."""
+    return {
+        "apiVersion": "aicr.nvidia.com/v1alpha1",
+        "kind": "ValidateConfig",
+        "spec": {"validate": {"checks": dict(sorted(published(sim).items()))}},
+    }

@@ -1,0 +1,191 @@
+"""Prometheus 3.5 (built from its Go module), as kube-prometheus-stack deploys it.
+
+What is modelled (and nothing more): the StatefulSet
+`prometheus-kube-prometheus-stack-prometheus` in `monitoring` with its
+ServiceAccount, cluster-wide read RBAC and the Services `prometheus-operated`
+and `kube-prometheus-stack-prometheus`, labelled `app.kubernetes.io/name:
+prometheus` as the chart labels it. It discovers targets through the API
+server with in-cluster credentials (kubernetes_sd) and scrapes the pod IPs it
+finds, which only exist inside the sim's network namespace. Scrape
+configuration without prometheus-operator: pods annotated
+`prometheus.io/scrape: "true"` (`prometheus.io/port`, `prometheus.io/path`)
+and the endpoints of Services annotated the same way, as the community chart
+does. With `prometheus-operator` selected, the same server is made from a
+`Prometheus` object instead (see that component). Test-time knob: 1 s scrape
+and evaluation interval. It publishes its URL (its pod IP, port 9090) for
+every check that queries Prometheus.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from simcluster.components import catalog
+from simcluster.components.base import Component, Context, Image, Manifest, Published
+
+NAMESPACE = "monitoring"
+NAME = "kube-prometheus-stack-prometheus"
+STATEFULSET = f"prometheus-{NAME}"
+LABELS = {"app.kubernetes.io/name": "prometheus", "prometheus": NAME}
+IMAGE = "quay.io/prometheus/prometheus:v3.5.0"
+PORT = 9090
+
+
+def scrape_config(ctx: Context) -> dict[str, Any]:
+    """prometheus.yml: annotation-driven pod and Service-endpoint discovery."""
+
+    def annotated(role: str, kind: str) -> dict[str, Any]:
+        meta = f"__meta_kubernetes_{kind}_annotation_prometheus_io"
+        return {
+            "job_name": f"kubernetes-{role}s" if role == "pod" else "kubernetes-service-endpoints",
+            "kubernetes_sd_configs": [{"role": role}],
+            "relabel_configs": [
+                {"source_labels": [f"{meta}_scrape"], "action": "keep", "regex": "true"},
+                {"source_labels": [f"{meta}_path"], "action": "replace",
+                 "target_label": "__metrics_path__", "regex": "(.+)"},
+                {"source_labels": ["__address__", f"{meta}_port"], "action": "replace",
+                 "regex": r"([^:]+)(?::\d+)?;(\d+)", "replacement": "$1:$2",
+                 "target_label": "__address__"},
+                {"source_labels": ["__meta_kubernetes_namespace"], "target_label": "namespace"},
+                {"source_labels": ["__meta_kubernetes_pod_name"], "target_label": "pod"},
+                {"source_labels": ["__meta_kubernetes_pod_node_name"], "target_label": "node"},
+            ],
+        }  # fmt: skip
+
+    return {
+        "global": {
+            "scrape_interval": ctx.knobs.scrape_interval,
+            "evaluation_interval": ctx.knobs.evaluation_interval,
+        },
+        "scrape_configs": [annotated("pod", "pod"), annotated("endpoints", "service")],
+    }
+
+
+def rbac(name: str, namespace: str) -> list[Manifest]:
+    """ServiceAccount and the cluster-wide read access Prometheus discovery needs."""
+    return [
+        {"apiVersion": "v1", "kind": "ServiceAccount",
+         "metadata": {"name": name, "namespace": namespace}},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+         "metadata": {"name": name},
+         "rules": [
+             {"apiGroups": [""], "resources": ["nodes", "nodes/metrics", "services", "endpoints",
+                                               "pods"], "verbs": ["get", "list", "watch"]},
+             {"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"],
+              "verbs": ["get", "list", "watch"]},
+             {"nonResourceURLs": ["/metrics"], "verbs": ["get"]},
+         ]},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+         "metadata": {"name": name},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+         "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": namespace}]},
+    ]  # fmt: skip
+
+
+def services() -> list[Manifest]:
+    """`prometheus-operated` (headless, as the operator makes it) and the chart's Service."""
+    port = [{"name": "http-web", "port": PORT, "targetPort": PORT}]
+    return [
+        {"apiVersion": "v1", "kind": "Service",
+         "metadata": {"name": "prometheus-operated", "namespace": NAMESPACE,
+                      "labels": {"operated-prometheus": "true"}},
+         "spec": {"clusterIP": "None", "selector": {"app.kubernetes.io/name": "prometheus"},
+                  "ports": port}},
+        {"apiVersion": "v1", "kind": "Service",
+         "metadata": {"name": NAME, "namespace": NAMESPACE, "labels": {"app": NAME}},
+         "spec": {"selector": LABELS, "ports": port}},
+    ]  # fmt: skip
+
+
+def statefulset(ctx: Context) -> Manifest:
+    """The Prometheus server with the config above."""
+    container = {
+        "name": "prometheus",
+        "image": IMAGE,
+        "args": [
+            "--config.file=/etc/prometheus/prometheus.yml",
+            "--storage.tsdb.path=/prometheus",
+            "--storage.tsdb.retention.time=1h",
+            f"--web.listen-address=$(POD_IP):{PORT}",
+            "--web.enable-lifecycle",
+        ],
+        "env": [{"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}],
+        "ports": [{"name": "http-web", "containerPort": PORT}],
+        "readinessProbe": {"httpGet": {"path": "/-/ready", "port": PORT},
+                           "periodSeconds": 1, "failureThreshold": 60},
+        "volumeMounts": [{"name": "config", "mountPath": "/etc/prometheus"},
+                         {"name": "data", "mountPath": "/prometheus"}],
+    }  # fmt: skip
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": STATEFULSET, "namespace": NAMESPACE, "labels": LABELS},
+        "spec": {
+            "replicas": 1,
+            "serviceName": "prometheus-operated",
+            "selector": {"matchLabels": LABELS},
+            "template": {
+                "metadata": {"labels": LABELS},
+                "spec": {
+                    "serviceAccountName": NAME,
+                    "nodeSelector": {"aicr.dev/node-group": "system"},
+                    "containers": [container],
+                    "volumes": [
+                        {"name": "config", "configMap": {"name": f"{NAME}-config"}},
+                        {"name": "data", "emptyDir": {}},
+                    ],
+                },
+            },
+        },
+    }
+
+
+def manifests(ctx: Context) -> list[Manifest]:
+    """Everything a plain (operator-less) install creates."""
+    config = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": f"{NAME}-config", "namespace": NAMESPACE},
+        "data": {"prometheus.yml": yaml.safe_dump(scrape_config(ctx), sort_keys=False)},
+    }
+    return [namespace(), *rbac(NAME, NAMESPACE), config, *services(), statefulset(ctx)]
+
+
+def namespace() -> Manifest:
+    """The monitoring namespace."""
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}
+
+
+def url(api: Any) -> str | None:
+    """http://<pod IP>:9090 of the ready Prometheus pod, or None."""
+    from simcluster.components.workloads import ready_pod_ip
+
+    ip = ready_pod_ip(api, NAMESPACE, "app.kubernetes.io/name=prometheus")
+    return f"http://{ip}:{PORT}" if ip else None
+
+
+def publishes(api: Any) -> Published:
+    """The Prometheus URL for every check that queries Prometheus."""
+    address = url(api)
+    return {check: {"prometheusUrl": address} for check in catalog.prometheus_checks()} if (
+        address
+    ) else {}
+
+
+def ready(api: Any) -> str | None:
+    """Ready once its pod is ready (the readiness probe is /-/ready)."""
+    return None if url(api) else "the Prometheus pod to be ready"
+
+
+COMPONENT = Component(
+    name="prometheus",
+    summary="Prometheus server 3.5 (Go module), kube-prometheus-stack layout",
+    pin="PROMETHEUS_VERSION",
+    images={"prometheus": Image("prometheus", ("--config.file=/etc/prometheus/prometheus.yml",
+                                               "--storage.tsdb.path=/prometheus"))},
+    manifests=manifests,
+    ready=ready,
+    publishes=publishes,
+)

@@ -1,0 +1,136 @@
+"""Components of the simulated cluster: the registry, images to binaries, manifests, CLI input."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+from simcluster.__main__ import main
+from simcluster.cluster import Sim
+from simcluster.components import catalog, images, install, registry
+from simcluster.components.base import Context
+from simcluster.components.prometheus import COMPONENT as PROMETHEUS
+from simcluster.components.prometheus import scrape_config
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def test_resolve_all_and_order() -> None:
+    assert [c.name for c in registry.resolve("all")] == [c.name for c in registry.COMPONENTS]
+    assert [c.name for c in registry.resolve(" prometheus ,prometheus")] == ["prometheus"]
+
+
+def test_resolve_adds_what_a_component_requires(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dataclasses import replace
+
+    needy = replace(PROMETHEUS, name="needy", requires=("prometheus",))
+    monkeypatch.setitem(registry.BY_NAME, "needy", needy)
+    assert [c.name for c in registry.resolve("needy")] == ["prometheus", "needy"]
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("prometeus", "unknown component 'prometeus'; did you mean prometheus?"),
+        ("prometheus,nope", "unknown component 'nope' (components: "),
+        (" , ", "--with needs at least one component name"),
+    ],
+)
+def test_resolve_refuses_unknown_names(spec: str, message: str) -> None:
+    with pytest.raises(registry.ComponentInputError, match=re.escape(message)):
+        registry.resolve(spec)
+
+
+def test_up_with_an_unknown_component_exits_2_before_starting(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(Sim, "up", lambda self: pytest.fail("the cluster must not start"))
+    assert main(["up", "--with", "prometeus"], Sim(tmp_path)) == 2
+    err = capsys.readouterr().err
+    assert err == ("sim up: unknown component 'prometeus'; did you mean prometheus? "
+                   "(components: prometheus, or all)\n")  # fmt: skip
+
+
+BINARY = str(PROMETHEUS.bin_dir() / "prometheus")
+
+
+@pytest.mark.parametrize(
+    ("container", "argv"),
+    [
+        ({"image": "quay.io/prometheus/prometheus:v3.5.0"},
+         [BINARY, "--config.file=/etc/prometheus/prometheus.yml",
+          "--storage.tsdb.path=/prometheus"]),
+        ({"image": "quay.io/prometheus/prometheus:v3.5.0", "args": ["--version"]},
+         [BINARY, "--version"]),
+        ({"image": "mirror:5000/prometheus@sha256:" + "0" * 64, "command": ["/bin/prometheus"],
+          "args": ["--version"]}, [BINARY, "--version"]),
+        ({"image": "quay.io/prometheus/prometheus:v3.5.0", "command": ["sh", "-c", "true"]},
+         ["sh", "-c", "true"]),
+        ({"image": "ubuntu:22.04", "command": ["ls"], "args": ["/"]}, ["ls", "/"]),
+    ],
+)  # fmt: skip
+def test_component_images_run_the_cached_binary(container: dict[str, object],
+                                                argv: list[str]) -> None:  # fmt: skip
+    assert images.argv(container) == argv
+
+
+def test_binary_folder_is_keyed_by_the_pin() -> None:
+    pins = dict(
+        line.split("=", 1)
+        for line in (REPO / "hack/sim/pins.env").read_text().splitlines()
+        if "=" in line and not line.startswith("#")
+    )
+    assert PROMETHEUS.bin_dir().parent.name == f"prometheus-{pins['PROMETHEUS_VERSION']}"
+
+
+def test_build_script_refuses_an_unknown_component() -> None:
+    proc = subprocess.run(["bash", str(REPO / "hack/sim/build-component.sh"), "nope"],
+                          capture_output=True, text=True, check=False)  # fmt: skip
+    assert (proc.returncode, proc.stderr) == (2, "sim-build: no component named nope\n")
+
+
+def test_every_component_has_a_build_recipe() -> None:
+    for c in registry.COMPONENTS:
+        recipe = REPO / "hack/sim/simcluster/components" / c.name.replace("-", "_") / "build.sh"
+        assert f"version=${c.pin}" in recipe.read_text(), c.name
+
+
+def test_prometheus_discovers_pods_and_service_endpoints_every_second() -> None:
+    config = scrape_config(Context(frozenset({"prometheus"})))
+    assert config["global"] == {"scrape_interval": "1s", "evaluation_interval": "1s"}
+    roles = [(j["job_name"], j["kubernetes_sd_configs"]) for j in config["scrape_configs"]]
+    assert roles == [("kubernetes-pods", [{"role": "pod"}]),
+                     ("kubernetes-service-endpoints", [{"role": "endpoints"}])]  # fmt: skip
+
+
+def test_prometheus_install_is_shaped_like_kube_prometheus_stack() -> None:
+    docs = PROMETHEUS.manifests(Context(frozenset({"prometheus"})))
+    kinds = {(d["kind"], d["metadata"]["name"]) for d in docs}
+    assert {("StatefulSet", "prometheus-kube-prometheus-stack-prometheus"),
+            ("Service", "prometheus-operated"),
+            ("ServiceAccount", "kube-prometheus-stack-prometheus"),
+            ("ClusterRoleBinding", "kube-prometheus-stack-prometheus")} <= kinds  # fmt: skip
+    sts = next(d for d in docs if d["kind"] == "StatefulSet")
+    container = sts["spec"]["template"]["spec"]["containers"][0]
+    assert "--web.listen-address=$(POD_IP):9090" in container["args"]
+    config = next(d for d in docs if d["kind"] == "ConfigMap")
+    assert yaml.safe_load(config["data"]["prometheus.yml"])["scrape_configs"]
+
+
+def test_prometheus_url_goes_to_every_check_that_queries_prometheus(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    checks = catalog.prometheus_checks()
+    assert {"accelerator-metrics", "ai-service-metrics", "pod-autoscaling"} <= set(checks)
+    monkeypatch.setattr("simcluster.components.prometheus.url", lambda api: "http://10.244.0.5:9090")
+    monkeypatch.setattr(install, "journal", lambda sim: {"prometheus": []})
+    monkeypatch.setattr(install.kube, "api_client", lambda path: None)
+    config = install.validate_config(Sim(tmp_path))
+    assert config["kind"] == "ValidateConfig"
+    assert config["spec"]["validate"]["checks"]["accelerator-metrics"] == {
+        "prometheusUrl": "http://10.244.0.5:9090"
+    }
+    assert sorted(config["spec"]["validate"]["checks"]) == sorted(checks)
