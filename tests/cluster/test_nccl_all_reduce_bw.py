@@ -49,7 +49,9 @@ def test_passes_at_the_gate_across_both_nodes(gpus: SimCluster, tmp_path: Path) 
         f"{BUSBW} satisfies >= 150 across 2 nodes x 8 GPUs (job)",
     )
     got = steps(test)
-    assert got["topology"]["answer"] == "gpu-h100-0: 8 GPUs; gpu-h100-1: 8 GPUs"
+    assert got["topology"]["answer"] == (
+        "gpu-h100-0: 8 GPUs (no NIC resource); gpu-h100-1: 8 GPUs (no NIC resource)"
+    )
     assert got["launcher"]["answer"] == "job"
     assert got["all-reduce bus bandwidth"]["status"] == "passed"
     assert "16 rank lines" in got["all-reduce bus bandwidth"]["answer"]

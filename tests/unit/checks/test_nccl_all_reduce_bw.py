@@ -117,10 +117,18 @@ def test_gate_must_be_a_number(value: str) -> None:
         parse_gate(value)
 
 
-LAUNCH = build.Launch(image="registry.example/nccl-tests:1", nodes=2, gpus_per_node=8,
-                      min_bytes="8", max_bytes="16G", path="/opt/bin:/usr/bin",
-                      env={"NCCL_IB_HCA": "mlx5"}, capabilities=("IPC_LOCK",),
-                      resources={"rdma/ib": "1"}, labels={"aicr.dev/run-id": "r1"})  # fmt: skip
+LAUNCH = build.Launch(
+    image="registry.example/nccl-tests:1",
+    nodes=2,
+    gpus_per_node=8,
+    min_bytes="8",
+    max_bytes="16G",
+    path="/opt/bin:/usr/bin",
+    env={"NCCL_IB_HCA": "mlx5"},
+    capabilities=("IPC_LOCK",),
+    resources={"rdma/ib": "1"},
+    labels={"aicr.dev/run-id": "r1"},
+)
 
 
 def test_job_path_workers_one_per_node_all_gpus_never_privileged() -> None:
@@ -158,7 +166,7 @@ def test_launcher_runs_every_rank_with_the_fabric_env() -> None:
         "1",
     ]
     script = build.launcher_job(LAUNCH)["spec"]["template"]["spec"]["containers"][0]["command"][2]
-    assert "exec mpirun" in script and "id_ed25519" in script
+    assert "exec mpirun" in script and "authorized_keys id_rsa" in script
 
 
 def test_ssh_keys_are_fresh_openssh_keys() -> None:
@@ -169,21 +177,89 @@ def test_ssh_keys_are_fresh_openssh_keys() -> None:
     assert pub1.startswith("ssh-ed25519 ") and pub1 != pub2
 
 
-@pytest.mark.parametrize(("served", "runtime", "chosen"), [
-    ({build.TRAINER_API: ["trainjobs"], build.MPI_API: ["mpijobs"]}, "mpi-distributed", "trainjob"),
-    ({build.TRAINER_API: ["trainjobs"], build.MPI_API: ["mpijobs"]}, None, "mpijob"),
-    ({build.TRAINER_API: None, build.MPI_API: ["mpijobs"]}, None, "mpijob"),
-    ({build.TRAINER_API: None, build.MPI_API: None}, None, "job"),
-])  # fmt: skip
-def test_launcher_detected_from_the_api(served: dict, runtime: str | None, chosen: str) -> None:
-    launcher, why = build.choose(served, runtime)
+@pytest.mark.parametrize(
+    ("served", "chosen"),
+    [
+        (
+            {build.TRAINER_API: ["trainjobs", "trainingruntimes"], build.MPI_API: ["mpijobs"]},
+            "trainjob",
+        ),
+        ({build.TRAINER_API: ["trainjobs"], build.MPI_API: ["mpijobs"]}, "mpijob"),
+        ({build.TRAINER_API: None, build.MPI_API: ["mpijobs"]}, "mpijob"),
+        ({build.TRAINER_API: None, build.MPI_API: None}, "job"),
+    ],
+)
+def test_launcher_detected_from_the_api(served: dict, chosen: str) -> None:
+    launcher, why = build.choose(served)
     assert launcher == chosen and why
 
 
-def test_mpi_runtime_is_one_with_an_mpi_policy() -> None:
-    runtimes = [{"metadata": {"name": "torch"}, "spec": {"mlPolicy": {"torch": {}}}},
-                {"metadata": {"name": "mpi"}, "spec": {"mlPolicy": {"mpi": {}}}}]  # fmt: skip
-    assert build.mpi_runtime(runtimes) == "mpi" and build.mpi_runtime(runtimes[:1]) is None
+def pod_templates(obj: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every pod template in an MPIJob, TrainingRuntime or Job, where each API nests it."""
+    spec = obj["spec"]
+    if obj["kind"] == "MPIJob":
+        return [r["template"] for r in spec["mpiReplicaSpecs"].values()]
+    if obj["kind"] == "TrainingRuntime":
+        return [
+            r["template"]["spec"]["template"] for r in spec["template"]["spec"]["replicatedJobs"]
+        ]
+    return [spec["template"]]
+
+
+@pytest.mark.parametrize("launcher", ["trainjob", "mpijob", "job"])
+def test_every_path_labels_and_places_every_pod(launcher: build.Launcher) -> None:
+    from aicr.runner import Placement, Toleration
+
+    placed = build.Launch(
+        **{
+            **LAUNCH.__dict__,
+            "placement": Placement(
+                {"pool": "h100"}, (Toleration(key="dedicated", value="gpu", effect="NoSchedule"),)
+            ),
+        }
+    )
+    made = build.objects(launcher, placed, ("k", "p"))
+    if launcher == "job":
+        made.append(build.launcher_job(placed))
+    templates = [
+        t
+        for obj in made
+        if obj["kind"] not in ("Secret", "Service", "TrainJob")
+        for t in pod_templates(obj)
+    ]
+    roles = sorted(t["metadata"]["labels"][build.ROLE_LABEL] for t in templates)
+    assert roles == ["launcher", "worker"]
+    for t in templates:
+        assert t["metadata"]["labels"]["aicr.dev/run-id"] == "r1"
+        assert t["spec"]["nodeSelector"] == {"pool": "h100"}
+        assert {
+            "key": "dedicated",
+            "value": "gpu",
+            "effect": "NoSchedule",
+            "operator": "Equal",
+        } in (t["spec"]["tolerations"])
+        script = t["spec"]["containers"][0]["command"][2]
+        assert f"{build.SSH_MOUNT}/$f" in script and "chmod 600" in script
+
+
+def test_operator_paths_leave_keys_and_hostfile_to_the_operator() -> None:
+    mpi = build.mpijob(LAUNCH)
+    assert mpi["spec"]["sshAuthMountPath"] == build.SSH_MOUNT
+    assert mpi["spec"]["mpiReplicaSpecs"]["Worker"]["replicas"] == 2
+    assert mpi["spec"]["slotsPerWorker"] == 8
+    launcher = mpi["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]
+    assert "--host" not in launcher["command"][2] and "-np 16" in launcher["command"][2]
+    runtime, job = build.objects("trainjob", LAUNCH, ("", ""))
+    assert runtime["spec"]["mlPolicy"]["mpi"]["sshAuthMountPath"] == build.SSH_MOUNT
+    jobs = runtime["spec"]["template"]["spec"]["replicatedJobs"]
+    assert [j["name"] for j in jobs] == ["launcher", "node"]  # the names the MPI plugin knows
+    assert jobs[0]["template"]["metadata"]["labels"] == {build.TRAINER_ANCESTOR: "trainer"}
+    assert job["spec"]["runtimeRef"] == {
+        "apiGroup": "trainer.kubeflow.org",
+        "kind": "TrainingRuntime",
+        "name": "nccl",
+    }
+    assert job["spec"]["trainer"] == {"numNodes": 2}
 
 
 # ---- the check on fakes ---------------------------------------------------------------
@@ -196,14 +272,19 @@ from aicr.config import EMPTY_CONFIG  # noqa: E402
 from aicr.ctrf import Status  # noqa: E402
 from aicr.recipe.load import parse_recipe  # noqa: E402
 
-GATED = ("validation:\n  performance:\n    constraints:\n    - name: nccl-all-reduce-bw\n"
-         "      value: '>= 150'\n    checks: [nccl-all-reduce-bw]\n")  # fmt: skip
+GATED = (
+    "validation:\n  performance:\n    constraints:\n    - name: nccl-all-reduce-bw\n"
+    "      value: '>= 150'\n    checks: [nccl-all-reduce-bw]\n"
+)
 
 
 def gpu_node(name: str, gpus: int = 8) -> dict[str, Any]:
     labels = {"nvidia.com/gpu.present": "true"}
-    return {"kind": "Node", "metadata": {"name": name, "labels": labels},
-            "status": {"allocatable": {"nvidia.com/gpu": str(gpus)}}}  # fmt: skip
+    return {
+        "kind": "Node",
+        "metadata": {"name": name, "labels": labels},
+        "status": {"allocatable": {"nvidia.com/gpu": str(gpus)}},
+    }
 
 
 def cluster(nodes: int, log: str | None = None, workers_start: bool = True) -> FakeKube:
@@ -216,13 +297,29 @@ def cluster(nodes: int, log: str | None = None, workers_start: bool = True) -> F
         if name == build.WORKER and not workers_start:
             return []
         state = {"running": {}} if phase == "Running" else {"terminated": {"exitCode": 0}}
-        return [{"kind": "Pod",
-                 "metadata": {"name": f"{name}-{i}-x", "namespace": job["metadata"]["namespace"],
-                              "labels": dict(template["metadata"]["labels"])},
-                 "spec": {"hostname": f"{name}-{i}", "nodeName": f"gpu-{i}"},
-                 "status": {"phase": phase, "containerStatuses": [
-                     {"name": "node", "state": state, "image": "nccl-tests:1",
-                      "imageID": "nccl-tests@sha256:abc"}]}} for i in range(count)]  # fmt: skip
+        return [
+            {
+                "kind": "Pod",
+                "metadata": {
+                    "name": f"{name}-{i}-x",
+                    "namespace": job["metadata"]["namespace"],
+                    "labels": dict(template["metadata"]["labels"]),
+                },
+                "spec": {"hostname": f"{name}-{i}", "nodeName": f"gpu-{i}"},
+                "status": {
+                    "phase": phase,
+                    "containerStatuses": [
+                        {
+                            "name": "node",
+                            "state": state,
+                            "image": "nccl-tests:1",
+                            "imageID": "nccl-tests@sha256:abc",
+                        }
+                    ],
+                },
+            }
+            for i in range(count)
+        ]
 
     kube.script["Job"] = job_runs
     kube.logs_of[f"{build.LAUNCHER}-0-x"] = log if log is not None else sample("pass")
@@ -234,9 +331,11 @@ def check(kube: FakeKube, recipe: str = GATED, params: str = "") -> Any:
 
     config = EMPTY_CONFIG
     if params:
-        config = parse_config("apiVersion: aicr.nvidia.com/v1alpha1\nkind: ValidateConfig\n"
-                              "spec:\n  validate:\n    checks:\n      nccl-all-reduce-bw:\n"
-                              f"        params: {params}\n")  # fmt: skip
+        config = parse_config(
+            "apiVersion: aicr.nvidia.com/v1alpha1\nkind: ValidateConfig\n"
+            "spec:\n  validate:\n    checks:\n      nccl-all-reduce-bw:\n"
+            f"        params: {params}\n"
+        )
     spec = load_catalog().get("nccl-all-reduce-bw")
     assert spec is not None
     inputs = RunInputs("r0123abcd", "aicr-validation", parse_recipe(recipe), config)
@@ -283,3 +382,60 @@ def test_a_malformed_constraint_is_refused_before_any_job() -> None:
 
     with pytest.raises(InputError, match="nccl-all-reduce-bw"):
         preflight(parse_recipe(GATED.replace(">= 150", "fast")), None, "recipe.yaml")
+
+
+@pytest.mark.parametrize(
+    ("launcher", "served", "hostnames"),
+    [
+        ("mpijob", {build.MPI_API: ["mpijobs"]}, "nccl-worker-{i}"),
+        ("trainjob", {build.TRAINER_API: ["trainjobs", "trainingruntimes"]}, "nccl-node-0-{i}"),
+    ],
+)
+def test_operator_paths_run_on_the_pods_the_operator_makes(
+    launcher: str, served: dict[str, list[str]], hostnames: str
+) -> None:
+    kube = FakeKube([gpu_node("gpu-0"), gpu_node("gpu-1")])
+    kube.discovery.update(served)
+    log = sample("pass").replace("nccl-worker-", hostnames.replace("{i}", ""))
+
+    def operator_runs(obj: dict[str, Any]) -> list[dict[str, Any]]:
+        # as mpi-operator or the Trainer (via JobSet) would: pods from the check's templates
+        runtime = next(o for o in kube.objects if o["kind"] in ("TrainingRuntime", "MPIJob"))
+        templates = {t["metadata"]["labels"][build.ROLE_LABEL]: t for t in pod_templates(runtime)}
+        ns = obj["metadata"]["namespace"]
+
+        def pod(name: str, host: str, node: str | None, role: str, phase: str) -> dict[str, Any]:
+            state = {"running": {}} if phase == "Running" else {"terminated": {"exitCode": 0}}
+            return {
+                "kind": "Pod",
+                "metadata": {
+                    "name": name,
+                    "namespace": ns,
+                    "labels": dict(templates[role]["metadata"]["labels"]),
+                },
+                "spec": {"hostname": host, "nodeName": node},
+                "status": {"phase": phase, "containerStatuses": [{"name": "node", "state": state}]},
+            }
+
+        workers = [
+            pod(f"w{i}", hostnames.format(i=i), f"gpu-{i}", "worker", "Running") for i in range(2)
+        ]
+        return [*workers, pod("launch", "l", None, "launcher", "Succeeded")]
+
+    kube.script["MPIJob" if launcher == "mpijob" else "TrainJob"] = operator_runs
+    kube.logs_of["launch"] = log
+    result = check(kube, params="{worker_start_seconds: 5, run_seconds: 5}")
+    assert result.status == Status.PASSED, result.message
+    assert result.message.endswith(f"({launcher})")
+    assert next(s for s in result.evidence if s.title == "launcher").answer == launcher
+
+
+def test_topology_names_the_fabric_devices_each_node_advertises() -> None:
+    from aicr.checks.performance.nccl_all_reduce_bw import evidence
+
+    node = gpu_node("gpu-0")
+    node["status"]["allocatable"] |= {"vpc.amazonaws.com/efa": "32", "cpu": "192",
+                                      "hugepages-2Mi": "0"}  # fmt: skip
+    nics = {"gpu-0": evidence.fabric_resources(node), "gpu-1": {}}
+    assert evidence.topology({"gpu-0": 8, "gpu-1": 8}, nics) == (
+        "gpu-0: 8 GPUs, vpc.amazonaws.com/efa 32; gpu-1: 8 GPUs (no NIC resource)")  # fmt: skip

@@ -6,10 +6,10 @@ wrong data, and an out-of-place bus bandwidth at the largest message size (defau
 16 GiB) that satisfies the recipe's ``nccl-all-reduce-bw`` constraint, with the
 constraint's own operator and number (``>= 150`` means 150 GB/s, not 90% of it).
 
-How it launches: a Kubeflow Trainer TrainJob when the Trainer API is served and a
-ClusterTrainingRuntime has an MPI policy, else an MPIJob when mpi-operator's API is
-served, else an indexed Job of workers behind a headless Service and a launcher Job
-(no operator needed); the evidence says which and why.
+How it launches: with the Kubeflow Trainer when its API is served (a TrainingRuntime
+of its own and a TrainJob), else an MPIJob when mpi-operator's API is served, else an
+indexed Job of workers behind a headless Service and a launcher Job (no operator
+needed); the evidence says which and why (``build``).
 
 Outcomes: below the gate, or any ``#wrong``/out-of-bounds value, fails with the
 figures; a truncated table, a missing rank, or a worker or launcher that never starts
@@ -119,8 +119,8 @@ def _gate(ctx: CheckContext) -> NumberGate | None:
     return None if value is None else parse_gate(str(value))
 
 
-def _topology(ctx: CheckContext) -> dict[str, int]:
-    """GPU nodes the workloads may use (placement's node selector) and their GPUs."""
+def _topology(ctx: CheckContext) -> tuple[dict[str, int], dict[str, dict[str, str]]]:
+    """GPU nodes the workloads may use (placement's node selector), their GPUs and NICs."""
     selector = ctx.workloads.node_selector
     nodes = {str(n["metadata"]["name"]): n for n in ctx.kube.list("Node")}
     usable = {}
@@ -129,26 +129,12 @@ def _topology(ctx: CheckContext) -> dict[str, int]:
         if all(labels.get(k) == v for k, v in selector.items()) and allocatable_gpus(nodes[name]):
             usable[name] = allocatable_gpus(nodes[name])
     limit = ctx.params.max_nodes
-    return dict(list(usable.items())[:limit] if limit else usable.items())
+    chosen = dict(list(usable.items())[:limit] if limit else usable.items())
+    return chosen, {n: evidence.fabric_resources(nodes[n]) for n in chosen}
 
 
 def _launcher(ctx: CheckContext) -> tuple[build.Launcher, str]:
-    served = {api: ctx.kube.served(api) for api in (build.TRAINER_API, build.MPI_API)}
-    runtime = None
-    if "trainjobs" in (served[build.TRAINER_API] or []):
-        runtime = build.mpi_runtime(ctx.kube.list("ClusterTrainingRuntime"))
-    return build.choose(served, runtime)
-
-
-def _objects(ctx: CheckContext, launcher: build.Launcher, launch: build.Launch) -> list[build.Obj]:
-    if launcher == "trainjob":
-        runtime = build.mpi_runtime(ctx.kube.list("ClusterTrainingRuntime"))
-        assert runtime is not None
-        return [build.trainjob(launch, runtime)]
-    if launcher == "mpijob":
-        return [build.mpijob(launch)]
-    private, public = keys.ed25519_pair()
-    return [build.ssh_secret(private, public), build.worker_service(), build.worker_job(launch)]
+    return build.choose({api: ctx.kube.served(api) for api in (build.TRAINER_API, build.MPI_API)})
 
 
 def _running(pod: build.Obj) -> bool:
@@ -162,11 +148,11 @@ def _finished(pod: build.Obj) -> bool:
 def run(ctx: CheckContext) -> CheckResult:
     """Topology, launcher, workers up, the test, then the verdict on its output."""
     gate = _gate(ctx)
-    topology = _topology(ctx)
+    topology, nics = _topology(ctx)
     ctx.record(
         "topology",
-        "GPU nodes (nvidia.com/gpu.present) and their allocatable GPUs",
-        evidence.topology(topology),
+        "GPU nodes (nvidia.com/gpu.present), their allocatable GPUs and fabric devices",
+        evidence.topology(topology, nics),
         f"{len(topology)} GPU nodes usable",
     )
     if len(topology) < 2:
@@ -191,6 +177,7 @@ def run(ctx: CheckContext) -> CheckResult:
         capabilities=tuple(params.capabilities),
         resources=dict(params.resources),
         labels=ctx.workload_labels(),
+        placement=ctx.workloads,
     )
     launcher, why = _launcher(ctx)
     ctx.record(
@@ -202,14 +189,15 @@ def run(ctx: CheckContext) -> CheckResult:
         evidence.workload(launch, launcher),
         f"{launch.ranks} ranks: {launch.nodes} nodes x {gpus} GPUs",
     )
-    for obj in _objects(ctx, launcher, launch):
+    key_pair = keys.ed25519_pair() if launcher == "job" else ("", "")
+    for obj in build.objects(launcher, launch, key_pair):
         ctx.probes.create(obj)
     base = ctx.probes.selector
     workers = ctx.probes.wait(
         "Pod",
         _running,
         budget=params.worker_start_seconds,
-        selector=f"{base},{build.role_selector(launcher, 'worker')}",
+        selector=f"{base},{build.role_selector('worker')}",
         expect=launch.nodes,
     )
     started = [p for n, p in workers.objects.items() if n not in workers.pending and _running(p)]
@@ -224,7 +212,7 @@ def run(ctx: CheckContext) -> CheckResult:
         "Pod",
         _finished,
         budget=params.run_seconds,
-        selector=f"{base},{build.role_selector(launcher, 'launcher')}",
+        selector=f"{base},{build.role_selector('launcher')}",
         expect=1,
     )
     pods = [p for n, p in done.objects.items() if n not in done.pending]

@@ -2,17 +2,21 @@
 
 Three ways to run ``all_reduce_perf`` over MPI across GPU nodes, most preferred first:
 
-- ``trainjob``: a Kubeflow Trainer ``TrainJob`` on the cluster's ClusterTrainingRuntime
-  with an MPI policy (the Trainer's MPI plugin makes the SSH keys and the hostfile);
-- ``mpijob``: a Kubeflow ``MPIJob`` (mpi-operator v2beta1; the operator does the same);
-- ``job``: no operator: an indexed Job of workers (one per node, all its GPUs, ``sshd``)
-  behind a headless Service, a Secret with a fresh SSH key pair, then a one-pod launcher
-  Job running ``mpirun``.
+- ``trainjob``: Kubeflow Trainer: a TrainingRuntime of the check's own (namespaced,
+  MPI policy: launcher and ``node`` replicated jobs) and a TrainJob on it; the
+  Trainer's MPI plugin makes the SSH keys and the hostfile;
+- ``mpijob``: a Kubeflow ``MPIJob`` (mpi-operator v2beta1), which does the same;
+- ``job``: no operator: an indexed Job of workers behind a headless Service, a Secret
+  with an SSH key pair made for the run, then a one-pod launcher Job.
 
-In every case the workers run the image's ``sshd`` and one launcher runs ``mpirun``
-with the fabric's environment forwarded (``-x NAME``); the worker containers get the
-capabilities the fabric needs (``IPC_LOCK`` for InfiniBand/EFA memory registration) and
-never ``privileged``.
+In every case each worker is one pod per node with all its GPUs running the image's
+``sshd``, and one launcher without GPUs runs ``mpirun`` with the fabric's environment
+forwarded (``-x NAME``). The keys are mounted at ``SSH_MOUNT`` (the operators'
+``sshAuthMountPath``; their file names ``id_rsa`` and ``authorized_keys``) and copied
+into ``~/.ssh`` with the modes ssh insists on. Workers get the capabilities the
+fabric needs (``IPC_LOCK`` for InfiniBand/EFA memory registration), never
+``privileged``. The run's labels and the ``--node-selector``/``--toleration``
+placement reach every pod template, however deep the operator's object nests it.
 """
 
 from __future__ import annotations
@@ -22,7 +26,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from aicr.checks.gpu import GPU_RESOURCE
-from aicr.checks.probe_pods import gpu_toleration
+from aicr.checks.probe_pods import gpu_toleration, place
+from aicr.runner import Placement
 
 Obj = dict[str, Any]
 Launcher = Literal["trainjob", "mpijob", "job"]
@@ -32,12 +37,13 @@ WORKER = f"{NAME}-worker"
 LAUNCHER = f"{NAME}-launcher"
 SSH_SECRET = f"{NAME}-ssh"
 SSH_MOUNT = "/etc/nccl-ssh"
-CONTAINER = "node"  # the container name the Trainer's MPI plugin expects
+PRIVATE_KEY, AUTHORIZED_KEYS = "id_rsa", "authorized_keys"  # as both operators name them
+CONTAINER = "node"  # the container name the Trainer's MPI plugin acts on
 ROLE_LABEL = "aicr.dev/nccl-role"
 HOSTNAME_TOPOLOGY = "kubernetes.io/hostname"
 MPI_API = "kubeflow.org/v2beta1"
-JOBSET = "jobset.sigs.k8s.io"  # the Trainer runs a TrainJob as a JobSet
 TRAINER_API = "trainer.kubeflow.org/v1alpha1"
+TRAINER_ANCESTOR = "trainer.kubeflow.org/trainjob-ancestor-step"  # "trainer": gets the command
 RSH_ARGS = "-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o ConnectionAttempts=10"
 
 
@@ -56,6 +62,7 @@ class Launch:
     capabilities: tuple[str, ...] = ()
     resources: dict[str, str] = field(default_factory=dict)  # per worker, e.g. EFA devices
     labels: dict[str, str] = field(default_factory=dict)  # the run's, onto every pod
+    placement: Placement = field(default_factory=Placement)
 
     @property
     def ranks(self) -> int:
@@ -64,33 +71,13 @@ class Launch:
 
     def test_argv(self) -> list[str]:
         """``all_reduce_perf`` doubling from min to max bytes, one GPU per rank, data checked."""
-        return [
-            self.binary,
-            "-b",
-            self.min_bytes,
-            "-e",
-            self.max_bytes,
-            "-f",
-            "2",
-            "-g",
-            "1",
-            "-c",
-            "1",
-        ]
+        return [self.binary, "-b", self.min_bytes, "-e", self.max_bytes, "-f", "2", "-g", "1",
+                "-c", "1"]  # fmt: skip
 
     def mpirun_argv(self, hosts: list[str] | None) -> list[str]:
         """``mpirun`` over ``hosts`` (None: the operator's hostfile names them)."""
-        argv = [
-            "mpirun",
-            "--allow-run-as-root",
-            "-np",
-            str(self.ranks),
-            "--bind-to",
-            "none",
-            "--mca",
-            "plm_rsh_args",
-            RSH_ARGS,
-        ]
+        argv = ["mpirun", "--allow-run-as-root", "-np", str(self.ranks), "--bind-to", "none",
+                "--mca", "plm_rsh_args", RSH_ARGS]  # fmt: skip
         if hosts is not None:
             argv += ["--host", ",".join(f"{h}:{self.gpus_per_node}" for h in hosts)]
         for name in ["PATH", *sorted(self.env)]:
@@ -99,10 +86,8 @@ class Launch:
 
     def container_env(self) -> list[Obj]:
         """The fabric's environment, and PATH for the image's tools."""
-        return [
-            {"name": "PATH", "value": self.path},
-            *({"name": k, "value": v} for k, v in sorted(self.env.items())),
-        ]
+        return [{"name": "PATH", "value": self.path},
+                *({"name": k, "value": v} for k, v in sorted(self.env.items()))]  # fmt: skip
 
 
 def worker_hosts(launch: Launch) -> list[str]:
@@ -114,192 +99,162 @@ def _shell(*lines: str) -> list[str]:
     return ["/bin/sh", "-c", "set -eu\n" + "\n".join(lines)]
 
 
-def _ssh_setup(private: bool) -> str:
-    files = "authorized_keys id_ed25519" if private else "authorized_keys"
-    return (
-        f'mkdir -p "$HOME/.ssh" && for f in {files}; do cp "{SSH_MOUNT}/$f" "$HOME/.ssh/"; '
-        'done && chmod 700 "$HOME/.ssh" && chmod 600 "$HOME/.ssh/"*'
-    )
+def _ssh_setup(files: str) -> str:
+    return (f'mkdir -p "$HOME/.ssh" && for f in {files}; do cp "{SSH_MOUNT}/$f" "$HOME/.ssh/"; '
+            'done && chmod 700 "$HOME/.ssh" && chmod 600 "$HOME/.ssh/"*')  # fmt: skip
 
 
-def worker_container(launch: Launch, ssh_setup: bool) -> Obj:
+def worker_container(launch: Launch) -> Obj:
     """A worker: all the node's GPUs, the fabric's devices and capabilities, ``sshd`` in front."""
     limits = {GPU_RESOURCE: str(launch.gpus_per_node), **launch.resources}
-    lines = [_ssh_setup(private=False)] if ssh_setup else []
-    container: Obj = {
-        "name": CONTAINER,
-        "image": launch.image,
-        "command": _shell(*lines, 'exec "$(command -v sshd)" -De'),
-        "env": launch.container_env(),
-        "resources": {"limits": dict(limits), "requests": dict(limits)},
-        "securityContext": {"privileged": False, "allowPrivilegeEscalation": False},
-    }
+    security: Obj = {"privileged": False, "allowPrivilegeEscalation": False}
     if launch.capabilities:
-        container["securityContext"]["capabilities"] = {"add": list(launch.capabilities)}
-    return container
-
-
-def launcher_container(launch: Launch, hosts: list[str] | None, ssh_setup: bool) -> Obj:
-    """The launcher: no GPU; ``mpirun`` of the test over every worker."""
-    lines = [_ssh_setup(private=True)] if ssh_setup else []
+        security["capabilities"] = {"add": list(launch.capabilities)}
     return {
         "name": CONTAINER,
         "image": launch.image,
-        "command": _shell(*lines, "exec " + shlex.join(launch.mpirun_argv(hosts))),
+        "command": _shell(_ssh_setup(AUTHORIZED_KEYS), 'exec "$(command -v sshd)" -De'),
+        "env": launch.container_env(),
+        "resources": {"limits": dict(limits), "requests": dict(limits)},
+        "securityContext": security,
+    }
+
+
+def launcher_container(launch: Launch, hosts: list[str] | None) -> Obj:
+    """The launcher: no GPU; ``mpirun`` of the test over every worker."""
+    return {
+        "name": CONTAINER,
+        "image": launch.image,
+        "command": _shell(_ssh_setup(f"{AUTHORIZED_KEYS} {PRIVATE_KEY}"),
+                          "exec " + shlex.join(launch.mpirun_argv(hosts))),
         "env": launch.container_env(),
         "securityContext": {"privileged": False, "allowPrivilegeEscalation": False},
-    }
+    }  # fmt: skip
 
 
-def _pod_spec(containers: list[Obj], secret: bool) -> Obj:
-    spec: Obj = {
-        "restartPolicy": "Never",
-        "enableServiceLinks": False,
-        "automountServiceAccountToken": False,
-        "tolerations": [gpu_toleration()],
-        "containers": containers,
-    }
-    if secret:
-        spec["volumes"] = [
-            {"name": "ssh", "secret": {"secretName": SSH_SECRET, "defaultMode": 0o400}}
-        ]
-        for c in containers:
-            c["volumeMounts"] = [{"name": "ssh", "mountPath": SSH_MOUNT, "readOnly": True}]
-    return spec
+def _template(launch: Launch, role: str, container: Obj, secret: bool) -> Obj:
+    """A pod template: the run's labels and the role, tolerating GPU nodes, placed."""
+    spec: Obj = {"restartPolicy": "Never", "enableServiceLinks": False,
+                 "automountServiceAccountToken": False, "tolerations": [gpu_toleration()],
+                 "containers": [container]}  # fmt: skip
+    if role == "worker":  # one per node
+        term = {"labelSelector": {"matchLabels": {ROLE_LABEL: role}},
+                "topologyKey": HOSTNAME_TOPOLOGY}  # fmt: skip
+        spec["affinity"] = {"podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [term]}}  # fmt: skip
+    if secret:  # the operators mount their own Secret at SSH_MOUNT
+        spec["volumes"] = [{"name": "ssh", "secret": {"secretName": SSH_SECRET,
+                                                      "defaultMode": 0o400}}]  # fmt: skip
+        container["volumeMounts"] = [{"name": "ssh", "mountPath": SSH_MOUNT, "readOnly": True}]
+    placed = place({"kind": "Pod", "spec": spec}, launch.placement)["spec"]
+    return {"metadata": {"labels": {**launch.labels, ROLE_LABEL: role}}, "spec": placed}
 
 
-def _one_per_node(role: str) -> Obj:
-    term = {"labelSelector": {"matchLabels": {ROLE_LABEL: role}}, "topologyKey": HOSTNAME_TOPOLOGY}
-    return {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+def worker_template(launch: Launch, secret: bool = False) -> Obj:
+    """The workers' pod template."""
+    return _template(launch, "worker", worker_container(launch), secret)
 
 
-def _template(launch: Launch, role: str, spec: Obj) -> Obj:
-    return {"metadata": {"labels": {**launch.labels, ROLE_LABEL: role}}, "spec": spec}
+def launcher_template(launch: Launch, hosts: list[str] | None, secret: bool = False) -> Obj:
+    """The launcher's pod template."""
+    return _template(launch, "launcher", launcher_container(launch, hosts), secret)
 
 
 # ---- job: no operator ----------------------------------------------------------------
 def ssh_secret(private_key: str, public_key: str) -> Obj:
     """The SSH key pair the launcher logs in to the workers with."""
-    return {
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "metadata": {"name": SSH_SECRET},
-        "type": "Opaque",
-        "stringData": {"id_ed25519": private_key, "authorized_keys": public_key},
-    }
+    return {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": SSH_SECRET},
+            "type": "Opaque", "stringData": {PRIVATE_KEY: private_key,
+                                             AUTHORIZED_KEYS: public_key}}  # fmt: skip
 
 
 def worker_service() -> Obj:
     """The headless Service that gives each worker pod its DNS name (before it is ready)."""
-    return {
-        "apiVersion": "v1",
-        "kind": "Service",
-        "metadata": {"name": WORKER},
-        "spec": {
-            "clusterIP": "None",
-            "publishNotReadyAddresses": True,
-            "selector": {ROLE_LABEL: "worker"},
-            "ports": [{"name": "ssh", "port": 22}],
-        },
-    }
+    return {"apiVersion": "v1", "kind": "Service", "metadata": {"name": WORKER},
+            "spec": {"clusterIP": "None", "publishNotReadyAddresses": True,
+                     "selector": {ROLE_LABEL: "worker"},
+                     "ports": [{"name": "ssh", "port": 22}]}}  # fmt: skip
 
 
-def _job(launch: Launch, name: str, role: str, pods: int, spec: Obj) -> Obj:
-    job_spec: Obj = {"completions": pods, "parallelism": pods, "backoffLimit": 0,
-                     "template": _template(launch, role, spec)}  # fmt: skip
+def _job(name: str, pods: int, template: Obj) -> Obj:
+    spec: Obj = {"completions": pods, "parallelism": pods, "backoffLimit": 0,
+                 "template": template}  # fmt: skip
     if pods > 1:  # indexed: each pod has a stable hostname, <job>-<index>
-        job_spec["completionMode"] = "Indexed"
-    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name},
-            "spec": job_spec}  # fmt: skip
+        spec["completionMode"] = "Indexed"
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name}, "spec": spec}
 
 
 def worker_job(launch: Launch) -> Obj:
     """One worker pod per node, all its GPUs, each reachable as ``<job>-<index>.<service>``."""
-    spec = _pod_spec([worker_container(launch, ssh_setup=True)], secret=True)
-    spec |= {"subdomain": WORKER, "affinity": _one_per_node("worker")}
-    return _job(launch, WORKER, "worker", launch.nodes, spec)
+    template = worker_template(launch, secret=True)
+    template["spec"]["subdomain"] = WORKER
+    return _job(WORKER, launch.nodes, template)
 
 
 def launcher_job(launch: Launch) -> Obj:
     """The one-pod Job whose ``mpirun`` runs the test across the workers."""
-    spec = _pod_spec([launcher_container(launch, worker_hosts(launch), True)], secret=True)
-    return _job(launch, LAUNCHER, "launcher", 1, spec)
+    return _job(LAUNCHER, 1, launcher_template(launch, worker_hosts(launch), secret=True))
 
 
 # ---- mpijob: mpi-operator ------------------------------------------------------------
 def mpijob(launch: Launch) -> Obj:
     """The MPIJob: the operator makes the keys and the hostfile, and starts the launcher."""
-    launcher = _pod_spec([launcher_container(launch, None, ssh_setup=False)], secret=False)
-    worker = _pod_spec([worker_container(launch, ssh_setup=False)], secret=False)
-    worker["affinity"] = _one_per_node("worker")
 
-    def replica(count: int, role: str, spec: Obj) -> Obj:
-        return {
-            "replicas": count,
-            "restartPolicy": "Never",
-            "template": _template(launch, role, spec),
-        }
+    def replica(count: int, template: Obj) -> Obj:
+        return {"replicas": count, "restartPolicy": "Never", "template": template}
 
-    return {
-        "apiVersion": MPI_API,
-        "kind": "MPIJob",
-        "metadata": {"name": NAME},
-        "spec": {
-            "slotsPerWorker": launch.gpus_per_node,
-            "mpiImplementation": "OpenMPI",
-            "launcherCreationPolicy": "WaitForWorkersReady",
-            "runPolicy": {"cleanPodPolicy": "Running", "backoffLimit": 0},
-            "mpiReplicaSpecs": {
-                "Launcher": replica(1, "launcher", launcher),
-                "Worker": replica(launch.nodes, "worker", worker),
-            },
-        },
-    }
+    return {"apiVersion": MPI_API, "kind": "MPIJob", "metadata": {"name": NAME},
+            "spec": {"slotsPerWorker": launch.gpus_per_node, "mpiImplementation": "OpenMPI",
+                     "sshAuthMountPath": SSH_MOUNT,
+                     "launcherCreationPolicy": "WaitForWorkersReady",
+                     "runPolicy": {"cleanPodPolicy": "Running", "backoffLimit": 0},
+                     "mpiReplicaSpecs": {
+                         "Launcher": replica(1, launcher_template(launch, None)),
+                         "Worker": replica(launch.nodes, worker_template(launch))}}}  # fmt: skip
 
 
 # ---- trainjob: Kubeflow Trainer ------------------------------------------------------
-def mpi_runtime(runtimes: list[Obj]) -> str | None:
-    """The first ClusterTrainingRuntime (by name) with an MPI policy, or None."""
-    names = sorted(
-        str(r["metadata"]["name"])
-        for r in runtimes
-        if ((r.get("spec") or {}).get("mlPolicy") or {}).get("mpi") is not None
-    )
-    return names[0] if names else None
+def training_runtime(launch: Launch) -> Obj:
+    """The check's own MPI TrainingRuntime: a launcher, and ``node`` workers of this image."""
+
+    def replicated(name: str, template: Obj, labels: dict[str, str]) -> Obj:
+        return {"name": name, "replicas": 1,
+                "template": {"metadata": {"labels": labels},
+                             "spec": {"template": template}}}  # fmt: skip
+
+    mpi = {"mpiImplementation": "OpenMPI", "numProcPerNode": launch.gpus_per_node,
+           "runLauncherAsNode": False, "sshAuthMountPath": SSH_MOUNT}  # fmt: skip
+    return {"apiVersion": TRAINER_API, "kind": "TrainingRuntime", "metadata": {"name": NAME},
+            "spec": {"mlPolicy": {"numNodes": launch.nodes, "mpi": mpi},
+                     "template": {"spec": {
+                         "network": {"enableDNSHostnames": True,
+                                     "publishNotReadyAddresses": True},
+                         "replicatedJobs": [
+                             replicated("launcher", launcher_template(launch, None),
+                                        {TRAINER_ANCESTOR: "trainer"}),
+                             replicated("node", worker_template(launch), {})]}}}}  # fmt: skip
 
 
-def trainjob(launch: Launch, runtime: str) -> Obj:
-    """The TrainJob on ``runtime``: ``numNodes`` workers with all their GPUs; mpirun first."""
-    limits = {GPU_RESOURCE: str(launch.gpus_per_node), **launch.resources}
-    return {
-        "apiVersion": TRAINER_API,
-        "kind": "TrainJob",
-        "metadata": {"name": NAME, "labels": dict(launch.labels)},
-        "spec": {
-            "runtimeRef": {
-                "apiGroup": "trainer.kubeflow.org",
-                "kind": "ClusterTrainingRuntime",
-                "name": runtime,
-            },
-            "labels": dict(launch.labels),
-            "trainer": {
-                "image": launch.image,
-                "numNodes": launch.nodes,
-                "numProcPerNode": launch.gpus_per_node,
-                "command": launch.mpirun_argv(None),
-                "env": launch.container_env(),
-                "resourcesPerNode": {"limits": dict(limits), "requests": dict(limits)},
-            },
-        },
-    }
+def trainjob(launch: Launch) -> Obj:
+    """The TrainJob on the check's TrainingRuntime, with one worker per node."""
+    return {"apiVersion": TRAINER_API, "kind": "TrainJob", "metadata": {"name": NAME},
+            "spec": {"runtimeRef": {"apiGroup": "trainer.kubeflow.org",
+                                    "kind": "TrainingRuntime", "name": NAME},
+                     "trainer": {"numNodes": launch.nodes}}}  # fmt: skip
+
+
+def objects(launcher: Launcher, launch: Launch, keys: tuple[str, str]) -> list[Obj]:
+    """What the check creates first: everything but the ``job`` path's launcher."""
+    if launcher == "trainjob":
+        return [training_runtime(launch), trainjob(launch)]
+    if launcher == "mpijob":
+        return [mpijob(launch)]
+    return [ssh_secret(*keys), worker_service(), worker_job(launch)]
 
 
 # ---- which pods are which ------------------------------------------------------------
-def role_selector(launcher: Launcher, role: Literal["launcher", "worker"]) -> str:
-    """The label selector of the launcher's or the workers' pods on each path."""
-    if launcher == "trainjob":
-        replicated = "launcher" if role == "launcher" else "node"
-        return f"{JOBSET}/jobset-name={NAME},{JOBSET}/replicatedjob-name={replicated}"
+def role_selector(role: Literal["launcher", "worker"]) -> str:
+    """The label selector of the launcher's or the workers' pods (every path labels them)."""
     return f"{ROLE_LABEL}={role}"
 
 
@@ -309,20 +264,12 @@ def hostname(pod: Obj) -> str:
     return str(spec.get("hostname") or (pod.get("metadata") or {}).get("name") or "").split(".")[0]
 
 
-def choose(served: dict[str, list[str] | None], runtime: str | None) -> tuple[Launcher, str]:
+def choose(served: dict[str, list[str] | None]) -> tuple[Launcher, str]:
     """The launcher to use and why, from API discovery of the Trainer and mpi-operator APIs."""
-    trainer = served.get(TRAINER_API)
-    if trainer is not None and "trainjobs" in trainer:
-        if runtime:
-            return (
-                "trainjob",
-                f"{TRAINER_API} serves trainjobs; ClusterTrainingRuntime {runtime} has an MPI "
-                "policy",
-            )
-        why = f"{TRAINER_API} is served but no ClusterTrainingRuntime has an MPI policy"
-    else:
-        why = f"{TRAINER_API} trainjobs not served"
-    mpi = served.get(MPI_API)
-    if mpi is not None and "mpijobs" in mpi:
+    trainer = served.get(TRAINER_API) or []
+    if {"trainjobs", "trainingruntimes"} <= set(trainer):
+        return "trainjob", f"{TRAINER_API} serves trainjobs and trainingruntimes"
+    why = f"{TRAINER_API} trainjobs/trainingruntimes not served"
+    if "mpijobs" in (served.get(MPI_API) or []):
         return "mpijob", f"{why}; {MPI_API} serves mpijobs"
     return "job", f"{why}; {MPI_API} mpijobs not served: an indexed Job and a headless Service"

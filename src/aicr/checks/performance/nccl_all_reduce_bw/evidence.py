@@ -10,9 +10,24 @@ from aicr.checks.performance.nccl_all_reduce_bw.output import Report
 LOG_CHARS = 16000
 
 
-def topology(nodes: dict[str, int]) -> str:
-    """``gpu-a: 8 GPUs; gpu-b: 8 GPUs``."""
-    return "; ".join(f"{n}: {g} GPUs" for n, g in nodes.items()) or "no GPU node"
+# Allocatable resources that are not a fabric device (what is left are NICs: EFA, RDMA...).
+NOT_FABRIC = ("cpu", "memory", "pods", "ephemeral-storage", "nvidia.com/gpu")
+
+
+def fabric_resources(node: Obj) -> dict[str, str]:
+    """The node's allocatable device-plugin resources other than GPUs (EFA, RDMA/IB NICs)."""
+    allocatable = (node.get("status") or {}).get("allocatable") or {}
+    return {k: str(v) for k, v in sorted(allocatable.items())
+            if k not in NOT_FABRIC and not k.startswith("hugepages-")}  # fmt: skip
+
+
+def topology(nodes: dict[str, int], nics: dict[str, dict[str, str]]) -> str:
+    """``gpu-a: 8 GPUs, vpc.amazonaws.com/efa 32; gpu-b: 8 GPUs (no NIC resource)``."""
+    parts = []
+    for n, g in nodes.items():
+        devices = ", ".join(f"{k} {v}" for k, v in (nics.get(n) or {}).items())
+        parts.append(f"{n}: {g} GPUs" + (f", {devices}" if devices else " (no NIC resource)"))
+    return "; ".join(parts) or "no GPU node"
 
 
 def workload(launch: Launch, launcher: Launcher) -> str:
