@@ -287,13 +287,15 @@ def gpu_node(name: str, gpus: int = 8) -> dict[str, Any]:
     }
 
 
-def cluster(nodes: int, log: str | None = None, workers_start: bool = True) -> FakeKube:
+def cluster(
+    nodes: int, log: str | None = None, workers_start: bool = True, launcher_ends: bool = True
+) -> FakeKube:
     kube = FakeKube([gpu_node(f"gpu-{i}") for i in range(nodes)])
 
     def job_runs(job: dict[str, Any]) -> list[dict[str, Any]]:
         template = job["spec"]["template"]
         name, count = job["metadata"]["name"], job["spec"]["completions"]
-        phase = "Running" if name == build.WORKER else "Succeeded"
+        phase = "Running" if name == build.WORKER or not launcher_ends else "Succeeded"
         if name == build.WORKER and not workers_start:
             return []
         state = {"running": {}} if phase == "Running" else {"terminated": {"exitCode": 0}}
@@ -439,3 +441,15 @@ def test_topology_names_the_fabric_devices_each_node_advertises() -> None:
     nics = {"gpu-0": evidence.fabric_resources(node), "gpu-1": {}}
     assert evidence.topology({"gpu-0": 8, "gpu-1": 8}, nics) == (
         "gpu-0: 8 GPUs, vpc.amazonaws.com/efa 32; gpu-1: 8 GPUs (no NIC resource)")  # fmt: skip
+
+
+def test_a_launcher_that_never_finishes_is_other_and_keeps_no_verdict() -> None:
+    result = check(cluster(2, launcher_ends=False), params="{run_seconds: 0.5}")
+    assert result.status == Status.OTHER
+    assert result.message.startswith("the launcher did not finish within 0.5s: nccl-launcher-0-x")
+
+
+def test_a_truncated_run_is_other_with_the_launcher_exit() -> None:
+    result = check(cluster(2, log=sample("truncated")), params="{run_seconds: 5}")
+    assert result.status == Status.OTHER and "truncated" in result.message
+    assert any(s.title == "worker log nccl-worker-1-x" for s in result.evidence)

@@ -205,7 +205,7 @@ def run(ctx: CheckContext) -> CheckResult:
         where = "; ".join(f"{n}: {w}" for n, w in workers.pending.items()) or (
             f"{len(started)} of {launch.nodes} worker pods exist"
         )
-        return _other(ctx, f"workers did not all start within {int(workers.seconds)}s: {where}")
+        return _other(ctx, f"workers did not all start within {workers.seconds:g}s: {where}")
     if launcher == "job":
         ctx.probes.create(build.launcher_job(launch))
     done = ctx.probes.wait(
@@ -218,7 +218,7 @@ def run(ctx: CheckContext) -> CheckResult:
     pods = [p for n, p in done.objects.items() if n not in done.pending]
     if done.pending or not pods:
         where = "; ".join(f"{n}: {w}" for n, w in done.pending.items()) or "no launcher pod"
-        return _other(ctx, f"the launcher did not finish within {int(done.seconds)}s: {where}")
+        return _other(ctx, f"the launcher did not finish within {done.seconds:g}s: {where}")
     pod = pods[0]
     log = ctx.probes.logs(pod["metadata"]["name"], build.CONTAINER)
     worker_logs = {
