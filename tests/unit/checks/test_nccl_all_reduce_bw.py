@@ -453,3 +453,17 @@ def test_a_truncated_run_is_other_with_the_launcher_exit() -> None:
     result = check(cluster(2, log=sample("truncated")), params="{run_seconds: 5}")
     assert result.status == Status.OTHER and "truncated" in result.message
     assert any(s.title == "worker log nccl-worker-1-x" for s in result.evidence)
+
+
+def test_capabilities_beyond_baseline_are_refused_naming_the_field() -> None:
+    from aicr.checks import check_params
+    from aicr.errors import SchemaError
+
+    with pytest.raises(SchemaError) as err:
+        check_params("nccl-all-reduce-bw", {"capabilities": ["IPC_LOCK"]}, None)
+    text = str(err.value)
+    assert "spec.validate.checks.nccl-all-reduce-bw.params.capabilities" in text
+    assert "IPC_LOCK" in text and "baseline" in text
+    assert check_params("nccl-all-reduce-bw", {"capabilities": ["NET_BIND_SERVICE"]}, None)
+    with pytest.raises(SchemaError, match="NCCL-IB"):
+        check_params("nccl-all-reduce-bw", {"env": {"NCCL-IB": "1"}}, None)

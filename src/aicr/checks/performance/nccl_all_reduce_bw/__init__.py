@@ -19,9 +19,10 @@ when the recipe has no such constraint and fails when it has one.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from aicr import pod_status
 from aicr.checks import CheckContext, CheckParams
@@ -43,7 +44,10 @@ IMAGE_PATH = (
     "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 )
 SIZE = r"^[0-9]+[KMG]?$"
-CAPABILITY = r"^[A-Z_]+$"
+# What Pod Security baseline lets a container add (the workload namespace's level).
+BASELINE_CAPABILITIES = ("AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL",
+                         "MKNOD", "NET_BIND_SERVICE", "SETFCAP", "SETGID", "SETPCAP", "SETUID",
+                         "SYS_CHROOT")  # fmt: skip
 
 
 class Params(CheckParams):
@@ -74,7 +78,7 @@ class Params(CheckParams):
     )
     capabilities: list[str] = Field(
         default_factory=list,
-        description="Capabilities the workers need (IPC_LOCK for InfiniBand/EFA).",
+        description="Capabilities added to the workers; only those Pod Security baseline allows.",
     )
     resources: dict[str, str] = Field(
         default_factory=dict,
@@ -86,6 +90,27 @@ class Params(CheckParams):
     run_seconds: float = Field(
         default=1200, gt=0, description="How long the launcher may take to finish the test."
     )
+
+    @field_validator("capabilities")
+    @classmethod
+    def _baseline(cls, caps: list[str]) -> list[str]:
+        refused = [c for c in caps if c.upper().removeprefix("CAP_") not in BASELINE_CAPABILITIES]
+        if refused:
+            raise ValueError(
+                f"{', '.join(refused)}: Pod Security baseline, the level of the check's workload "
+                "namespace, refuses it (aicr never grants privileged); for RDMA memory "
+                "registration (IPC_LOCK) give the nodes' container runtime an unlimited memlock "
+                f"limit instead; allowed: {', '.join(BASELINE_CAPABILITIES)}"
+            )
+        return caps
+
+    @field_validator("env")
+    @classmethod
+    def _names(cls, env: dict[str, str]) -> dict[str, str]:
+        bad = [k for k in env if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k)]
+        if bad:
+            raise ValueError(f"not an environment variable name: {', '.join(bad)}")
+        return env
 
 
 def constraint_value(recipe: Recipe) -> Any:
