@@ -23,7 +23,7 @@ def pod(
     container: dict[str, Any] = {"name": "main", "image": image}
     if command:
         container["command"] = command
-    for key in ("env", "volumeMounts", "resources", "terminationMessagePolicy"):
+    for key in ("args", "env", "volumeMounts", "resources", "terminationMessagePolicy"):
         if key in spec:
             container[key] = spec.pop(key)
     return {

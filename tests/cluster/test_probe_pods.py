@@ -49,11 +49,12 @@ def test_an_ubuntu_probe_runs_with_the_downward_api_and_its_exit_code(
     assert sorted(log[2:]) == sorted([*labels, "oops"])
 
 
-def test_a_probe_pod_reaches_nothing_but_its_own_loopback(
+def test_a_probe_pod_has_a_network_of_its_own_and_not_the_clusters_loopback(
     cluster: SimCluster, namespace: str
 ) -> None:
-    # Only local facts are read: no address outside the container is ever dialled,
-    # except the API server's port on loopback, which must be unreachable from here.
+    # Only local facts are read: no address outside the pod is ever dialled, except
+    # the API server's port on loopback, which must be unreachable from here: the
+    # pod's loopback is its own (its eth0 and routes: test_pod_network.py).
     port = cluster.sim.server.rsplit(":", 1)[1]
     dial = f'import socket; print(socket.socket().connect_ex(("127.0.0.1", {port})))'
     script = ("tail -n +3 /proc/net/dev | cut -d: -f1; "
@@ -61,7 +62,7 @@ def test_a_probe_pod_reaches_nothing_but_its_own_loopback(
     cluster.apply(probe("isolated", BUSYBOX, script), namespace)
     cluster.wait_for_phase(namespace, "isolated", "Succeeded", timeout=60)
     log = cluster.core().read_namespaced_pod_log("isolated", namespace).split()
-    assert log == ["lo", "routes", "0", "111"]  # ECONNREFUSED: not the host's loopback
+    assert log == ["lo", "eth0", "routes", "2", "111"]  # ECONNREFUSED: not the cluster's lo
 
 
 def test_readiness_follows_an_exec_probe(cluster: SimCluster, namespace: str) -> None:
@@ -81,11 +82,14 @@ def test_readiness_follows_an_exec_probe(cluster: SimCluster, namespace: str) ->
     assert ready["status"] == "True"
 
 
-def test_an_http_probe_dials_the_containers_own_loopback(
+def test_an_http_probe_dials_the_pod_ip_from_inside_the_pod(
     cluster: SimCluster, namespace: str
 ) -> None:
-    body = probe("web", UBUNTU, "exec python3 -m http.server 8080 --bind 127.0.0.1",
-                 restart_policy="Always")  # fmt: skip
+    # Bound to the pod IP only: a probe dialling loopback would never see it ready.
+    body = probe("web", UBUNTU, 'exec python3 -m http.server 8080 --bind "$POD_IP"',
+                 restart_policy="Always",
+                 env=[{"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}],
+                 )  # fmt: skip
     body["spec"]["containers"][0]["ports"] = [{"name": "http", "containerPort": 8080}]
     body["spec"]["containers"][0]["readinessProbe"] = {
         "httpGet": {"path": "/", "port": "http"}, "periodSeconds": 1}

@@ -12,6 +12,7 @@ from typing import Any
 from harness import SimCluster
 from kubernetes import client
 from manifests import job, validator_pod
+from simcluster.net.addresses import GATEWAY
 
 PROBE = textwrap.dedent(
     """
@@ -116,7 +117,7 @@ def test_validator_pod_runs_as_a_process_with_the_pods_view(
     assert env["MY_POD"] == "probe"
     assert env["MY_NODE"] == pod["spec"]["nodeName"]
     assert env["GREETING"] == "hello probe"
-    assert env["KUBERNETES_SERVICE_HOST"] == "127.0.0.1"
+    assert env["KUBERNETES_SERVICE_HOST"] == GATEWAY  # the API server, as the pod reaches it
     assert env["KUBERNETES_SERVICE_PORT"] == cluster.sim.server.rsplit(":", 1)[1]
     assert "KUBECONFIG" not in env
     kubelet_injected = {

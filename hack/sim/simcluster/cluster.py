@@ -170,9 +170,10 @@ class Sim:
             self._save(state)
 
         # First the network namespace: everything started after this is inside it.
+        host_ns = os.readlink("/proc/self/ns/net")
         spawn(NETNS, namespace.HOLDER_ARGV)
         namespace.enter_new(state["procs"][NETNS]["pid"])
-        namespace.set_up((cp.POD_CIDR, cp.SERVICE_CIDR))
+        namespace.set_up(host_ns)
         spawn("etcd", cp.etcd_args(bins, self.dir / "etcd", ports))
         _wait(lambda: _http_ok(f"http://{cp.LOOPBACK}:{ports.etcd}/health"), deadline, "etcd")
         spawn("kube-apiserver", cp.apiserver_args(bins, self.dir, keys, ports))

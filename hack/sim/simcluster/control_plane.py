@@ -1,8 +1,12 @@
-"""Command lines of the control-plane components, all bound to loopback.
+"""Command lines of the control-plane components.
 
-Network safety: every listener is 127.0.0.1; the API server advertises
+Network safety: everything runs inside the cluster's own network namespace
+(simcluster.net), where every listener is 127.0.0.1 except the API server's,
+which also answers on the pods' gateway address (the namespace's wildcard
+address: it has only `lo` and the pods' bridge). The API server advertises
 127.0.0.1 with the endpoint reconciler off (so the `kubernetes` Service has no
-endpoints); pod and service CIDRs are explicit and nothing dials them.
+endpoints), and reaches APIServices and webhooks at their Services' endpoints
+(pod IPs on the bridge).
 """
 
 from __future__ import annotations
@@ -11,12 +15,12 @@ import socket
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from simcluster.net.addresses import KWOK_POD_CIDR, POD_CIDR, SERVICE_CIDR
+from simcluster.net.addresses import LOOPBACK as LOOPBACK  # re-exported: the clients use it
 from simcluster.pki import Pki
 
-SERVICE_CIDR = "10.96.0.0/16"
-POD_CIDR = "10.244.0.0/16"
 SA_ISSUER = "https://kubernetes.default.svc.cluster.local"
-LOOPBACK = "127.0.0.1"
+ANY = "0.0.0.0"  # inside the cluster namespace only: loopback and the pods' gateway
 
 
 def free_port() -> int:
@@ -100,7 +104,7 @@ def apiserver_args(bin_dir: Path, run: Path, pki: Pki, ports: Ports) -> list[str
     return [
         str(bin_dir / "kube-apiserver"),
         f"--etcd-servers=http://{LOOPBACK}:{ports.etcd}",
-        f"--bind-address={LOOPBACK}",
+        f"--bind-address={ANY}",
         f"--advertise-address={LOOPBACK}",
         "--endpoint-reconciler-type=none",
         f"--secure-port={ports.apiserver}",
@@ -127,6 +131,9 @@ def apiserver_args(bin_dir: Path, run: Path, pki: Pki, ports: Ports) -> list[str
         "--requestheader-extra-headers-prefix=X-Remote-Extra-",
         f"--proxy-client-cert-file={pki.front_proxy_client.cert}",
         f"--proxy-client-key-file={pki.front_proxy_client.key}",
+        # APIServices and webhooks are dialled at their Services' endpoints: the
+        # sim has no kube-proxy, so a ClusterIP leads nowhere.
+        "--enable-aggregator-routing=true",
         "--allow-privileged=true",
         "--profiling=false",
         "--v=1",
@@ -212,6 +219,6 @@ def kwok_args(bin_dir: Path, kubeconfig: Path, stages: Path, ports: Ports) -> li
         f"--node-ip={LOOPBACK}",
         f"--node-port={ports.kubelet}",
         f"--server-address={LOOPBACK}:{ports.kwok}",
-        f"--cidr={POD_CIDR}",
+        f"--cidr={KWOK_POD_CIDR}",
         "--node-lease-duration-seconds=40",
     ]

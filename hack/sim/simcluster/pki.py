@@ -1,8 +1,9 @@
 """Generate the cluster's PKI with the openssl CLI.
 
 EC P-256 keys keep generation well under a second, which matters for the
-warm-start budget. Every serving certificate names only 127.0.0.1/localhost:
-nothing here is meant to be reached from off the machine.
+warm-start budget. Serving certificates name 127.0.0.1/localhost and the pods'
+gateway (where pods reach the API server), all inside the cluster's own
+network namespace: nothing here is meant to be reached from off the machine.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+
+from simcluster.net.addresses import GATEWAY, KUBERNETES_SERVICE_IP, LOOPBACK
 
 DAYS = "3650"
 KUBELET_CLIENT_CN = "kube-apiserver-kubelet-client"
@@ -71,8 +74,9 @@ def _leaf(d: Path, ca: Pair, name: str, subj: str, *, server: bool, client: bool
     ]
     if server:
         lines.append(
-            "subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,"
-            "DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
+            f"subjectAltName=IP:{LOOPBACK},IP:{GATEWAY},IP:{KUBERNETES_SERVICE_IP},DNS:localhost,"
+            "DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,"
+            "DNS:kubernetes.default.svc.cluster.local"
         )
     ext.write_text("\n".join(lines) + "\n")
     _run(

@@ -51,11 +51,11 @@ SPEC = {
 }  # fmt: skip
 
 
-@pytest.mark.parametrize(("private", "network"), [(True, "host"), (False, "none")])
+@pytest.mark.parametrize(("netns", "network"), [("/proc/9/ns/net", "host"), (None, "none")])
 def test_runsc_gets_host_network_only_in_the_pods_own_namespace(
-    private: bool, network: str
+    netns: str | None, network: str
 ) -> None:
-    assert gvisor.argv({**SPEC, "privateNetwork": private}) == [
+    assert gvisor.argv({**SPEC, "netns": netns}) == [
         "/c/runsc", "--root=/p/runsc", f"--network={network}", "--overlay2=root:memory",
         "run", "--bundle=/p/b", "u-main-0"]  # fmt: skip
 

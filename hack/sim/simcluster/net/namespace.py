@@ -1,13 +1,16 @@
-"""The cluster's own network namespace: only `lo`, with loopback and the pod and service CIDRs.
+"""The cluster's own network namespace: `lo` with the service CIDR, and the pods' bridge.
 
 What is modelled (and nothing more): `sim up` starts a holder process
 (`unshare --net`) and moves itself into that namespace (`enter`, setns) before
 it starts anything, so the control plane, the runtime and every pod process
 live inside it, as do the processes that later `enter` it (the test session,
-`hack/sim/sim` verbs, `sim exec`, the demo). The namespace has no interface but
-`lo` and no route out: nothing in it can reach an address outside, while pod
-and Service addresses (10.244.0.0/16, 10.96.0.0/16) are local addresses there.
-It needs root, `unshare` and `ip`; `unavailable()` says which is missing.
+`hack/sim/sim` verbs, `sim exec`, the demo). The namespace has `lo` (with the
+Service addresses, 10.96.0.0/16, local on it) and the bridge `cni0` that the
+runtime's pod sandboxes (`sandbox`) plug into, and no route out: nothing in it,
+or in a pod behind it, can reach an address outside ("Network is unreachable";
+forwarding is on here only so that pods are told so at once). The host's
+namespace is never changed. It needs root, `unshare` and `ip`; `unavailable()`
+says which is missing.
 """
 
 from __future__ import annotations
@@ -17,6 +20,9 @@ import os
 import shutil
 import subprocess
 import time
+from pathlib import Path
+
+from simcluster.net import addresses
 
 CLONE_NEWNET = 0x40000000
 HOLDER_ARGV = ["unshare", "--net", "--", "sleep", "infinity"]
@@ -69,9 +75,25 @@ def inside(pid: int) -> bool:
         return False
 
 
-def set_up(cidrs: tuple[str, ...]) -> None:
-    """In the current namespace: bring `lo` up and make `cidrs` local addresses on it."""
-    commands = [["ip", "link", "set", "lo", "up"]]
-    commands += [["ip", "addr", "add", cidr, "dev", "lo"] for cidr in cidrs]
-    for argv in commands:
-        subprocess.run(argv, check=True, capture_output=True, timeout=10)
+def set_up(host_ns: str) -> None:
+    """In the cluster namespace: `lo` with the Service CIDR, the pods' bridge and gateway.
+
+    `host_ns` is the namespace `sim up` started in; nothing is done when the
+    caller is still there.
+    """
+    if os.readlink("/proc/self/ns/net") == host_ns:
+        raise OSError("refusing to set up the pod network in the host's network namespace")
+    gateway = f"{addresses.GATEWAY}/{addresses.RUNTIME_POD_CIDR.split('/')[1]}"
+    batch = [
+        "link set lo up",
+        f"addr add {addresses.SERVICE_CIDR} dev lo",
+        f"link add {addresses.BRIDGE} type bridge",
+        f"addr add {gateway} dev {addresses.BRIDGE}",
+        f"link set {addresses.BRIDGE} up",
+        f"route add unreachable {addresses.KWOK_POD_CIDR}",  # KWOK's pods: nothing answers
+    ]
+    subprocess.run(["ip", "-batch", "-"], input="\n".join(batch) + "\n", text=True, check=True,
+                   capture_output=True, timeout=10)  # fmt: skip
+    # Per namespace: lets the bridge answer a pod's packet to anywhere else with
+    # ICMP "network unreachable" instead of dropping it silently.
+    Path("/proc/sys/net/ipv4/ip_forward").write_text("1\n")

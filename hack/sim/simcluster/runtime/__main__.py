@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import signal
 import sys
 import time
@@ -116,6 +117,7 @@ def main() -> None:
         apiserver_port=int(ports["apiserver"]),
         aicr_bin_dir=args.aicr_bin_dir,
         python=sys.executable,
+        cluster_ns=os.readlink(f"/proc/{state['procs']['netns']['pid']}/ns/net"),
     )
     ctx.pods_dir.mkdir(parents=True, exist_ok=True)
     KubeletServer(int(ports["kubelet"]), args.sim_dir / "pki", ctx.pods_dir).start()
@@ -124,6 +126,7 @@ def main() -> None:
         for w in list(ctx.workers.values()):
             for proc in list(w.procs.values()):
                 _kill_group(proc, 2)
+            w.stop_sandbox()
         sys.exit(0)
 
     signal.signal(signal.SIGTERM, stop)

@@ -7,8 +7,8 @@ token at the pod's own mount paths (for example
 missing mount point is created on the host as an empty directory or file.
 The container gets a /dev of its own (`private_dev`): the base devices and
 only the GPUs allocated to it. The process also gets a UTS namespace with the
-pod's hostname and, unless it is a validator container (which talks to the API
-server on the host's loopback), a network namespace holding only its own `lo`.
+pod's hostname and joins its pod's network namespace (the pod sandbox, with
+the pod IP on `eth0`); a hostNetwork pod's stays in the cluster's.
 If the command cannot be started, the reason is written to the spec's
 `startErrorFile` and the exit code is 128, as container runtimes report it.
 """
@@ -16,12 +16,9 @@ If the command cannot be started, the reason is written to the spec's
 from __future__ import annotations
 
 import ctypes
-import fcntl
 import json
 import os
-import socket
 import stat
-import struct
 import sys
 from pathlib import Path
 
@@ -32,9 +29,6 @@ MS_NOSUID = 2
 MS_NODEV = 4
 CLONE_NEWUTS = 0x04000000
 CLONE_NEWNET = 0x40000000
-SIOCGIFFLAGS = 0x8913
-SIOCSIFFLAGS = 0x8914
-IFF_UP = 0x1
 MS_RDONLY = 1
 MS_REMOUNT = 32
 MS_BIND = 4096
@@ -105,20 +99,26 @@ def private_dev(gpus: list[int]) -> None:
         os.symlink(target, f"/dev/{name}")
 
 
-def private_host(hostname: str, network: bool) -> None:
-    """Own UTS namespace with the pod's hostname; with `network`, own network namespace too.
-
-    A new network namespace holds only `lo`, brought up here: the process can
-    reach its own loopback and nothing else, not even the host's.
-    """
-    _check(_libc.unshare(CLONE_NEWUTS | (CLONE_NEWNET if network else 0)), "unshare")
+def private_host(hostname: str) -> None:
+    """Own UTS namespace with the pod's hostname."""
+    _check(_libc.unshare(CLONE_NEWUTS), "unshare(CLONE_NEWUTS)")
     name = hostname.encode()[:64]
     _check(_libc.sethostname(name, len(name)), "sethostname")
-    if network:
-        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-            req = struct.pack("16sH14x", b"lo", 0)
-            flags = struct.unpack("16sH14x", fcntl.ioctl(s, SIOCGIFFLAGS, req))[1]
-            fcntl.ioctl(s, SIOCSIFFLAGS, struct.pack("16sH14x", b"lo", flags | IFF_UP))
+
+
+def join_pod_network(path: str, expected: str) -> None:
+    """Join the pod sandbox's network namespace at `path`, which must be `expected`.
+
+    The check guards against a reused pid: a container never lands in some
+    other process's namespace.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        if os.readlink(path) != expected:
+            raise OSError(f"pod sandbox network namespace {path} is gone")
+        _check(_libc.setns(fd, CLONE_NEWNET), "setns(pod network namespace)")
+    finally:
+        os.close(fd)
 
 
 def bind(source: str, target: str, read_only: bool) -> None:
@@ -152,7 +152,9 @@ def main(spec_path: str) -> None:
     spec = json.loads(Path(spec_path).read_text())
     try:
         private_namespace()
-        private_host(spec.get("hostname") or "localhost", bool(spec.get("privateNetwork")))
+        if spec.get("netns"):
+            join_pod_network(spec["netns"], spec["netnsId"])
+        private_host(spec.get("hostname") or "localhost")
         if spec.get("sandbox"):  # gVisor makes the container's /dev, mounts and kernel itself
             gvisor.run(spec)
         # Hold every source open first: an earlier mount may hide a later source

@@ -61,7 +61,7 @@ def bundle(spec: dict[str, Any]) -> dict[str, Any]:
 def argv(spec: dict[str, Any]) -> list[str]:
     """The `runsc run` command line for `spec` (bundle written by `run`)."""
     box = spec["sandbox"]
-    network = "host" if spec.get("privateNetwork") else "none"
+    network = "host" if spec.get("netns") else "none"  # the pod sandbox's, never the cluster's
     return [box["runsc"], f"--root={box['state']}", f"--network={network}", *FLAGS,
             "run", f"--bundle={box['bundle']}", box["id"]]  # fmt: skip
 

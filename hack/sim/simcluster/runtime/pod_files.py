@@ -6,6 +6,7 @@
   <container>/termination-log   bind-mounted at terminationMessagePath
   <container>/exited            written when the current run has ended
   <container>.proc.json         pid record, so sim-down can stop strays
+  _sandbox.proc.json            the same for the pod's network namespace holder
 """
 
 from __future__ import annotations
@@ -64,3 +65,7 @@ class PodFiles:
     def proc_record(self, container: str) -> Path:
         """Where the pid record of the container's process lives."""
         return self.root / f"{container}.proc.json"
+
+    def sandbox_record(self) -> Path:
+        """Pid record of the pod sandbox's holder (`_` is never in a container name)."""
+        return self.root / "_sandbox.proc.json"

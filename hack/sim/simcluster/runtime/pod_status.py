@@ -9,9 +9,10 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from simcluster.net.addresses import LOOPBACK
 from simcluster.runtime.logs import now_rfc3339nano
 
-HOST_IP = "127.0.0.1"  # the runtime's processes share the host's loopback network
+HOST_IP = LOOPBACK  # every node's InternalIP, in the cluster's network namespace
 
 
 def container_id(pod_uid: str, name: str, run: int) -> str:

@@ -2,8 +2,9 @@
 
 Every probe runs inside the container's namespaces (`nsenter` into its mount,
 network and UTS namespaces), so an `exec` probe sees the container's files and
-an `httpGet`/`tcpSocket` probe dials the container's own loopback. A probe
-whose `host` is not the pod's own address fails without dialling anything.
+an `httpGet`/`tcpSocket` probe dials the pod IP (the kubelet's default host)
+from inside the pod; `host: 127.0.0.1`/`localhost` dials the pod's loopback. A
+probe whose `host` is some other address fails without dialling anything.
 
 Timing and thresholds follow the API defaults: initialDelaySeconds 0,
 periodSeconds 10, timeoutSeconds 1, successThreshold 1, failureThreshold 3.
@@ -28,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-LOCAL_HOSTS = ("", "127.0.0.1", "localhost")  # the pod's own addresses
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost")
 KINDS = ("startupProbe", "readinessProbe", "livenessProbe")
 
 
@@ -63,25 +64,30 @@ def _port(value: Any, container: dict[str, Any]) -> int:
     return int(named[value])
 
 
-def command(probe: dict[str, Any], container: dict[str, Any], python: str) -> list[str] | str:
+def command(
+    probe: dict[str, Any], container: dict[str, Any], python: str, pod_ip: str
+) -> list[str] | str:
     """The argv that runs one probe inside the container, or why it cannot run."""
     if "exec" in probe:
         return list(probe["exec"].get("command") or []) or "exec probe without a command"
     for kind in ("httpGet", "tcpSocket"):
         if kind in probe:
             spec = probe[kind]
-            host = str(spec.get("host") or "")
-            if host not in LOCAL_HOSTS:
+            host = str(spec.get("host") or pod_ip)
+            if host == "localhost":
+                host = "127.0.0.1"
+            if host not in (pod_ip, *LOOPBACK_HOSTS):
                 return f"probe host {host} is not the pod's own address; not dialled"
             try:
                 port = _port(spec.get("port"), container)
             except ValueError as e:
                 return str(e)
             if kind == "tcpSocket":
-                return [python, "-m", "simcluster.runtime.probes", "tcp", str(port)]
+                return [python, "-m", "simcluster.runtime.probes", "tcp", host, str(port)]
             scheme = str(spec.get("scheme") or "HTTP").lower()
             path = str(spec.get("path") or "/")
-            return [python, "-m", "simcluster.runtime.probes", "http", scheme, str(port), path]
+            return [python, "-m", "simcluster.runtime.probes", "http", scheme, host, str(port),
+                    path]  # fmt: skip
     return f"probe type {sorted(probe)} is not supported by the simulated kubelet"
 
 
@@ -133,9 +139,11 @@ class Prober(threading.Thread):
         python: str,
         ready: Callable[[bool], None],
         kill: Callable[[str], None],
+        pod_ip: str,
     ) -> None:
         super().__init__(daemon=True)
         self.container, self.run_probe, self.python = container, run, python
+        self.pod_ip = pod_ip
         self.on_ready, self.on_kill = ready, kill
         self.stop = threading.Event()
 
@@ -153,7 +161,7 @@ class Prober(threading.Thread):
     def _loop(self, kind: str, on_result: Callable[[bool, str], bool]) -> None:
         """Run probe `kind` every period while `on_result` returns True."""
         probe = self.container[kind]
-        t, argv = Timing.of(probe), command(probe, self.container, self.python)
+        t, argv = Timing.of(probe), command(probe, self.container, self.python, self.pod_ip)
         if self.stop.wait(t.initial):
             return
         while (result := self._decide(t, argv)) is not None and on_result(*result):
@@ -204,14 +212,14 @@ class Prober(threading.Thread):
             t.join()
 
 
-def _http(scheme: str, port: int, path: str) -> int:
+def _http(scheme: str, host: str, port: int, path: str) -> int:
     ctx = ssl.create_default_context()
     ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE  # the kubelet skips verification
     opener = urllib.request.build_opener(
         urllib.request.ProxyHandler({}), urllib.request.HTTPSHandler(context=ctx)
     )
     try:
-        with opener.open(f"{scheme}://127.0.0.1:{port}{path}", timeout=10) as r:
+        with opener.open(f"{scheme}://{host}:{port}{path}", timeout=10) as r:
             code = int(r.status)
     except urllib.error.HTTPError as e:
         code = e.code
@@ -220,11 +228,11 @@ def _http(scheme: str, port: int, path: str) -> int:
 
 
 def main(argv: list[str]) -> int:
-    """`http SCHEME PORT PATH` or `tcp PORT` against the container's own loopback."""
+    """`http SCHEME HOST PORT PATH` or `tcp HOST PORT`, from inside the pod."""
     if argv[0] == "tcp":
-        with socket.create_connection(("127.0.0.1", int(argv[1])), timeout=10):
+        with socket.create_connection((argv[1], int(argv[2])), timeout=10):
             return 0
-    return _http(argv[1], int(argv[2]), argv[3])
+    return _http(argv[1], argv[2], int(argv[3]), argv[4])
 
 
 if __name__ == "__main__":

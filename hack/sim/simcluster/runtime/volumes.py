@@ -17,6 +17,7 @@ from typing import Any
 
 from kubernetes import client
 
+from simcluster.net.addresses import LOOPBACK as HOST_IP  # every node's InternalIP
 from simcluster.nodes import node_root
 from simcluster.runtime.pod_files import PodFiles
 
@@ -25,7 +26,7 @@ class VolumeError(Exception):
     """A volume or env source cannot be built (shown like the kubelet's config errors)."""
 
 
-def _field(pod: dict[str, Any], path: str) -> str:
+def _field(pod: dict[str, Any], path: str, pod_ip: str) -> str:
     meta = pod["metadata"]
     m = re.fullmatch(r"metadata\.(labels|annotations)\['(.+)'\]", path)
     if m:
@@ -36,10 +37,10 @@ def _field(pod: dict[str, Any], path: str) -> str:
         "metadata.uid": meta.get("uid"),
         "spec.nodeName": pod["spec"].get("nodeName"),
         "spec.serviceAccountName": pod["spec"].get("serviceAccountName"),
-        "status.hostIP": "127.0.0.1",
-        "status.hostIPs": "127.0.0.1",
-        "status.podIP": "127.0.0.1",
-        "status.podIPs": "127.0.0.1",
+        "status.hostIP": HOST_IP,
+        "status.hostIPs": HOST_IP,
+        "status.podIP": pod_ip,
+        "status.podIPs": pod_ip,
     }
     if path in simple:
         return str(simple[path] or "")
@@ -60,9 +61,12 @@ def _resource_field(pod: dict[str, Any], container: str | None, ref: dict[str, A
 class PodMaterialiser:
     """Reads the objects a pod refers to, as the pod's kubelet would."""
 
-    def __init__(self, core: client.CoreV1Api, pod: dict[str, Any], files: PodFiles) -> None:
+    def __init__(
+        self, core: client.CoreV1Api, pod: dict[str, Any], files: PodFiles, pod_ip: str = HOST_IP
+    ) -> None:
         self.core = core
         self.pod = pod
+        self.pod_ip = pod_ip  # what the downward API's status.podIP shows
         self.ns = pod["metadata"]["namespace"]
         self.files = files
 
@@ -111,7 +115,7 @@ class PodMaterialiser:
         out = {}
         for i in items:
             if "fieldRef" in i:
-                out[i["path"]] = _field(self.pod, i["fieldRef"]["fieldPath"]).encode()
+                out[i["path"]] = _field(self.pod, i["fieldRef"]["fieldPath"], self.pod_ip).encode()
             elif "resourceFieldRef" in i:
                 out[i["path"]] = _resource_field(self.pod, None, i["resourceFieldRef"]).encode()
         return out
@@ -216,7 +220,7 @@ class PodMaterialiser:
                 continue
             vf = e["valueFrom"]
             if "fieldRef" in vf:
-                env[e["name"]] = _field(self.pod, vf["fieldRef"]["fieldPath"])
+                env[e["name"]] = _field(self.pod, vf["fieldRef"]["fieldPath"], self.pod_ip)
             elif "resourceFieldRef" in vf:
                 env[e["name"]] = _resource_field(
                     self.pod, container["name"], vf["resourceFieldRef"]

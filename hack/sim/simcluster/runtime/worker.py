@@ -1,7 +1,9 @@
 """One pod's life under the process runtime: the part a kubelet plays.
 
-Validator-image containers run as local processes (see `enter`); containers
-of other images in a runtime-owned pod are only shown as running. Faults
+Containers of the images the host plays run as local processes (see `enter`);
+containers of other images in a runtime-owned pod are only shown as running.
+Each pod but a hostNetwork one gets a sandbox first: a network namespace of its
+own with its pod IP on the cluster's bridge (`simcluster.net.sandbox`). Faults
 replace the process with the status a real node would report.
 """
 
@@ -38,13 +40,14 @@ from simcluster.gpu.model import (
     write_tools,
 )
 from simcluster.gpu.smi import gpu_uuid
+from simcluster.net import sandbox as pod_sandbox
+from simcluster.net.addresses import GATEWAY
 from simcluster.runtime import gvisor, handlers, pod_status, probes
 from simcluster.runtime.logs import LogWriter, now_rfc3339nano, tail_text
 from simcluster.runtime.ownership import (
     NCCL_TESTS_REPO,
     host_plays,
     image_repo_name,
-    is_validator_image,
 )
 from simcluster.runtime.pod_files import PodFiles
 from simcluster.runtime.volumes import PodMaterialiser, VolumeError, expand
@@ -68,7 +71,9 @@ class RuntimeContext:
     apiserver_port: int
     aicr_bin_dir: str | None
     python: str
+    cluster_ns: str  # the cluster's network namespace (readlink form): pod sandboxes go there
     workers: dict[str, PodWorker] = field(default_factory=dict)
+    pod_ips: pod_sandbox.AddressPool = field(default_factory=pod_sandbox.AddressPool)
     devices: DevicePlugin = field(default_factory=DevicePlugin)
     finished: set[str] = field(default_factory=set)  # uids already taken on
 
@@ -107,6 +112,9 @@ class PodWorker(threading.Thread):
         self.handler = handlers.DEFAULT  # of the pod's RuntimeClass, read when it starts
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         self.start_time = now_rfc3339nano()[:19] + "Z"
+        self.host_network = bool(pod["spec"].get("hostNetwork"))
+        self.sandbox: pod_sandbox.Sandbox | None = None
+        self.pod_ip: str | None = pod_status.HOST_IP if self.host_network else None
 
     # ---- status --------------------------------------------------------------
     def publish(self) -> None:
@@ -147,12 +155,12 @@ class PodWorker(threading.Thread):
             + self.extra_conditions,
             "hostIP": pod_status.HOST_IP,
             "hostIPs": [{"ip": pod_status.HOST_IP}],
-            "podIP": pod_status.HOST_IP,
-            "podIPs": [{"ip": pod_status.HOST_IP}],
             "startTime": self.start_time,
             "containerStatuses": cs,
             "qosClass": old.get("qosClass"),
         }
+        if self.pod_ip:  # once the sandbox is up, as a kubelet reports it
+            status["podIP"], status["podIPs"] = self.pod_ip, [{"ip": self.pod_ip}]
         if self.init_statuses:
             status["initContainerStatuses"] = list(self.init_statuses.values())
         if self.reason:
@@ -195,6 +203,7 @@ class PodWorker(threading.Thread):
 
     def _finish_deletion(self) -> None:
         self._stop_processes()
+        self.stop_sandbox()
         try:
             self.ctx.core.delete_namespaced_pod(
                 self.name,
@@ -222,7 +231,10 @@ class PodWorker(threading.Thread):
             return
         if self._claims_unprepared():
             return
-        mat = PodMaterialiser(self.ctx.core, self.pod, self.files)
+        if not self.host_network and not self._start_sandbox():
+            return
+        assert self.pod_ip is not None
+        mat = PodMaterialiser(self.ctx.core, self.pod, self.files, self.pod_ip)
         shown = None
         while True:
             try:
@@ -275,6 +287,30 @@ class PodWorker(threading.Thread):
         if all(c is not None for c in codes):
             self.phase = "Succeeded" if all(c == 0 for c in codes) else "Failed"
             self.publish()
+
+    # ---- sandbox -------------------------------------------------------------
+    def _start_sandbox(self) -> bool:
+        """The pod's own network namespace with its IP; False (and the reason shown) if not."""
+        ip = self.ctx.pod_ips.take()
+        try:
+            self.sandbox = pod_sandbox.setup(f"{self.name}/sandbox", ip, self.ctx.cluster_ns)
+        except OSError as e:
+            self.ctx.pod_ips.release(ip)
+            self._stuck_creating("FailedCreatePodSandBox", f"Failed to create pod sandbox: {e}")
+            return False
+        self.files.root.mkdir(parents=True, exist_ok=True)
+        self.files.sandbox_record().write_text(json.dumps(self.sandbox.holder.to_json()))
+        self.pod_ip = ip
+        return True
+
+    def stop_sandbox(self) -> None:
+        """End the pod's network namespace and free its IP (after its processes are gone)."""
+        if self.sandbox is None:
+            return
+        pod_sandbox.teardown(self.sandbox.holder)
+        self.files.sandbox_record().unlink(missing_ok=True)
+        self.ctx.pod_ips.release(self.sandbox.ip)
+        self.sandbox = None
 
     def _cid(self, c: dict[str, Any], run: int) -> str:
         return pod_status.container_id(self.uid, c["name"], run)
@@ -393,14 +429,16 @@ class PodWorker(threading.Thread):
         ]
         home = cdir / "home"
         home.mkdir(exist_ok=True)
+        # The API server answers on the pods' gateway, and on loopback for hostNetwork pods.
+        api_host = GATEWAY if self.sandbox else pod_status.HOST_IP
         base = {
             "PATH": ":".join(path_dirs),
             "HOSTNAME": self.pod["spec"].get("hostname") or self.name,
             "HOME": str(home),
-            "KUBERNETES_SERVICE_HOST": "127.0.0.1",
+            "KUBERNETES_SERVICE_HOST": api_host,
             "KUBERNETES_SERVICE_PORT": port,
             "KUBERNETES_SERVICE_PORT_HTTPS": port,
-            "KUBERNETES_PORT": f"tcp://127.0.0.1:{port}",
+            "KUBERNETES_PORT": f"tcp://{api_host}:{port}",
         }
         env = self.mat.env(c, base)
         argv = [expand(a, env) for a in component_images.argv(c)]
@@ -459,11 +497,9 @@ class PodWorker(threading.Thread):
             "hostname": base["HOSTNAME"],
             "gpus": gpus,
             "kernel": kernel,
-            # Only validator and component pods talk to the API server; every other container gets a
-            # network namespace of its own with nothing but loopback (it can reach nothing).
-            "privateNetwork": not (
-                is_validator_image(c["image"]) or component_images.plays(c["image"])
-            ),
+            # The pod's network namespace (absent for hostNetwork: the cluster's own).
+            "netns": self.sandbox.netns_path if self.sandbox else None,
+            "netnsId": self.sandbox.netns if self.sandbox else None,
             # Host folders that stand in for the image's own files (see enter.restore_hidden).
             "keep": sorted({sys.prefix, sys.base_prefix, str(paths.PROJECT_ROOT), str(cdir)}),
         }
@@ -530,7 +566,8 @@ class PodWorker(threading.Thread):
         def run(argv: list[str] | str, timeout: float) -> tuple[bool, str]:
             return probes.run_once(argv, proc.pid, env, timeout, str(paths.SIM_ROOT))
 
-        prober = probes.Prober(c, run, self.ctx.python, ready, kill)
+        assert self.pod_ip is not None
+        prober = probes.Prober(c, run, self.ctx.python, ready, kill, self.pod_ip)
         prober.start()
         return prober
 
