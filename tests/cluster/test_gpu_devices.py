@@ -10,7 +10,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from gpu_operator import CRD
 from harness import SimCluster
+from kubernetes import client
 from manifests import GPU_TOLERATION, pod
 
 RUN = {"aicr.dev/run-id": "r0123abcd"}
@@ -154,3 +156,30 @@ def test_dra_driver_down_leaves_the_pod_creating(gpus: SimCluster, namespace: st
     p = gpus.pod(namespace, "stuck")
     assert p["status"]["phase"] == "Pending"
     assert p["status"]["containerStatuses"][0]["state"]["waiting"]["reason"] == "ContainerCreating"
+
+
+def test_the_gpu_runtime_is_the_handler_the_cluster_policy_names(
+    gpus: SimCluster, namespace: str
+) -> None:
+    """operator.runtimeClass renamed: that handler is the NVIDIA runtime, `nvidia` is unknown."""
+    name = "nvidia-container-runtime"
+    gpus.apply(CRD)
+    policy = {"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy",
+              "metadata": {"name": "renamed-runtime"}, "spec": {"operator": {"runtimeClass": name}}}
+    gpus.wait_for(lambda: gpus.apply(policy), message="ClusterPolicy served")
+    custom = client.CustomObjectsApi(gpus.api())
+    try:
+        gpus.apply([{"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
+                     "metadata": {"name": n}, "handler": n} for n in (name, "nvidia")])
+        gpus.fault("runtimeclass-leak", NODE)
+        gpus.apply([reporter("renamed", runtimeClassName=name),
+                    reporter("old-name", runtimeClassName="nvidia")], namespace)
+        assert len(report(gpus, namespace, "renamed")["smi"]) == 8
+        events = gpus.wait_for(lambda: gpus.core().list_namespaced_event(
+            namespace, field_selector="involvedObject.name=old-name").items, message="event")
+        assert [(e.reason, e.message.rsplit(": ", 1)[-1]) for e in events] == [
+            ("FailedCreatePodSandBox", 'no runtime for "nvidia" is configured')]
+        assert gpus.pod(namespace, "old-name")["status"]["phase"] == "Pending"
+    finally:
+        custom.delete_cluster_custom_object("nvidia.com", "v1", "clusterpolicies",
+                                            "renamed-runtime")

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kubernetes.client.rest import ApiException
 from simcluster.runtime import gvisor, handlers
 
 
@@ -19,6 +20,7 @@ def node(faults: str | None = None) -> dict[str, Any]:
     [
         ("runc", None, False, True),
         ("nvidia", "no-sandbox-handler", False, True),
+        ("nvidia-container-runtime", None, False, False),  # not the ClusterPolicy's
         ("runsc", None, True, True),
         ("runsc", None, False, False),  # the package could not be unpacked
         ("runsc", "other,no-sandbox-handler", True, False),
@@ -31,7 +33,32 @@ def test_configured(
     runsc = tmp_path / "runsc"
     if binary:
         runsc.write_text("")
-    assert handlers.configured(handler, node(faults), runsc) is want
+    assert handlers.configured(handler, node(faults), runsc, "nvidia") is want
+
+
+class Policies:
+    """A stand-in for the API's ClusterPolicy list (404 when the CRD is absent)."""
+
+    def __init__(self, items: list[dict[str, Any]] | None) -> None:
+        self.items = items
+
+    def list_cluster_custom_object(self, group: str, version: str, plural: str) -> Any:
+        if self.items is None:
+            raise ApiException(status=404)
+        return {"items": self.items}
+
+
+@pytest.mark.parametrize(
+    ("items", "want"),
+    [(None, "nvidia"), ([], "nvidia"), ([{"spec": {}}], "nvidia"),
+     ([{"spec": {"operator": {"runtimeClass": "nvidia-container-runtime"}}}],
+      "nvidia-container-runtime")],
+)  # fmt: skip
+def test_the_gpu_handler_is_the_cluster_policys_runtime_class(
+    monkeypatch: pytest.MonkeyPatch, items: list[dict[str, Any]] | None, want: str
+) -> None:
+    monkeypatch.setattr(handlers.client, "CustomObjectsApi", lambda api: Policies(items))
+    assert handlers.gpu_handler(None) == want
 
 
 def test_the_message_is_containerds() -> None:

@@ -11,6 +11,7 @@ from kubernetes import client
 from simcluster import kube, paths
 from simcluster.gpu import devices
 from simcluster.nodes import NCCL_BUSBW_ANNOTATION
+from simcluster.runtime import handlers
 from simcluster.runtime.ownership import SMI, command_name
 
 FAULT_ANNOTATION = "sim.aicr.dev/gpu-fault"
@@ -94,12 +95,9 @@ def container_gpus(
 
 
 def _gpu_runtime_class(api: client.ApiClient, pod: dict[str, Any]) -> bool:
-    """True when the pod names a RuntimeClass whose handler is the NVIDIA runtime."""
-    name = pod["spec"].get("runtimeClassName")
-    if not name:
-        return False
-    rc = kube.ignore_not_found(lambda: client.NodeV1Api(api).read_runtime_class(name))
-    return rc is not None and str(rc.handler).startswith("nvidia")
+    """True when the pod's RuntimeClass handler is the NVIDIA runtime's (`handlers.gpu_handler`)."""
+    handler = handlers.of_pod(api, pod)
+    return handler != handlers.DEFAULT and handler == handlers.gpu_handler(api)
 
 
 def write_tools(

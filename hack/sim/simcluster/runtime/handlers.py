@@ -1,9 +1,11 @@
 """The runtime handlers a simulated node's containerd has configured, and which one a pod gets.
 
 What is modelled (and nothing more): every node's containerd knows the default
-runtime `runc`, the NVIDIA runtime's handlers (`nvidia*`, as the GPU
-Operator's toolkit configures them) and gVisor (`runsc`, the real binary that
-hack/sim/runsc.sh unpacks; see `gvisor`). A pod whose RuntimeClass names any
+runtime `runc`, the NVIDIA runtime under the handler the GPU Operator's
+toolkit configures (the ClusterPolicy's `spec.operator.runtimeClass`, which
+the chart renders from its values' `operator.runtimeClass`; `nvidia`, the
+chart's default, without a ClusterPolicy) and gVisor (`runsc`, the real binary
+that hack/sim/runsc.sh unpacks; see `gvisor`). A pod whose RuntimeClass names any
 other handler, or `runsc` on a node with the `no-sandbox-handler` fault or
 without the binary, never gets a sandbox: it stays Pending, its containers
 waiting in `ContainerCreating`, with a `FailedCreatePodSandBox` Warning event
@@ -21,6 +23,7 @@ from simcluster import kube
 
 GVISOR = "runsc"
 DEFAULT = "runc"
+GPU_DEFAULT = "nvidia"  # the GPU Operator chart's operator.runtimeClass
 RUNTIME_FAULT_ANNOTATION = "sim.aicr.dev/runtime-fault"
 NO_SANDBOX_HANDLER = "no-sandbox-handler"
 SANDBOX_FAILED = "FailedCreatePodSandBox"
@@ -45,11 +48,28 @@ def node_runtime_faults(node: dict[str, Any]) -> list[str]:
     return [f for f in (notes.get(RUNTIME_FAULT_ANNOTATION) or "").split(",") if f]
 
 
-def configured(handler: str, node: dict[str, Any], runsc: Path) -> bool:
-    """True when the node's containerd has a runtime for `handler`."""
+def gpu_handler(api: client.ApiClient) -> str:
+    """The NVIDIA runtime's handler: the ClusterPolicy's `spec.operator.runtimeClass`."""
+    found = kube.ignore_not_found(lambda: client.CustomObjectsApi(api).list_cluster_custom_object(
+        "nvidia.com", "v1", "clusterpolicies"))  # fmt: skip
+    for policy in (found or {}).get("items") or []:
+        named = ((policy.get("spec") or {}).get("operator") or {}).get("runtimeClass")
+        if named:
+            return str(named)
+    return GPU_DEFAULT
+
+
+def configured(handler: str, node: dict[str, Any], runsc: Path, gpu: str) -> bool:
+    """True when the node's containerd has a runtime for `handler` (`gpu`: the NVIDIA one's)."""
     if handler == GVISOR:
         return NO_SANDBOX_HANDLER not in node_runtime_faults(node) and runsc.is_file()
-    return handler == DEFAULT or handler.startswith("nvidia")
+    return handler in (DEFAULT, gpu)
+
+
+def available(api: client.ApiClient, handler: str, node: dict[str, Any], runsc: Path) -> bool:
+    """`configured`, reading the NVIDIA handler only when the pod's is neither runc nor runsc."""
+    gpu = "" if handler in (DEFAULT, GVISOR) else gpu_handler(api)
+    return configured(handler, node, runsc, gpu)
 
 
 def not_configured_message(handler: str) -> str:

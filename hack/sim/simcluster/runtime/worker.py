@@ -225,7 +225,7 @@ class PodWorker(threading.Thread):
             self._image_pull_fault()
             return
         self.handler = handlers.of_pod(self.ctx.api, self.pod)
-        if not handlers.configured(self.handler, self._node(), paths.runsc_bin()):
+        if not handlers.available(self.ctx.api, self.handler, self._node(), paths.runsc_bin()):
             self._stuck_creating(handlers.SANDBOX_FAILED,
                                  handlers.not_configured_message(self.handler))  # fmt: skip
             return
