@@ -31,6 +31,8 @@ complete() { for b in "${want[@]}"; do [ -x "$bin/$b" ] || return 1; done; }
 # gVisor for pods whose RuntimeClass handler is runsc; without it they fail to start
 # as on a node whose containerd has no runsc runtime (not fatal for the rest).
 bash "$here/runsc.sh" >/dev/null || log "runsc unavailable: sandboxed pods will not start"
+# The uname(2) shim: programs in unsandboxed containers see the node's kernel release.
+bash "$here/uname-shim.sh" >/dev/null || log "uname shim unavailable: uname() shows the host's kernel"
 if complete; then echo "$bin"; exit 0; fi
 
 mkdir -p "$bin"

@@ -6,6 +6,7 @@ agree without assuming a particular checkout or virtual environment.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
@@ -44,6 +45,13 @@ def runsc_bin() -> Path:
     """gVisor's runsc as runsc.sh unpacks it for the current pins (it may not exist yet)."""
     version = read_pins()["RUNSC_DEB_VERSION"].replace("~", "_").replace("+", "_")
     return cache_root() / f"runsc-{version}" / "bin" / "runsc"
+
+
+def uname_shim() -> Path:
+    """The uname(2) shim as uname-shim.sh compiles it from its source (it may not exist yet)."""
+    source = Path(__file__).resolve().parent / "runtime" / "uname_shim.c"
+    digest = hashlib.sha256(source.read_bytes()).hexdigest()[:12]
+    return cache_root() / f"uname-shim-{digest}" / "libuname.so"
 
 
 def missing_binaries() -> list[str]:

@@ -480,7 +480,7 @@ class PodWorker(threading.Thread):
             )
         sandboxed = self.handler == handlers.GVISOR  # gVisor shows its own kernel
         if not sandboxed:
-            mounts += _kernel_overlays(cdir, kernel, self.ctx.python)
+            mounts += _kernel_overlays(cdir, kernel)
         mounts.append(
             {
                 "source": str(self.files.termination_log(c["name"])),
@@ -645,14 +645,14 @@ class PodWorker(threading.Thread):
         self.publish()
 
 
-UNAME_SCRIPT = Path(__file__).resolve().parent / "uname.py"
-
-
-def _kernel_overlays(cdir: Path, kernel: str, python: str) -> list[dict[str, Any]]:
+def _kernel_overlays(cdir: Path, kernel: str) -> list[dict[str, Any]]:
     """Read-only mounts that make the container see its node's kernel release.
 
-    Over /proc/version, /proc/sys/kernel/osrelease and the host's `uname`
-    binary; every target already exists, so nothing is created on the host.
+    Over /proc/version and /proc/sys/kernel/osrelease, and an /etc/ld.so.preload
+    naming the uname(2) shim (`uname_shim.c`, copied into the container's folder
+    so no pod volume can hide it): `uname -r`, Python's `os.uname()` and any
+    dynamically linked program read the node's kernel. Statically linked
+    programs still see the host's.
     """
     if not kernel:
         return []
@@ -660,14 +660,16 @@ def _kernel_overlays(cdir: Path, kernel: str, python: str) -> list[dict[str, Any
         "/proc/version": f"Linux version {kernel} (sim@aicr) #1 SMP PREEMPT_DYNAMIC\n",
         "/proc/sys/kernel/osrelease": f"{kernel}\n",
     }
-    uname = shutil.which("uname", path="/usr/bin:/bin")
-    if uname:
-        files[os.path.realpath(uname)] = f'#!/bin/sh\nexec {python} {UNAME_SCRIPT} {kernel} "$@"\n'
+    shim = paths.uname_shim()
+    if shim.is_file():
+        mine = cdir / shim.name
+        shutil.copyfile(shim, mine)
+        files["/etc/ld.so.preload"] = f"{mine}\n"
     out = []
     for n, (target, text) in enumerate(files.items()):
         src = cdir / f"kernel-{n}"
         src.write_text(text)
-        src.chmod(0o755)
+        src.chmod(0o644)
         out.append({"source": str(src), "target": target, "readOnly": True})
     return out
 
