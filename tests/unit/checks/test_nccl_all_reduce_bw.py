@@ -355,6 +355,9 @@ def test_check_passes_on_the_operatorless_path_and_cleans_up() -> None:
     assert {build.WORKER, build.LAUNCHER, build.SSH_SECRET} <= deleted
     titles = [s.title for s in result.evidence]
     assert "launcher log" in titles and "images" in titles and "topology" in titles
+    judged = next(s for s in result.evidence if s.title == "all-reduce bus bandwidth")
+    where = "nccl-worker-1 on gpu-1 (8 GPUs): ranks 8-15; devices 0 [0000:18:00],1 [0000:2a:00]"
+    assert where in judged.answer
     secret = "".join(s.answer for s in result.evidence)
     assert "PRIVATE KEY" not in secret
 

@@ -252,7 +252,8 @@ def run(ctx: CheckContext) -> CheckResult:
     }
     hosts = [Host(build.hostname(p), str(pod_status.node_of(p)), gpus) for p in started]
     report = parse(log)
-    verdict = judge(report, sorted(hosts, key=lambda h: h.hostname), gate)
+    hosts.sort(key=lambda h: h.hostname)
+    verdict = judge(report, hosts, gate)
     state = pod_status.terminated(pod) or {}
     ctx.record(
         "images",
@@ -270,7 +271,7 @@ def run(ctx: CheckContext) -> CheckResult:
         ctx.record(f"worker log {name}", f"log of {name}", evidence.tail(text), "kept")
     with ctx.step("all-reduce bus bandwidth") as step:
         step.asked = f"the table of {build.CONTAINER} in {pod['metadata']['name']}; gate {gate}"
-        step.answer = evidence.table(report)
+        step.answer = evidence.table(report) + "\n" + evidence.ranks(report, hosts)
         if verdict.outcome == "passed":
             step.passed(verdict.message)
         elif verdict.outcome == "failed":

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shlex
 
 from aicr.checks.performance.nccl_all_reduce_bw.build import Launch, Launcher, Obj, worker_hosts
+from aicr.checks.performance.nccl_all_reduce_bw.judge import Host, spans
 from aicr.checks.performance.nccl_all_reduce_bw.output import Report
 
 LOG_CHARS = 16000
@@ -57,6 +58,17 @@ def table(report: Report) -> str:
         f"avg bus bandwidth {report.avg_busbw}; out of bounds {report.out_of_bounds}; "
         f"{len(report.ranks)} rank lines"
     )
+    return "\n".join(lines)
+
+
+def ranks(report: Report, hosts: list[Host]) -> str:
+    """Where each worker's ranks ran: ``nccl-worker-0 on gpu-a: ranks 0-7, devices 0-7``."""
+    lines = []
+    for h in hosts:
+        mine = [r for r in report.ranks if r.host == h.hostname]
+        span = f"ranks {spans(sorted(r.rank for r in mine))}" if mine else "no rank line"
+        devices = ",".join(f"{r.device} [{r.bus}]" for r in mine)
+        lines.append(f"{h.hostname} on {h.node} ({h.gpus} GPUs): {span}; devices {devices or '-'}")
     return "\n".join(lines)
 
 

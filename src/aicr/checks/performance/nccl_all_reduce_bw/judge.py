@@ -45,7 +45,7 @@ def missing_ranks(report: Report, hosts: list[Host]) -> list[str]:
         absent = sorted(set(range(expected)) - set(seen))
         extra = sorted(set(seen) - set(range(expected)))
         if absent:
-            problems.append(f"rank lines missing for ranks {_ranges(absent)} of {expected}")
+            problems.append(f"rank lines missing for ranks {spans(absent)} of {expected}")
         if extra or len(seen) != len(set(seen)):
             problems.append(f"unexpected rank lines {seen} for {expected} ranks")
     by_host: dict[str, set[int]] = {}
@@ -62,7 +62,8 @@ def missing_ranks(report: Report, hosts: list[Host]) -> list[str]:
     return problems
 
 
-def _ranges(numbers: list[int]) -> str:
+def spans(numbers: list[int]) -> str:
+    """``[0, 1, 2, 5]`` -> ``0-2,5`` (sorted input)."""
     parts, start = [], numbers[0]
     for a, b in zip(numbers, [*numbers[1:], None], strict=True):
         if b != a + 1:
