@@ -54,7 +54,11 @@ def test_passes_at_the_gate_across_both_nodes(gpus: SimCluster, tmp_path: Path) 
     )
     assert got["launcher"]["answer"] == "job"
     assert got["all-reduce bus bandwidth"]["status"] == "passed"
-    assert "16 rank lines" in got["all-reduce bus bandwidth"]["answer"]
+    judged = got["all-reduce bus bandwidth"]["answer"]
+    assert "16 rank lines" in judged
+    # every worker's ranks on its own node, as the GPU model printed them from its state
+    assert "nccl-worker-0 on gpu-h100-" in judged and "(8 GPUs): ranks 0-7; devices 0 [" in judged
+    assert "nccl-worker-1 on gpu-h100-" in judged and "(8 GPUs): ranks 8-15; devices 0 [" in judged
     assert "# Collective test concluded: all_reduce_perf" in got["launcher log"]["answer"]
     assert "nccl-tests" in got["images"]["answer"] and got["workloads"]["status"] == "passed"
 
