@@ -2,9 +2,11 @@
 # Build or unpack platform components into the sim cache, keyed by their pins.
 #
 #   bash hack/sim/build-component.sh NAME...   prints one bin folder per NAME
+#   bash hack/sim/build-component.sh all       every component
 #
 # Each component's recipe is hack/sim/simcluster/components/<name>/build.sh,
-# which sets `version` (from pins.env) and `binaries` and defines `build BIN`.
+# which sets `version` (from pins.env) and `binaries` (files under BIN, or
+# beside it, whose presence means complete) and defines `build BIN`.
 # A complete cache folder is reused; otherwise the recipe runs and the time it
 # took is printed. Go builds take /tmp/aicr-go.lock (one at a time per machine).
 set -euo pipefail
@@ -43,6 +45,11 @@ go_wrapper_build() {
   rm -rf "$dir"
 }
 
+# go_module_dir MODULE VERSION: the module's folder in the Go module cache (downloaded if needed).
+go_module_dir() {
+  flock /tmp/aicr-go.lock env GOFLAGS= go mod download -json "$1@$2" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p'
+}
+
 # deb_extract BIN PACKAGE VERSION PATH...: unpack a Debian package, keep PATHs in BIN.
 deb_extract() {
   local bin=$1 pkg=$2 version=$3; shift 3
@@ -58,14 +65,21 @@ deb_extract() {
   rm -rf "$dir"
 }
 
-for name in "$@"; do
+names=("$@")
+if [ "${1:-}" = all ]; then
+  names=()
+  for recipe in "$here"/simcluster/components/*/build.sh; do
+    d=$(basename "$(dirname "$recipe")"); names+=("${d//_/-}")
+  done
+fi
+for name in "${names[@]}"; do
   recipe="$here/simcluster/components/${name//-/_}/build.sh"
   [ -f "$recipe" ] || { log "no component named $name"; exit 2; }
   (
     # shellcheck source=/dev/null
     source "$recipe"
     bin="$cache_root/components/$name-$version/bin"
-    complete() { for b in "${binaries[@]}"; do [ -x "$bin/$b" ] || return 1; done; }
+    complete() { for b in "${binaries[@]}"; do [ -e "$bin/$b" ] || return 1; done; }
     if ! complete; then
       mkdir -p "$bin"
       start=$(date +%s)

@@ -19,8 +19,13 @@ REPO = Path(__file__).resolve().parents[3]
 
 
 def test_resolve_all_and_order() -> None:
-    assert [c.name for c in registry.resolve("all")] == [c.name for c in registry.COMPONENTS]
+    assert {c.name for c in registry.resolve("all")} == {c.name for c in registry.COMPONENTS}
     assert [c.name for c in registry.resolve(" prometheus ,prometheus")] == ["prometheus"]
+    # Prometheus made by the operator: the operator (and its CRDs) first.
+    assert [c.name for c in registry.resolve("prometheus,prometheus-operator")] == [
+        "prometheus-operator",
+        "prometheus",
+    ]
 
 
 def test_resolve_adds_what_a_component_requires(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -50,8 +55,9 @@ def test_up_with_an_unknown_component_exits_2_before_starting(
     monkeypatch.setattr(Sim, "up", lambda self: pytest.fail("the cluster must not start"))
     assert main(["up", "--with", "prometeus"], Sim(tmp_path)) == 2
     err = capsys.readouterr().err
+    names = ", ".join(c.name for c in registry.COMPONENTS)
     assert err == ("sim up: unknown component 'prometeus'; did you mean prometheus? "
-                   "(components: prometheus, or all)\n")  # fmt: skip
+                   f"(components: {names}, or all)\n")  # fmt: skip
 
 
 BINARY = str(PROMETHEUS.bin_dir() / "prometheus")
@@ -74,7 +80,7 @@ BINARY = str(PROMETHEUS.bin_dir() / "prometheus")
 )  # fmt: skip
 def test_component_images_run_the_cached_binary(container: dict[str, object],
                                                 argv: list[str]) -> None:  # fmt: skip
-    assert images.argv(container) == argv
+    assert images.argv(container, Path("/sim"), "python3") == argv
 
 
 def test_binary_folder_is_keyed_by_the_pin() -> None:
@@ -92,10 +98,14 @@ def test_build_script_refuses_an_unknown_component() -> None:
     assert (proc.returncode, proc.stderr) == (2, "sim-build: no component named nope\n")
 
 
-def test_every_component_has_a_build_recipe() -> None:
+def test_every_built_component_has_a_recipe_and_every_model_a_script() -> None:
     for c in registry.COMPONENTS:
         recipe = REPO / "hack/sim/simcluster/components" / c.name.replace("-", "_") / "build.sh"
-        assert f"version=${c.pin}" in recipe.read_text(), c.name
+        if c.pin:
+            assert f"version=${c.pin}" in recipe.read_text(), c.name
+        else:
+            assert not recipe.exists(), c.name
+            assert all(i.script and i.script.is_file() for i in c.images.values()), c.name
 
 
 def test_prometheus_discovers_pods_and_service_endpoints_every_second() -> None:
@@ -118,6 +128,38 @@ def test_prometheus_install_is_shaped_like_kube_prometheus_stack() -> None:
     assert "--web.listen-address=$(POD_IP):9090" in container["args"]
     config = next(d for d in docs if d["kind"] == "ConfigMap")
     assert yaml.safe_load(config["data"]["prometheus.yml"])["scrape_configs"]
+
+
+def test_the_adapter_follows_prometheus_and_serves_the_custom_metrics_api() -> None:
+    from simcluster.components.prometheus_adapter import COMPONENT as ADAPTER
+
+    assert [c.name for c in registry.resolve("prometheus-adapter")] == [
+        "prometheus", "prometheus-adapter"]  # fmt: skip
+    ctx = Context(frozenset({"prometheus", "prometheus-adapter"}),
+                  addresses={"prometheus": "http://10.244.0.5:9090"})  # fmt: skip
+    docs = ADAPTER.manifests(ctx)
+    api = next(d for d in docs if d["kind"] == "APIService")
+    assert api["metadata"]["name"] == "v1beta1.custom.metrics.k8s.io"
+    assert api["spec"]["service"] == {"name": "prometheus-adapter", "namespace": "monitoring",
+                                      "port": 443}  # fmt: skip
+    deploy = next(d for d in docs if d["kind"] == "Deployment")
+    args = deploy["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert "--prometheus-url=http://10.244.0.5:9090" in args
+    with pytest.raises(ValueError, match="needs a running Prometheus"):
+        ADAPTER.manifests(Context(frozenset({"prometheus-adapter"})))
+
+
+def test_with_the_operator_prometheus_is_a_prometheus_object() -> None:
+    docs = PROMETHEUS.manifests(Context(frozenset({"prometheus", "prometheus-operator"})))
+    kinds = [d["kind"] for d in docs]
+    assert "StatefulSet" not in kinds and "ConfigMap" not in kinds
+    made = next(d for d in docs if d["kind"] == "Prometheus")
+    assert made["metadata"] == {"name": "kube-prometheus-stack-prometheus",
+                                "namespace": "monitoring"}  # fmt: skip
+    spec = made["spec"]
+    assert (spec["scrapeInterval"], spec["serviceMonitorSelector"],
+            spec["podMonitorNamespaceSelector"]) == ("1s", {}, {})  # fmt: skip
+    assert spec["image"] == "quay.io/prometheus/prometheus:v3.5.0"
 
 
 def test_prometheus_url_goes_to_every_check_that_queries_prometheus(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from simcluster.components.registry import image_binary
@@ -13,7 +14,7 @@ def plays(image: str) -> bool:
     return image_binary(image_repo_name(image)) is not None
 
 
-def argv(container: dict[str, Any]) -> list[str]:
+def argv(container: dict[str, Any], sim_dir: Path, python: str) -> list[str]:
     """The container's command line, the image's entrypoint being the component's binary.
 
     As with a real image: `args` without `command` replace the image's default
@@ -26,6 +27,8 @@ def argv(container: dict[str, Any]) -> list[str]:
     if found is None:
         return [*command, *args]
     component, image = found
+    if image.script is not None:  # a sim model: its flags come from the pod spec
+        return [python, str(image.script), "--sim-dir", str(sim_dir), *command[1:], *args]
     binary = str(component.bin_dir() / image.binary)
     if not command:
         return [binary, *(args or image.args)]

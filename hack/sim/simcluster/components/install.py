@@ -31,7 +31,7 @@ class ComponentError(RuntimeError):
 
 def build(components: Iterable[Component]) -> None:
     """Build or unpack the binaries of `components` into the cache (reused when complete)."""
-    names = [c.name for c in components if c.images]
+    names = [c.name for c in components if c.pin]
     if not names:
         return
     proc = subprocess.run(["bash", str(BUILD_SCRIPT), *names], stdout=subprocess.PIPE,
@@ -56,15 +56,22 @@ def _record(sim: Sim, data: dict[str, list[dict[str, Any]]]) -> None:
 
 
 def install(sim: Sim, components: list[Component], timeout: float = 180.0) -> None:
-    """Build, apply and wait until every component in `components` is ready."""
+    """Build, then apply each component and wait until it is ready, in order.
+
+    One after another, so a component can be given the address of one it needs.
+    """
     build(components)
     done = journal(sim)
-    ctx = Context(selected=frozenset([*done, *(c.name for c in components)]))
+    selected = frozenset([*done, *(c.name for c in components)])
+    api = kube.api_client(sim.kubeconfig)
     for c in components:
+        running = [registry.BY_NAME[n] for n in done if n in registry.BY_NAME]
+        addresses = {r.name: a for r in running if r.address and (a := r.address(api))}
+        ctx = Context(selected=selected, addresses=addresses)
         applied = scenario.apply(sim, c.manifests(ctx))
         done[c.name] = [workloads.ref(o) for o in applied]
         _record(sim, done)
-    wait_ready(sim, components, timeout)
+        wait_ready(sim, [c], timeout)
 
 
 def waiting_for(sim: Sim, c: Component) -> list[str]:

@@ -5,9 +5,17 @@ from __future__ import annotations
 import difflib
 
 from simcluster.components.base import Component, Image
+from simcluster.components.dcgm_exporter import COMPONENT as DCGM_EXPORTER
 from simcluster.components.prometheus import COMPONENT as PROMETHEUS
+from simcluster.components.prometheus_adapter import COMPONENT as PROMETHEUS_ADAPTER
+from simcluster.components.prometheus_operator import COMPONENT as PROMETHEUS_OPERATOR
 
-COMPONENTS: tuple[Component, ...] = (PROMETHEUS,)
+COMPONENTS: tuple[Component, ...] = (
+    PROMETHEUS,
+    PROMETHEUS_OPERATOR,
+    PROMETHEUS_ADAPTER,
+    DCGM_EXPORTER,
+)
 BY_NAME = {c.name: c for c in COMPONENTS}
 ALL = "all"
 
@@ -17,7 +25,8 @@ class ComponentInputError(ValueError):
 
 
 def resolve(spec: str) -> list[Component]:
-    """Components named in `spec` (comma-separated, or `all`) plus what they need, in order."""
+    """Components named in `spec` (comma-separated, or `all`) plus what they require, each after
+    what it requires or is to follow."""
     names = [n.strip() for n in spec.split(",") if n.strip()]
     if not names:
         raise ComponentInputError("--with needs at least one component name")
@@ -30,17 +39,28 @@ def resolve(spec: str) -> list[Component]:
             raise ComponentInputError(
                 f"unknown component {n!r}{hint} (components: {', '.join(BY_NAME)}, or {ALL})"
             )
-    wanted: list[str] = []
+    closure: set[str] = set()
 
-    def add(name: str) -> None:
+    def need(name: str) -> None:
+        closure.add(name)
         for dep in BY_NAME[name].requires:
-            add(dep)
-        if name not in wanted:
-            wanted.append(name)
+            need(dep)
 
     for n in names:
-        add(n)
-    return [BY_NAME[n] for n in wanted]
+        need(n)
+    ordered: list[str] = []
+
+    def place(name: str) -> None:
+        if name in ordered:
+            return
+        c = BY_NAME[name]
+        for dep in (*c.requires, *(a for a in c.after if a in closure)):
+            place(dep)
+        ordered.append(name)
+
+    for n in names:
+        place(n)
+    return [BY_NAME[n] for n in ordered]
 
 
 def image_binary(image_repo: str) -> tuple[Component, Image] | None:

@@ -72,6 +72,13 @@ def _pod_fault(name: pods.PodFault, models: str) -> Fault:
     )
 
 
+def _adapter(sim: Sim, replicas: int) -> None:
+    from simcluster.components import faults, prometheus_adapter
+
+    a = prometheus_adapter
+    faults.scale(sim, a.COMPONENT.name, a.NAMESPACE, a.NAME, replicas)
+
+
 def _api(sim: Sim) -> client.ApiClient:
     return kube.api_client(sim.kubeconfig)
 
@@ -149,6 +156,21 @@ FAULTS: tuple[Fault, ...] = (
         lambda sim, node: nodes.set_runtime_fault(_api(sim), str(node), NO_SANDBOX_HANDLER, True),
         lambda sim, node: nodes.set_runtime_fault(_api(sim), str(node), NO_SANDBOX_HANDLER, False),
     ),
+    _gpu_fault(
+        "exporter-down",
+        "the node's GPU metrics exporter is not serving: scrapes of its pod are refused "
+        "and the pod is not ready",
+    ),
+    _gpu_fault(
+        "exporter-unlabelled",
+        "the node's GPU metrics exporter publishes its series without per-GPU labels "
+        "(no gpu or UUID)",
+    ),
+    _gpu_fault(
+        "exporter-stale",
+        "the node's GPU metrics exporter serves frozen samples stamped with the moment "
+        "they froze",
+    ),
     _pod_fault(
         "image-pull",
         "the node cannot pull images (registry unreachable): new runtime pods wait in "
@@ -165,6 +187,14 @@ FAULTS: tuple[Fault, ...] = (
     _pod_fault(
         "evict",
         "memory pressure on the node: new runtime pods are evicted by the kubelet",
+    ),
+    Fault(
+        "adapter-down",
+        "the custom metrics adapter is not running: the APIService "
+        "v1beta1.custom.metrics.k8s.io is unavailable, HPAs on custom metrics cannot scale",
+        "cluster",
+        lambda sim, node: _adapter(sim, 0),
+        lambda sim, node: _adapter(sim, 1),
     ),
     Fault(
         "apiserver-down",

@@ -18,7 +18,8 @@ FAULT_ANNOTATION = "sim.aicr.dev/gpu-fault"
 DRIVER_ANNOTATION = "sim.aicr.dev/gpu-driver"
 # Faults of a node's GPUs: a comma-separated set in FAULT_ANNOTATION (see simcluster.faults).
 FAULTS = ("driver-not-loaded", "gpu-lost", "permissive-toolkit", "runtimeclass-leak", "device-leak",
-          "shared-device", "dra-driver-down", "nccl-degraded", "nccl-wrong")  # fmt: skip
+          "shared-device", "dra-driver-down", "nccl-degraded", "nccl-wrong", "exporter-down",
+          "exporter-unlabelled", "exporter-stale")  # fmt: skip
 SMI_SCRIPT = Path(__file__).resolve().parent / "smi.py"
 NCCL_TOOLS = ("sshd", "mpirun", "all_reduce_perf")  # what simcluster.gpu.nccl plays
 # CUDA version that each driver branch reports (nvidia-smi's "CUDA Version").

@@ -441,7 +441,7 @@ class PodWorker(threading.Thread):
             "KUBERNETES_PORT": f"tcp://{api_host}:{port}",
         }
         env = self.mat.env(c, base)
-        argv = [expand(a, env) for a in component_images.argv(c)]
+        argv = [expand(a, env) for a in component_images.argv(c, self.ctx.sim_dir, self.ctx.python)]
         node = self._node()
         gpus = container_gpus(self.ctx.api, self._current_pod(), c, node, self.ctx.devices)
         profile = node_profile(node)

@@ -31,6 +31,7 @@ STATEFULSET = f"prometheus-{NAME}"
 LABELS = {"app.kubernetes.io/name": "prometheus", "prometheus": NAME}
 IMAGE = "quay.io/prometheus/prometheus:v3.5.0"
 PORT = 9090
+OPERATOR = "prometheus-operator"
 
 
 def scrape_config(ctx: Context) -> dict[str, Any]:
@@ -143,7 +144,12 @@ def statefulset(ctx: Context) -> Manifest:
 
 
 def manifests(ctx: Context) -> list[Manifest]:
-    """Everything a plain (operator-less) install creates."""
+    """Everything the install creates: the server itself, or a `Prometheus` for the operator."""
+    if OPERATOR in ctx.selected:
+        from simcluster.components.prometheus_operator import prometheus_object
+
+        made = prometheus_object(ctx, NAME, NAME, {"app.kubernetes.io/name": "prometheus"}, IMAGE)
+        return [namespace(), *rbac(NAME, NAMESPACE), services()[1], made]
     config = {
         "apiVersion": "v1",
         "kind": "ConfigMap",
@@ -186,6 +192,8 @@ COMPONENT = Component(
     images={"prometheus": Image("prometheus", ("--config.file=/etc/prometheus/prometheus.yml",
                                                "--storage.tsdb.path=/prometheus"))},
     manifests=manifests,
+    after=(OPERATOR,),
     ready=ready,
     publishes=publishes,
+    address=url,
 )

@@ -1,0 +1,136 @@
+"""prometheus-operator v0.85.0 and its config reloader, as kube-prometheus-stack deploys them.
+
+What is modelled (and nothing more): the operator's CRDs (ServiceMonitor,
+PodMonitor, Prometheus, PrometheusRule, Probe, ScrapeConfig, Alertmanager...)
+and ClusterRole exactly as its module publishes them, its ServiceAccount and
+the Deployment `monitoring/kube-prometheus-stack-operator`, all built from
+the operator's Go module (`build.sh`). Its admission webhook is not
+registered (kube-prometheus-stack's default with TLS off); it does not manage
+a kubelet Service (node addresses are loopback in the sim). When `prometheus`
+is installed with it, the Prometheus server is a `Prometheus` object the
+operator turns into the StatefulSet `prometheus-kube-prometheus-stack-prometheus`
+with the config reloader beside it, selecting every ServiceMonitor and
+PodMonitor in every namespace, as the chart does by default.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from simcluster.components.base import Component, Context, Image, Manifest
+
+NAMESPACE = "monitoring"
+NAME = "kube-prometheus-stack-operator"
+VERSION = "v0.85.0"
+IMAGE = f"quay.io/prometheus-operator/prometheus-operator:{VERSION}"
+RELOADER_IMAGE = f"quay.io/prometheus-operator/prometheus-config-reloader:{VERSION}"
+PORT = 10250  # the chart's operator port; TLS off here
+
+
+def published_manifests(folder: Path) -> list[Manifest]:
+    """The CRDs and ClusterRole the build copied from the operator's module."""
+    docs: list[Manifest] = []
+    for f in sorted(folder.glob("*.yaml")):
+        docs += [d for d in yaml.safe_load_all(f.read_text()) if d]
+    return docs
+
+
+def deployment() -> Manifest:
+    """The operator's Deployment."""
+    labels = {"app": NAME, "app.kubernetes.io/name": "prometheus-operator"}
+    container = {
+        "name": "kube-prometheus-stack",
+        "image": IMAGE,
+        "args": [
+            f"--prometheus-config-reloader={RELOADER_IMAGE}",
+            "--localhost=127.0.0.1",
+            "--web.enable-tls=false",
+            f"--web.listen-address=$(POD_IP):{PORT}",
+        ],
+        "env": [{"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}],
+        "ports": [{"name": "http", "containerPort": PORT}],
+        "readinessProbe": {"httpGet": {"path": "/healthz", "port": PORT}, "periodSeconds": 1},
+    }
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": NAME, "namespace": NAMESPACE, "labels": labels},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": NAME}},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "serviceAccountName": NAME,
+                    "nodeSelector": {"aicr.dev/node-group": "system"},
+                    "containers": [container],
+                },
+            },
+        },
+    }
+
+
+def manifests(ctx: Context) -> list[Manifest]:
+    """CRDs, RBAC and the operator's Deployment."""
+    published = published_manifests(COMPONENT.bin_dir().parent / "manifests")
+    role = next(d for d in published if d["kind"] == "ClusterRole")
+    binding = {
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+        "metadata": {"name": NAME},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                    "name": role["metadata"]["name"]},
+        "subjects": [{"kind": "ServiceAccount", "name": NAME, "namespace": NAMESPACE}],
+    }  # fmt: skip
+    return [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
+        *published,
+        {"apiVersion": "v1", "kind": "ServiceAccount",
+         "metadata": {"name": NAME, "namespace": NAMESPACE}},
+        binding,
+        deployment(),
+    ]  # fmt: skip
+
+
+def prometheus_object(ctx: Context, name: str, service_account: str,
+                      labels: dict[str, str], image: str) -> Manifest:  # fmt: skip
+    """The `Prometheus` object kube-prometheus-stack creates, with the sim's knobs."""
+    every: dict[str, Any] = {}
+    return {
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "Prometheus",
+        "metadata": {"name": name, "namespace": NAMESPACE},
+        "spec": {
+            "image": image,
+            "version": image.rsplit(":", 1)[-1],
+            "replicas": 1,
+            "serviceAccountName": service_account,
+            "podMetadata": {"labels": labels},
+            "nodeSelector": {"aicr.dev/node-group": "system"},
+            "scrapeInterval": ctx.knobs.scrape_interval,
+            "evaluationInterval": ctx.knobs.evaluation_interval,
+            "retention": "1h",
+            "serviceMonitorSelector": every,
+            "serviceMonitorNamespaceSelector": every,
+            "podMonitorSelector": every,
+            "podMonitorNamespaceSelector": every,
+            "probeSelector": every,
+            "probeNamespaceSelector": every,
+            "ruleSelector": every,
+            "ruleNamespaceSelector": every,
+        },
+    }
+
+
+COMPONENT = Component(
+    name="prometheus-operator",
+    summary="prometheus-operator v0.85.0 with its CRDs and config reloader (Go module)",
+    pin="PROMETHEUS_OPERATOR_VERSION",
+    images={
+        "prometheus-operator": Image("operator"),
+        "prometheus-config-reloader": Image("prometheus-config-reloader"),
+    },
+    manifests=manifests,
+)

@@ -1,0 +1,77 @@
+"""The GPU node model's DCGM exporter page: series, labels, allocation, faults."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from simcluster.gpu import dcgm_exporter
+from simcluster.gpu.dcgm import METRICS, Holder, render
+from simcluster.gpu.smi import gpu_uuid
+
+PROFILE = {"node": "gpu-h100-0", "product": "NVIDIA H100 80GB HBM3", "count": 2,
+           "memoryMiB": 81559, "driver": "570.86.16", "faults": []}  # fmt: skip
+SAMPLE = re.compile(r'^(\w+)\{(.*)\} (\S+)(?: (\d+))?$')
+
+
+def samples(page: str) -> list[tuple[str, dict[str, str], float, str | None]]:
+    out = []
+    for line in page.splitlines():
+        if line.startswith("#"):
+            continue
+        m = SAMPLE.match(line)
+        assert m, line
+        labels = dict(re.findall(r'(\w+)="([^"]*)"', m.group(2)))
+        out.append((m.group(1), labels, float(m.group(3)), m.group(4)))
+    return out
+
+
+def value(page: str, name: str, gpu: str) -> float:
+    return next(v for n, lab, v, _ in samples(page) if n == name and lab.get("gpu") == gpu)
+
+
+def test_every_field_per_gpu_with_help_and_the_real_label_set() -> None:
+    page = render(PROFILE, {}, uptime=10)
+    assert page.count("# HELP ") == len(METRICS) and page.count("# TYPE ") == len(METRICS)
+    got = samples(page)
+    assert len(got) == len(METRICS) * 2
+    _, labels, _, stamp = got[0]
+    assert labels == {"gpu": "0", "UUID": gpu_uuid("gpu-h100-0", 0),
+                      "pci_bus_id": "00000000:18:00.0", "device": "nvidia0",
+                      "modelName": "NVIDIA H100 80GB HBM3",
+                      "Hostname": "gpu-h100-0", "DCGM_FI_DRIVER_VERSION": "570.86.16"}  # fmt: skip
+    assert stamp is None
+
+
+def test_utilization_and_memory_follow_the_allocated_pod() -> None:
+    page = render(PROFILE, {1: Holder("team", "train-0", "main")}, uptime=10)
+    assert value(page, "DCGM_FI_DEV_GPU_UTIL", "0") == 0
+    assert value(page, "DCGM_FI_DEV_GPU_UTIL", "1") == 100
+    used, free = (value(page, f"DCGM_FI_DEV_FB_{k}", "1") for k in ("USED", "FREE"))
+    assert used > 0 and used + free == 81559
+    assert value(page, "DCGM_FI_DEV_FB_USED", "0") == 0
+    held = [lab for n, lab, _, _ in samples(page) if n == "DCGM_FI_DEV_GPU_UTIL" and "pod" in lab]
+    assert [(h["gpu"], h["namespace"], h["pod"], h["container"]) for h in held] == [
+        ("1", "team", "train-0", "main")]  # fmt: skip
+
+
+def test_unlabelled_fault_drops_the_gpu_labels_and_stale_stamps_every_sample() -> None:
+    page = render({**PROFILE, "faults": ["exporter-unlabelled"]}, {}, uptime=1)
+    assert all("gpu" not in lab and "UUID" not in lab for _, lab, _, _ in samples(page))
+    stale = render(PROFILE, {}, uptime=1, frozen_at_ms=1_700_000_000_000)
+    assert {s for _, _, _, s in samples(stale)} == {"1700000000000"}
+
+
+def test_holders_are_the_running_containers_gpus(tmp_path: Path) -> None:
+    pod = {"metadata": {"namespace": "team", "name": "p", "uid": "u1"},
+           "spec": {"containers": [{"name": n} for n in ("main", "side", "done")]}}  # fmt: skip
+    root = tmp_path / "team_p_u1"
+    for c, gpus, running in (("main", [0, 3], True), ("side", [], True), ("done", [5], False)):
+        (root / c).mkdir(parents=True)
+        (root / c / "spec-0.json").write_text(json.dumps({"gpus": [9]}))
+        (root / c / "spec-1.json").write_text(json.dumps({"gpus": gpus}))
+        if running:
+            (root / f"{c}.proc.json").write_text("{}")
+    got = dcgm_exporter.holders(tmp_path, [pod])
+    assert got == {0: Holder("team", "p", "main"), 3: Holder("team", "p", "main")}
