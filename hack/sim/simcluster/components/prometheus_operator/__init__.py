@@ -30,11 +30,18 @@ RELOADER_IMAGE = f"quay.io/prometheus-operator/prometheus-config-reloader:{VERSI
 PORT = 10250  # the chart's operator port; TLS off here
 
 
+class _Loader(yaml.SafeLoader):
+    """YAML 1.1 reads a bare `=` as the "value" tag, which the CRDs' enums hold as a string."""
+
+
+_Loader.add_constructor("tag:yaml.org,2002:value", yaml.SafeLoader.construct_yaml_str)
+
+
 def published_manifests(folder: Path) -> list[Manifest]:
     """The CRDs and ClusterRole the build copied from the operator's module."""
     docs: list[Manifest] = []
     for f in sorted(folder.glob("*.yaml")):
-        docs += [d for d in yaml.safe_load_all(f.read_text()) if d]
+        docs += [d for d in yaml.load_all(f.read_text(), Loader=_Loader) if d]
     return docs
 
 
