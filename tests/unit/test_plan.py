@@ -65,7 +65,8 @@ def test_timeouts_catalog_recipe_config_precedence() -> None:
 def test_gpu_exclusive_checks_share_one_lock() -> None:
     plan = plan_for("conformance")
     assert plan.exclusive_sets(Phase.CONFORMANCE) == {GPU_LOCK: ["dra-support",
-                                                                "gang-scheduling"]}
+                                                                "gang-scheduling",
+                                                                "accelerator-metrics"]}
     assert plan.exclusive_sets(Phase.DEPLOYMENT) == {}  # not requested
     assert plan_for().exclusive_sets(Phase.DEPLOYMENT) == {GPU_LOCK: ["check-nvidia-smi"]}
 
@@ -74,7 +75,8 @@ def test_skip_check_is_recorded_with_reason() -> None:
     plan = plan_for("conformance", skips=("dra-support",))
     skipped = {c.name: c.skip_reason for c in plan.checks if c.skip_reason}
     assert skipped == {"dra-support": "skipped by --skip-check"}
-    assert plan.exclusive_sets(Phase.CONFORMANCE) == {GPU_LOCK: ["gang-scheduling"]}
+    assert plan.exclusive_sets(Phase.CONFORMANCE) == {GPU_LOCK: ["gang-scheduling",
+                                                                "accelerator-metrics"]}
 
 
 @pytest.mark.parametrize(

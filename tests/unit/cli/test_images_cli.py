@@ -12,6 +12,7 @@ from aicr.cli.main import run
 VALIDATOR = f"ghcr.io/aicr-dev/aicr-validator:v{__version__}"
 CUDA = "nvcr.io/nvidia/cuda:12.8.1-base-ubuntu24.04"
 UBUNTU = "docker.io/library/ubuntu:22.04"
+DCGM = "nvcr.io/nvidia/cloud-native/dcgm:4.2.3-1-ubuntu22.04"  # accelerator-metrics' GPU load
 NCCL_TAG = "nccl-tests:cuda12.8.1-efa1.43.2-ofiv1.16.3-ncclv2.27.7-1-testsv2.16.9"
 NCCL = f"public.ecr.aws/hpc-cloud/{NCCL_TAG}"
 INFERENCE = [  # inference-perf: its load generator, and the serving stacks it may deploy
@@ -53,7 +54,7 @@ def images(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, list[st
 
 
 def test_without_a_recipe_every_check_counts(capsys: pytest.CaptureFixture[str]) -> None:
-    assert images(capsys) == (0, [VALIDATOR, CUDA, UBUNTU, NCCL, *INFERENCE], "")
+    assert images(capsys) == (0, [VALIDATOR, CUDA, UBUNTU, DCGM, NCCL, *INFERENCE], "")
 
 
 def test_only_the_planned_checks_images(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -71,6 +72,7 @@ def test_the_config_registry_moves_every_image(
         f"mirror.local:5000/ai/aicr-dev/aicr-validator:v{__version__}",
         "mirror.local:5000/ai/nvidia/cuda:12.8.1-base-ubuntu24.04",
         "mirror.local:5000/ai/library/ubuntu:22.04",
+        "mirror.local:5000/ai/nvidia/cloud-native/dcgm:4.2.3-1-ubuntu22.04",
         f"mirror.local:5000/ai/hpc-cloud/{NCCL_TAG}",
         *(f"mirror.local:5000/ai/{i.split('/', 1)[1]}" for i in INFERENCE),
     ], "")  # fmt: skip
@@ -79,6 +81,7 @@ def test_the_config_registry_moves_every_image(
         f"env.local/aicr-dev/aicr-validator:v{__version__}",
         "env.local/nvidia/cuda:12.8.1-base-ubuntu24.04",
         "env.local/library/ubuntu:22.04",
+        "env.local/nvidia/cloud-native/dcgm:4.2.3-1-ubuntu22.04",
         f"env.local/hpc-cloud/{NCCL_TAG}",
         *(f"env.local/{i.split('/', 1)[1]}" for i in INFERENCE),
     ]
@@ -89,7 +92,7 @@ def test_a_check_param_replaces_its_image(
 ) -> None:
     cfg = config(tmp_path, "{checks: {check-nvidia-smi: {params: {image: 'my.reg/cuda:1'}}}}")
     # dra-support, which runs the same pinned image, keeps it: the param is per check
-    expected = [VALIDATOR, "my.reg/cuda:1", CUDA, UBUNTU, NCCL, *INFERENCE]
+    expected = [VALIDATOR, "my.reg/cuda:1", CUDA, UBUNTU, DCGM, NCCL, *INFERENCE]
     assert images(capsys, "--config", cfg) == (0, expected, "")
 
 

@@ -10,6 +10,8 @@ from typing import Any
 from simcluster import paths
 
 Manifest = dict[str, Any]
+RBAC = "rbac.authorization.k8s.io/v1"
+POD_IP_ENV = {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}
 # What a running component publishes for `sim config`: check name -> CheckSettings keys.
 Published = dict[str, dict[str, Any]]
 
@@ -74,3 +76,37 @@ class Component:
     def bin_dir(self) -> Path:
         """Where its binaries live in the cache (as build-component.sh computes it)."""
         return paths.cache_root() / "components" / f"{self.name}-{self.version}" / "bin"
+
+
+def workload(
+    kind: str, name: str, namespace: str, labels: dict[str, str], pod_spec: dict[str, Any]
+) -> Manifest:
+    """A Deployment (one replica), StatefulSet or DaemonSet of pods labelled `labels`."""
+    spec: dict[str, Any] = {
+        "selector": {"matchLabels": labels},
+        "template": {"metadata": {"labels": labels}, "spec": pod_spec},
+    }
+    if kind != "DaemonSet":
+        spec["replicas"] = 1
+    return {"apiVersion": "apps/v1", "kind": kind,
+            "metadata": {"name": name, "namespace": namespace, "labels": labels},
+            "spec": spec}  # fmt: skip
+
+
+def service_account(name: str, namespace: str, rules: list[dict[str, Any]]) -> list[Manifest]:
+    """A ServiceAccount with a ClusterRole of `rules` (same name) bound to it."""
+    return [
+        {"apiVersion": "v1", "kind": "ServiceAccount",
+         "metadata": {"name": name, "namespace": namespace}},
+        {"apiVersion": RBAC, "kind": "ClusterRole", "metadata": {"name": name}, "rules": rules},
+        binding(name, name, namespace),
+    ]  # fmt: skip
+
+
+def binding(name: str, role: str, namespace: str, account: str | None = None) -> Manifest:
+    """A ClusterRoleBinding of ClusterRole `role` to ServiceAccount `account` (default `name`)."""
+    return {"apiVersion": RBAC, "kind": "ClusterRoleBinding", "metadata": {"name": name},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                        "name": role},
+            "subjects": [{"kind": "ServiceAccount", "name": account or name,
+                          "namespace": namespace}]}  # fmt: skip

@@ -24,6 +24,12 @@ What is modelled (and nothing more):
   break the isolation in `devices.py`; `sim.aicr.dev/gpu-driver: VERSION` is the
   driver actually loaded when it differs from what the node's labels say.
 
+- The DCGM exporter of each GPU node (`dcgm.py`, served by `dcgm_exporter.py`
+  as the GPU Operator's dcgm-exporter pods: see simcluster.components) with
+  readings that follow allocation, and DCGM's load generator `dcgmproftester12`
+  on a GPU container's PATH (the image `nvcr.io/nvidia/cloud-native/dcgm`),
+  which holds the container's GPUs for its `-d` seconds.
+
 Ownership: a pod bound to a node whose first container command is `nvidia-smi`
 is played by the process runtime (not KWOK); the command runs `smi.py` with the
 profile instead of a real binary, and its output goes through the usual log

@@ -21,6 +21,7 @@ FAULTS = ("driver-not-loaded", "gpu-lost", "permissive-toolkit", "runtimeclass-l
           "shared-device", "dra-driver-down", "nccl-degraded", "nccl-wrong", "exporter-down",
           "exporter-unlabelled", "exporter-stale")  # fmt: skip
 SMI_SCRIPT = Path(__file__).resolve().parent / "smi.py"
+PROFTESTER = "dcgmproftester12"  # the GPU model's stand-in: the dcgm-exporter page shows it busy
 NCCL_TOOLS = ("sshd", "mpirun", "all_reduce_perf")  # what simcluster.gpu.nccl plays
 # CUDA version that each driver branch reports (nvidia-smi's "CUDA Version").
 CUDA_BY_BRANCH = {"535": "12.2", "550": "12.4", "560": "12.6", "565": "12.7", "570": "12.8",
@@ -104,7 +105,7 @@ def _gpu_runtime_class(api: client.ApiClient, pod: dict[str, Any]) -> bool:
 def write_tools(
     workdir: Path, profile: dict[str, Any] | None, python: str, nccl_state: Path | None = None
 ) -> Path:
-    """Write the container's GPU profile and its `nvidia-smi`; return the tools folder.
+    """Write the container's GPU profile, `nvidia-smi` and `dcgmproftester12`; return the folder.
 
     The folder goes first on the container's PATH when it sees GPUs, as the
     NVIDIA container toolkit mounts nvidia-smi into GPU containers. With
@@ -118,6 +119,11 @@ def write_tools(
     smi = tools / SMI
     smi.write_text(f'#!/bin/sh\nexec {python} {SMI_SCRIPT} {path} "$@"\n')
     smi.chmod(0o755)
+    load = tools / PROFTESTER  # DCGM's load generator: holds the container's GPUs for -d s
+    load.write_text('#!/bin/sh\nd=30\nwhile [ $# -gt 0 ]; do [ "$1" = -d ] && d=$2; shift; done\n'
+                    'echo "dcgmproftester12: loading the allocated GPUs for ${d}s"\n'
+                    'exec sleep "$d"\n')  # fmt: skip
+    load.chmod(0o755)
     if nccl_state is not None:
         nccl_state.mkdir(parents=True, exist_ok=True)
         for tool in NCCL_TOOLS:

@@ -14,7 +14,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from simcluster.components.base import Component, Context, Image, Manifest
+from simcluster.components.base import (
+    POD_IP_ENV,
+    Component,
+    Context,
+    Image,
+    Manifest,
+    service_account,
+    workload,
+)
 
 NAMESPACE = "gpu-operator"
 NAME = "nvidia-dcgm-exporter"
@@ -24,10 +32,6 @@ SCRIPT = Path(__file__).resolve().parents[2] / "gpu" / "dcgm_exporter.py"
 OPERATOR = "prometheus-operator"
 
 
-def _env(name: str, path: str) -> dict[str, object]:
-    return {"name": name, "valueFrom": {"fieldRef": {"fieldPath": path}}}
-
-
 def daemon_set() -> Manifest:
     """One exporter pod per GPU node."""
     labels = {"app": NAME}
@@ -35,43 +39,25 @@ def daemon_set() -> Manifest:
         "name": NAME,
         "image": IMAGE,
         "args": ["--kubernetes", "--node=$(NODE_NAME)", f"--address=$(POD_IP):{PORT}"],
-        "env": [_env("NODE_NAME", "spec.nodeName"), _env("POD_IP", "status.podIP")],
+        "env": [{"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
+                POD_IP_ENV],
         "ports": [{"name": "metrics", "containerPort": PORT}],
         "readinessProbe": {"httpGet": {"path": "/health", "port": PORT}, "periodSeconds": 1},
     }
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "DaemonSet",
-        "metadata": {"name": NAME, "namespace": NAMESPACE, "labels": labels},
-        "spec": {
-            "selector": {"matchLabels": labels},
-            "template": {
-                "metadata": {"labels": labels},
-                "spec": {
-                    "serviceAccountName": NAME,
-                    "nodeSelector": {"nvidia.com/gpu.deploy.dcgm-exporter": "true"},
-                    "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists",
-                                     "effect": "NoSchedule"}],
-                    "containers": [container],
-                },
-            },
-        },
-    }  # fmt: skip
+    return workload("DaemonSet", NAME, NAMESPACE, labels, {
+        "serviceAccountName": NAME,
+        "nodeSelector": {"nvidia.com/gpu.deploy.dcgm-exporter": "true"},
+        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+        "containers": [container],
+    })  # fmt: skip
 
 
 def manifests(ctx: Context) -> list[Manifest]:
     """The operand's objects (and its ServiceMonitor for prometheus-operator)."""
-    rb = "rbac.authorization.k8s.io/v1"
     docs: list[Manifest] = [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
-        {"apiVersion": "v1", "kind": "ServiceAccount",
-         "metadata": {"name": NAME, "namespace": NAMESPACE}},
-        {"apiVersion": rb, "kind": "ClusterRole", "metadata": {"name": NAME},
-         "rules": [{"apiGroups": [""], "resources": ["nodes", "pods"],
-                    "verbs": ["get", "list", "watch"]}]},
-        {"apiVersion": rb, "kind": "ClusterRoleBinding", "metadata": {"name": NAME},
-         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": NAME},
-         "subjects": [{"kind": "ServiceAccount", "name": NAME, "namespace": NAMESPACE}]},
+        *service_account(NAME, NAMESPACE, [{"apiGroups": [""], "resources": ["nodes", "pods"],
+                                            "verbs": ["get", "list", "watch"]}]),
         {"apiVersion": "v1", "kind": "Service",
          "metadata": {"name": NAME, "namespace": NAMESPACE, "labels": {"app": NAME},
                       "annotations": {"prometheus.io/scrape": "true"}},

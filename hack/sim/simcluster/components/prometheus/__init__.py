@@ -23,7 +23,16 @@ from typing import Any
 import yaml
 
 from simcluster.components import catalog
-from simcluster.components.base import Component, Context, Image, Manifest, Published
+from simcluster.components.base import (
+    POD_IP_ENV,
+    Component,
+    Context,
+    Image,
+    Manifest,
+    Published,
+    service_account,
+    workload,
+)
 
 NAMESPACE = "monitoring"
 NAME = "kube-prometheus-stack-prometheus"
@@ -66,23 +75,13 @@ def scrape_config(ctx: Context) -> dict[str, Any]:
 
 def rbac(name: str, namespace: str) -> list[Manifest]:
     """ServiceAccount and the cluster-wide read access Prometheus discovery needs."""
-    return [
-        {"apiVersion": "v1", "kind": "ServiceAccount",
-         "metadata": {"name": name, "namespace": namespace}},
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-         "metadata": {"name": name},
-         "rules": [
-             {"apiGroups": [""], "resources": ["nodes", "nodes/metrics", "services", "endpoints",
-                                               "pods"], "verbs": ["get", "list", "watch"]},
-             {"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"],
-              "verbs": ["get", "list", "watch"]},
-             {"nonResourceURLs": ["/metrics"], "verbs": ["get"]},
-         ]},
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-         "metadata": {"name": name},
-         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
-         "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": namespace}]},
-    ]  # fmt: skip
+    return service_account(name, namespace, [
+        {"apiGroups": [""], "resources": ["nodes", "nodes/metrics", "services", "endpoints",
+                                          "pods"], "verbs": ["get", "list", "watch"]},
+        {"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"],
+         "verbs": ["get", "list", "watch"]},
+        {"nonResourceURLs": ["/metrics"], "verbs": ["get"]},
+    ])  # fmt: skip
 
 
 def services() -> list[Manifest]:
@@ -112,35 +111,22 @@ def statefulset(ctx: Context) -> Manifest:
             f"--web.listen-address=$(POD_IP):{PORT}",
             "--web.enable-lifecycle",
         ],
-        "env": [{"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}],
+        "env": [POD_IP_ENV],
         "ports": [{"name": "http-web", "containerPort": PORT}],
         "readinessProbe": {"httpGet": {"path": "/-/ready", "port": PORT},
                            "periodSeconds": 1, "failureThreshold": 60},
         "volumeMounts": [{"name": "config", "mountPath": "/etc/prometheus"},
                          {"name": "data", "mountPath": "/prometheus"}],
     }  # fmt: skip
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "StatefulSet",
-        "metadata": {"name": STATEFULSET, "namespace": NAMESPACE, "labels": LABELS},
-        "spec": {
-            "replicas": 1,
-            "serviceName": "prometheus-operated",
-            "selector": {"matchLabels": LABELS},
-            "template": {
-                "metadata": {"labels": LABELS},
-                "spec": {
-                    "serviceAccountName": NAME,
-                    "nodeSelector": {"aicr.dev/node-group": "system"},
-                    "containers": [container],
-                    "volumes": [
-                        {"name": "config", "configMap": {"name": f"{NAME}-config"}},
-                        {"name": "data", "emptyDir": {}},
-                    ],
-                },
-            },
-        },
-    }
+    sts = workload("StatefulSet", STATEFULSET, NAMESPACE, LABELS, {
+        "serviceAccountName": NAME,
+        "nodeSelector": {"aicr.dev/node-group": "system"},
+        "containers": [container],
+        "volumes": [{"name": "config", "configMap": {"name": f"{NAME}-config"}},
+                    {"name": "data", "emptyDir": {}}],
+    })  # fmt: skip
+    sts["spec"]["serviceName"] = "prometheus-operated"
+    return sts
 
 
 def manifests(ctx: Context) -> list[Manifest]:

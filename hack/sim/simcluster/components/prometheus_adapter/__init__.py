@@ -20,7 +20,17 @@ from typing import Any
 
 import yaml
 
-from simcluster.components.base import Component, Context, Image, Manifest
+from simcluster.components.base import (
+    POD_IP_ENV,
+    RBAC,
+    Component,
+    Context,
+    Image,
+    Manifest,
+    binding,
+    service_account,
+    workload,
+)
 
 NAMESPACE = "monitoring"
 NAME = "prometheus-adapter"
@@ -49,36 +59,22 @@ def rules() -> dict[str, Any]:
 
 def rbac() -> list[Manifest]:
     """What the chart grants the adapter, and the HPA controller's read access to its API."""
-    rb = "rbac.authorization.k8s.io/v1"
-    sa = [{"kind": "ServiceAccount", "name": NAME, "namespace": NAMESPACE}]
     reader = f"{NAME}-server-resources"
     return [
-        {"apiVersion": "v1", "kind": "ServiceAccount",
-         "metadata": {"name": NAME, "namespace": NAMESPACE}},
-        {"apiVersion": rb, "kind": "ClusterRole", "metadata": {"name": f"{NAME}-resource-reader"},
-         "rules": [{"apiGroups": [""], "resources": ["namespaces", "pods", "services", "nodes"],
-                    "verbs": ["get", "list", "watch"]}]},
-        {"apiVersion": rb, "kind": "ClusterRoleBinding",
-         "metadata": {"name": f"{NAME}-resource-reader"},
-         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                     "name": f"{NAME}-resource-reader"}, "subjects": sa},
-        {"apiVersion": rb, "kind": "ClusterRoleBinding",
-         "metadata": {"name": f"{NAME}:system:auth-delegator"},
-         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                     "name": "system:auth-delegator"}, "subjects": sa},
-        {"apiVersion": rb, "kind": "RoleBinding",
+        *service_account(NAME, NAMESPACE, [
+            {"apiGroups": [""], "resources": ["namespaces", "pods", "services", "nodes"],
+             "verbs": ["get", "list", "watch"]}]),
+        binding(f"{NAME}:system:auth-delegator", "system:auth-delegator", NAMESPACE, NAME),
+        {"apiVersion": RBAC, "kind": "RoleBinding",
          "metadata": {"name": f"{NAME}-auth-reader", "namespace": "kube-system"},
          "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
-                     "name": "extension-apiserver-authentication-reader"}, "subjects": sa},
-        {"apiVersion": rb, "kind": "ClusterRole", "metadata": {"name": reader},
+                     "name": "extension-apiserver-authentication-reader"},
+         "subjects": [{"kind": "ServiceAccount", "name": NAME, "namespace": NAMESPACE}]},
+        {"apiVersion": RBAC, "kind": "ClusterRole", "metadata": {"name": reader},
          "rules": [{"apiGroups": ["custom.metrics.k8s.io"], "resources": ["*"],
                     "verbs": ["*"]}]},
-        {"apiVersion": rb, "kind": "ClusterRoleBinding",
-         "metadata": {"name": "hpa-controller-custom-metrics"},
-         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                     "name": reader},
-         "subjects": [{"kind": "ServiceAccount", "name": "horizontal-pod-autoscaler",
-                       "namespace": "kube-system"}]},
+        binding("hpa-controller-custom-metrics", reader, "kube-system",
+                "horizontal-pod-autoscaler"),
     ]  # fmt: skip
 
 
@@ -97,34 +93,20 @@ def deployment(prometheus_url: str) -> Manifest:
             "--cert-dir=/var/run/serving-cert",
             "--v=2",
         ],
-        "env": [{"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}],
+        "env": [POD_IP_ENV],
         "ports": [{"name": "https", "containerPort": PORT}],
         "readinessProbe": {"httpGet": {"path": "/readyz", "port": PORT, "scheme": "HTTPS"},
                            "periodSeconds": 1, "failureThreshold": 60},
         "volumeMounts": [{"name": "config", "mountPath": "/etc/adapter"},
                          {"name": "serving-cert", "mountPath": "/var/run/serving-cert"}],
     }  # fmt: skip
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": NAME, "namespace": NAMESPACE, "labels": labels},
-        "spec": {
-            "replicas": 1,
-            "selector": {"matchLabels": labels},
-            "template": {
-                "metadata": {"labels": labels},
-                "spec": {
-                    "serviceAccountName": NAME,
-                    "nodeSelector": {"aicr.dev/node-group": "system"},
-                    "containers": [container],
-                    "volumes": [
-                        {"name": "config", "configMap": {"name": NAME}},
-                        {"name": "serving-cert", "emptyDir": {}},
-                    ],
-                },
-            },
-        },
-    }
+    return workload("Deployment", NAME, NAMESPACE, labels, {
+        "serviceAccountName": NAME,
+        "nodeSelector": {"aicr.dev/node-group": "system"},
+        "containers": [container],
+        "volumes": [{"name": "config", "configMap": {"name": NAME}},
+                    {"name": "serving-cert", "emptyDir": {}}],
+    })  # fmt: skip
 
 
 def manifests(ctx: Context) -> list[Manifest]:

@@ -20,7 +20,15 @@ from typing import Any
 
 import yaml
 
-from simcluster.components.base import Component, Context, Image, Manifest
+from simcluster.components.base import (
+    POD_IP_ENV,
+    Component,
+    Context,
+    Image,
+    Manifest,
+    binding,
+    workload,
+)
 
 NAMESPACE = "monitoring"
 NAME = "kube-prometheus-stack-operator"
@@ -57,46 +65,27 @@ def deployment() -> Manifest:
             "--web.enable-tls=false",
             f"--web.listen-address=$(POD_IP):{PORT}",
         ],
-        "env": [{"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}],
+        "env": [POD_IP_ENV],
         "ports": [{"name": "http", "containerPort": PORT}],
         "readinessProbe": {"httpGet": {"path": "/healthz", "port": PORT}, "periodSeconds": 1},
     }
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": NAME, "namespace": NAMESPACE, "labels": labels},
-        "spec": {
-            "replicas": 1,
-            "selector": {"matchLabels": {"app": NAME}},
-            "template": {
-                "metadata": {"labels": labels},
-                "spec": {
-                    "serviceAccountName": NAME,
-                    "nodeSelector": {"aicr.dev/node-group": "system"},
-                    "containers": [container],
-                },
-            },
-        },
-    }
+    return workload("Deployment", NAME, NAMESPACE, labels, {
+        "serviceAccountName": NAME,
+        "nodeSelector": {"aicr.dev/node-group": "system"},
+        "containers": [container],
+    })  # fmt: skip
 
 
 def manifests(ctx: Context) -> list[Manifest]:
     """CRDs, RBAC and the operator's Deployment."""
     published = published_manifests(COMPONENT.bin_dir().parent / "manifests")
     role = next(d for d in published if d["kind"] == "ClusterRole")
-    binding = {
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-        "metadata": {"name": NAME},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                    "name": role["metadata"]["name"]},
-        "subjects": [{"kind": "ServiceAccount", "name": NAME, "namespace": NAMESPACE}],
-    }  # fmt: skip
     return [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
         *published,
         {"apiVersion": "v1", "kind": "ServiceAccount",
          "metadata": {"name": NAME, "namespace": NAMESPACE}},
-        binding,
+        binding(NAME, role["metadata"]["name"], NAMESPACE),
         deployment(),
     ]  # fmt: skip
 

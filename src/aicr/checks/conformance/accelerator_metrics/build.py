@@ -1,0 +1,151 @@
+"""The pure parts of accelerator-metrics: exposition parsing, per-GPU verdicts, the load probe.
+
+No client and no I/O: functions of scraped text and the API's dicts, tested as tables.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from prometheus_client.parser import text_string_to_metric_families
+
+from aicr.checks.probe_pods import gpu_toleration, pinned_to, restricted_pod_spec
+
+Obj = dict[str, Any]
+UTIL = "DCGM_FI_DEV_GPU_UTIL"
+FB_USED = "DCGM_FI_DEV_FB_USED"
+FB_FREE = "DCGM_FI_DEV_FB_FREE"
+REQUIRED = (UTIL, FB_USED, FB_FREE)
+RECORDED = {"DCGM_FI_DEV_GPU_TEMP": "temperature", "DCGM_FI_DEV_POWER_USAGE": "power",
+            "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL": "interconnect"}  # fmt: skip
+GPU_LABELS = ("gpu", "UUID")
+LOAD_POD = LOAD_CONTAINER = "gpu-load"
+LOAD_IMAGE = "dcgm"  # in aicr/checks/images.yaml
+GPU_RESOURCE = "nvidia.com/gpu"
+
+
+@dataclass(frozen=True)
+class Series:
+    """One sample of a scraped page."""
+
+    name: str
+    labels: dict[str, str]
+    value: float
+
+
+@dataclass(frozen=True)
+class Page:
+    """What one exporter endpoint served: its samples, and the families it declared."""
+
+    series: tuple[Series, ...]
+    declared: frozenset[str]  # every family named in HELP/TYPE lines
+
+
+def parse(text: str) -> Page:
+    """Parse the Prometheus text format (prometheus_client's parser); ValueError when malformed."""
+    series: list[Series] = []
+    declared: set[str] = set()
+    for family in text_string_to_metric_families(text):
+        declared.add(family.name)
+        series += [Series(s.name, dict(s.labels), float(s.value)) for s in family.samples]
+    return Page(tuple(series), frozenset(declared))
+
+
+def per_gpu(page: Page, name: str) -> dict[str, Series]:
+    """The series of `name` that carry both per-GPU labels and a number, by GPU UUID."""
+    return {s.labels["UUID"]: s for s in page.series
+            if s.name == name and all(s.labels.get(k) for k in GPU_LABELS)
+            and math.isfinite(s.value)}  # fmt: skip
+
+
+def judge_page(page: Page, gpus: int) -> list[str]:
+    """What is wrong with one node's page, given the GPUs the node has (empty: nothing)."""
+    problems = []
+    for name in REQUIRED:
+        named = [s for s in page.series if s.name == name]
+        found = per_gpu(page, name)
+        if not named:
+            problems.append(f"{name} is only named in HELP/TYPE lines, with no sample"
+                            if name in page.declared else f"no {name} series")  # fmt: skip
+        elif not found:
+            problems.append(f"{len(named)} {name} series, none with per-GPU labels (gpu, UUID)")
+        elif len(found) < gpus:
+            problems.append(f"{name} for {len(found)} of {gpus} GPUs")
+    return problems
+
+
+def describe(page: Page) -> str:
+    """What a node's page holds, for evidence: GPUs, readings, the optional series seen."""
+    util = per_gpu(page, UTIL)
+    used, free = per_gpu(page, FB_USED), per_gpu(page, FB_FREE)
+    parts = [f"{len(util)} GPUs"]
+    if util:
+        ordered = sorted(util.values(), key=_gpu)
+        parts.append(
+            "utilization " + ", ".join(f"{s.labels['gpu']}: {s.value:g}%" for s in ordered)
+        )
+    if used and free:
+        parts.append(f"framebuffer used {sum(s.value for s in used.values()):g} MiB, "
+                     f"free {sum(s.value for s in free.values()):g} MiB")  # fmt: skip
+    seen = [what for name, what in RECORDED.items() if per_gpu(page, name)]
+    parts.append(("recorded: " + ", ".join(seen)) if seen else "no temperature, power or "
+                 "interconnect series")  # fmt: skip
+    return "; ".join(parts)
+
+
+def _gpu(s: Series) -> int:
+    try:
+        return int(s.labels.get("gpu", "0"))
+    except ValueError:
+        return 0
+
+
+def collected(result: list[Obj]) -> set[str]:
+    """GPU UUIDs in a Prometheus instant-query vector (`data.result`)."""
+    return {str(r.get("metric", {}).get("UUID")) for r in result if r.get("metric", {}).get("UUID")}
+
+
+def judge_collected(wanted: dict[str, set[str]], result: list[Obj]) -> list[str]:
+    """Nodes whose GPUs (UUIDs scraped from their exporter) Prometheus does not have."""
+    have = collected(result)
+    return [f"{node}: {len(uuids - have)} of {len(uuids)} GPUs not collected"
+            for node, uuids in sorted(wanted.items()) if uuids - have]  # fmt: skip
+
+
+def held_by(page: Page, pod: str) -> Series | None:
+    """The utilization series the exporter attributes to pod `pod`, if any."""
+    return next((s for s in per_gpu(page, UTIL).values() if s.labels.get("pod") == pod), None)
+
+
+def query_value(result: list[Obj]) -> float | None:
+    """The value of the first series of an instant-query vector."""
+    for r in result:
+        try:
+            return float(r["value"][1])
+        except (KeyError, IndexError, TypeError, ValueError):
+            continue
+    return None
+
+
+def is_ready(pod: Obj) -> bool:
+    """The pod's Ready condition is True."""
+    conditions = (pod.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+
+
+def is_running(pod: Obj) -> bool:
+    """The pod's phase is Running."""
+    return (pod.get("status") or {}).get("phase") == "Running"
+
+
+def load_pod(image: str, node: str, seconds: int) -> Obj:
+    """A pod holding one GPU of `node` busy for `seconds` (DCGM's load generator)."""
+    command = ["dcgmproftester12", "--no-dcgm-validation", "-t", "1004", "-d", str(seconds)]
+    container = {"name": LOAD_CONTAINER, "image": image, "command": command,
+                 "resources": {"limits": {GPU_RESOURCE: "1"}}}  # fmt: skip
+    spec = restricted_pod_spec([container])
+    spec["tolerations"] = [gpu_toleration()]
+    spec["affinity"] = pinned_to(node)
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": LOAD_POD}, "spec": spec}

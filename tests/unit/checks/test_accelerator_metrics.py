@@ -1,0 +1,199 @@
+"""accelerator-metrics: page verdicts as tables, and run() on fakes (API, exporters, PromQL)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from fakes import FakeKube
+
+from aicr.catalog import load_catalog
+from aicr.checks import RunInputs, entrypoint
+from aicr.checks.conformance import accelerator_metrics
+from aicr.checks.conformance.accelerator_metrics import build
+from aicr.config import parse_config
+from aicr.ctrf import Status
+from aicr.recipe.load import parse_recipe
+from aicr.result import CheckResult
+
+Obj = dict[str, Any]
+PROM = "http://10.244.0.9:9090"
+HELP = "".join(f"# HELP {n} x.\n# TYPE {n} gauge\n" for n in build.REQUIRED)
+
+
+def page(node: str, gpus: int = 2, held: dict[int, str] | None = None, labels: bool = True,
+         extra: str = "") -> str:  # fmt: skip
+    lines = [HELP.rstrip("\n")]
+    for name in build.REQUIRED:
+        for i in range(gpus):
+            pod = (held or {}).get(i)
+            lab = f'gpu="{i}",UUID="GPU-{node}-{i}",' if labels else ""
+            lab += f'Hostname="{node}"'
+            lab += f',namespace="w",pod="{pod}",container="c"' if pod else ""
+            busy = pod is not None
+            value = {build.UTIL: 100 if busy else 0, build.FB_USED: 4000 if busy else 0,
+                     build.FB_FREE: 76000 if busy else 80000}[name]  # fmt: skip
+            lines.append(f"{name}{{{lab}}} {value}")
+    return "\n".join(lines) + "\n" + extra
+
+
+def test_a_healthy_page_passes_and_is_described() -> None:
+    extra = '# TYPE DCGM_FI_DEV_GPU_TEMP gauge\nDCGM_FI_DEV_GPU_TEMP{gpu="0",UUID="GPU-g0-0"} 31\n'
+    p = build.parse(page("g0", extra=extra))
+    assert build.judge_page(p, 2) == []
+    assert build.describe(p) == ("2 GPUs; utilization 0: 0%, 1: 0%; framebuffer used 0 MiB, "
+                                 "free 160000 MiB; recorded: temperature")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "gpus", "problems"),
+    [
+        (HELP, 2, [f"{n} is only named in HELP/TYPE lines, with no sample"
+                   for n in build.REQUIRED]),
+        ("", 1, [f"no {n} series" for n in build.REQUIRED]),
+        (page("g0", labels=False), 2,
+         [f"2 {n} series, none with per-GPU labels (gpu, UUID)" for n in build.REQUIRED]),
+        (page("g0", gpus=1), 2, [f"{n} for 1 of 2 GPUs" for n in build.REQUIRED]),
+    ],
+    ids=["help-only", "empty", "unlabelled", "too-few"],
+)  # fmt: skip
+def test_broken_pages(text: str, gpus: int, problems: list[str]) -> None:
+    assert build.judge_page(build.parse(text), gpus) == problems
+
+
+def test_malformed_text_is_an_error() -> None:
+    with pytest.raises(ValueError):
+        build.parse('DCGM_FI_DEV_GPU_UTIL{gpu="0" 1\n')
+
+
+def test_collected_names_the_nodes_prometheus_lacks() -> None:
+    result = [{"metric": {"UUID": "GPU-g0-0"}, "value": [1, "0"]}]
+    assert build.judge_collected({"g0": {"GPU-g0-0"}, "g1": {"GPU-g1-0", "GPU-g1-1"}}, result) == [
+        "g1: 2 of 2 GPUs not collected"]  # fmt: skip
+
+
+# ---- run() on fakes -------------------------------------------------------------------
+def node(name: str) -> Obj:
+    labels = {"nvidia.com/gpu.present": "true"}
+    return {"kind": "Node", "metadata": {"name": name, "labels": labels},
+            "status": {"allocatable": {"nvidia.com/gpu": "2"}}}  # fmt: skip
+
+
+def exporter(n: str, ip: str, ready: bool = True) -> Obj:
+    return {"kind": "Pod", "metadata": {"name": f"dcgm-{n}", "namespace": "gpu-operator",
+                                        "labels": {"app": "nvidia-dcgm-exporter"}},
+            "spec": {"nodeName": n}, "status": {"phase": "Running", "podIP": ip, "conditions": [
+                {"type": "Ready", "status": "True" if ready else "False"}]}}  # fmt: skip
+
+
+IPS = {"g0": "10.244.1.1", "g1": "10.244.2.1"}
+
+
+class Cluster:
+    """Exporter pages and Prometheus answers; the load pod's GPU turns busy once it runs."""
+
+    def __init__(self, kube: FakeKube) -> None:
+        self.kube = kube
+        self.collected = True
+        self.load_shows = True
+        self.requests: list[str] = []
+
+    def loaded(self) -> bool:
+        return self.load_shows and any(
+            o["metadata"]["name"] == build.LOAD_POD for o in self.kube.objects)  # fmt: skip
+
+    def handle(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(str(request.url))
+        host = request.url.host
+        for n, ip in IPS.items():
+            if host == ip:
+                held = {1: build.LOAD_POD} if n == "g0" and self.loaded() else None
+                return httpx.Response(200, text=page(n, held=held))
+        query = request.url.params.get("query", "")
+        result = []
+        if self.collected:
+            for n in IPS:
+                for i in range(2):
+                    busy = n == "g0" and i == 1 and self.loaded() and query.startswith(build.UTIL)
+                    if "{" not in query or f'"GPU-{n}-{i}"' in query:
+                        result.append({"metric": {"UUID": f"GPU-{n}-{i}"},
+                                       "value": [1, "100" if busy else "0"]})  # fmt: skip
+        return httpx.Response(200, json={"status": "success", "data": {"result": result}})
+
+
+def fake() -> Cluster:
+    kube = FakeKube([node("g0"), node("g1"), exporter("g0", IPS["g0"]), exporter("g1", IPS["g1"])])
+    kube.script["Pod"] = lambda pod: [{**pod, "status": {"phase": "Running"}}]
+    return Cluster(kube)
+
+
+CONFIG = (f"kind: ValidateConfig\napiVersion: aicr.nvidia.com/v1alpha1\nspec:\n  validate:\n"
+          f"    checks:\n      accelerator-metrics:\n        prometheusUrl: {PROM}\n"
+          "        params: {collectSeconds: 2, loadSeconds: 5}\n")  # fmt: skip
+
+
+def run(cluster: Cluster, monkeypatch: pytest.MonkeyPatch) -> CheckResult:
+    monkeypatch.setattr(accelerator_metrics, "POLL_SECONDS", 0.01)
+    monkeypatch.setattr(accelerator_metrics, "_client", lambda ctx: httpx.Client(
+        transport=httpx.MockTransport(cluster.handle)))  # fmt: skip
+    assert load_catalog().get("accelerator-metrics") is not None
+    recipe = parse_recipe("componentRefs:\n- name: gpu-operator\n  namespace: gpu-operator\n")
+    inputs = RunInputs("r0123abcd", "aicr-validation", recipe, parse_config(CONFIG, "cfg.yaml"))
+    return entrypoint.run_check("accelerator-metrics", inputs, kube=cluster.kube)
+
+
+def steps(result: CheckResult) -> list[tuple[str, str]]:
+    return [(s.title, s.status.value) for s in result.evidence]
+
+
+def test_healthy_passes_with_a_step_per_node_and_cleans_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    cluster = fake()
+    result = run(cluster, monkeypatch)
+    assert (result.status, result.message) == (
+        Status.PASSED, "per-GPU metrics exported on 2 GPU nodes (4 GPUs), collected by "
+        "Prometheus, utilization rose under load")  # fmt: skip
+    assert steps(result) == [("exporter on g0", "passed"), ("exporter on g1", "passed"),
+                             ("collected by Prometheus", "passed"),
+                             ("utilization under load on g0", "passed"),
+                             ("workloads", "passed")]  # fmt: skip
+    assert result.evidence[0].asked == (
+        "GET http://10.244.1.1:9400/metrics (pod gpu-operator/dcgm-g0)")
+    assert result.evidence[3].answer == (
+        "GPU 1 (GPU-g0-1): 0% before, 100% on the exporter and 100% in Prometheus under load")
+    assert f"{PROM}/api/v1/query?query=DCGM_FI_DEV_GPU_UTIL" in cluster.requests
+    assert not [o for o in cluster.kube.objects if o["metadata"]["name"] == build.LOAD_POD]
+
+
+def test_an_unready_exporter_fails_naming_the_node(monkeypatch: pytest.MonkeyPatch) -> None:
+    cluster = fake()
+    cluster.kube.objects[3] = exporter("g1", IPS["g1"], ready=False)
+    result = run(cluster, monkeypatch)
+    assert (result.status, result.message) == (
+        Status.FAILED, "1/2 accelerator metrics steps failed: exporter on g1: no ready exporter "
+        "pod on g1")  # fmt: skip
+
+
+def test_series_prometheus_lacks_fail(monkeypatch: pytest.MonkeyPatch) -> None:
+    cluster = fake()
+    cluster.collected = False
+    result = run(cluster, monkeypatch)
+    assert result.status == Status.FAILED
+    assert result.message.startswith(
+        "1/3 accelerator metrics steps failed: collected by Prometheus: not collected within 2s: "
+        "DCGM_FI_DEV_GPU_UTIL: g0: 2 of 2 GPUs not collected")  # fmt: skip
+
+
+def test_utilization_that_does_not_follow_the_load_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    cluster = fake()
+    cluster.load_shows = False
+    result = run(cluster, monkeypatch)
+    assert (result.status, result.message) == (
+        Status.FAILED, "1/4 accelerator metrics steps failed: utilization under load on g0: "
+        "utilization did not rise under load within 2s")  # fmt: skip
+    assert result.evidence[3].answer == "the exporter attributes no GPU to the load pod"
+    assert not [o for o in cluster.kube.objects if o["metadata"]["name"] == build.LOAD_POD]
