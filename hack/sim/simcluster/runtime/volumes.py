@@ -180,6 +180,25 @@ class PodMaterialiser:
             raise VolumeError(f"hostPath type check failed: {src['path']} is not a {what}")
         return path
 
+    def refresh(self, folders: dict[str, Path]) -> bool:
+        """Rewrite ConfigMap and Secret volume files whose source changed, as the kubelet's
+        sync does (config reloaders rely on it); True when a file changed."""
+        changed = False
+        for vol in self.pod["spec"].get("volumes") or []:
+            if not ("configMap" in vol or "secret" in vol) or vol["name"] not in folders:
+                continue
+            try:
+                files = self.volume_files(vol) or {}
+            except (VolumeError, client.ApiException):
+                continue  # deleted meanwhile: a kubelet keeps the last files too
+            for rel, content in files.items():
+                p = folders[vol["name"]] / rel
+                if not p.is_file() or p.read_bytes() != content:
+                    p.parent.mkdir(parents=True, exist_ok=True)
+                    p.write_bytes(content)
+                    changed = True
+        return changed
+
     def materialise(self) -> dict[str, Path]:
         """Write every volume under the pod folder; return volume name -> folder."""
         out = {}

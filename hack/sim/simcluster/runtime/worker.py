@@ -56,6 +56,7 @@ from simcluster.serving import images as serving_images
 log = logging.getLogger("runtime")
 BACKOFF_START = 10.0
 CONFIG_RETRY_SECONDS = 1.0  # how often a container config error is retried
+VOLUME_SYNC_SECONDS = 3.0  # ConfigMap/Secret volume refresh (a kubelet: about a minute)
 BACKOFF_MAX = 300.0
 EVICTION_MESSAGE = (
     "The node was low on resource: memory. Threshold quantity: 100Mi, available: 51200Ki. "
@@ -252,6 +253,7 @@ class PodWorker(threading.Thread):
             if self.deleting.wait(CONFIG_RETRY_SECONDS):
                 return
         self.mat = mat
+        threading.Thread(target=self._sync_volumes, daemon=True).start()
         # Init containers, one after another.
         for c in self.pod["spec"].get("initContainers") or []:
             if self.deleting.is_set():
@@ -311,6 +313,15 @@ class PodWorker(threading.Thread):
         self.files.sandbox_record().unlink(missing_ok=True)
         self.ctx.pod_ips.release(self.sandbox.ip)
         self.sandbox = None
+
+    def _sync_volumes(self) -> None:
+        """Keep ConfigMap and Secret volumes current while the pod lives (the kubelet's sync)."""
+        while not self.deleting.wait(VOLUME_SYNC_SECONDS):
+            try:
+                if self.mat.refresh(self.volumes):
+                    log.info("%s/%s: volume files updated", self.ns, self.name)
+            except Exception as e:  # the API server may be down: try again next time
+                log.warning("%s/%s: volume sync failed: %s", self.ns, self.name, e)
 
     def _cid(self, c: dict[str, Any], run: int) -> str:
         return pod_status.container_id(self.uid, c["name"], run)
