@@ -12,7 +12,7 @@ from simcluster.cluster import Sim
 
 def test_gpu_platform_runs_prometheus_and_the_gpu_stack() -> None:
     s = named.load("gpu-platform")
-    assert [c.name for c in s.components] == ["prometheus"]
+    assert [c.name for c in s.components] == ["prometheus", "dcgm-exporter"]
     kinds = {(m["kind"], m["metadata"]["name"]) for m in s.manifests}
     assert {("Deployment", "gpu-operator"), ("Deployment", "cert-manager"),
             ("Deployment", "nvidia-dra-driver-gpu-controller"),

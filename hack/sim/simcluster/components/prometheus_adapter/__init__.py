@@ -133,6 +133,19 @@ def manifests(ctx: Context) -> list[Manifest]:
     ]  # fmt: skip
 
 
+def ready(api: Any) -> str | None:
+    """Ready once the API server reports the APIService Available (it reached the adapter)."""
+    from kubernetes import client
+    from kubernetes.client.rest import ApiException
+
+    try:
+        obj = client.ApiregistrationV1Api(api).read_api_service(API_SERVICE)
+    except ApiException:
+        return f"APIService {API_SERVICE}"
+    ok = any(c.type == "Available" and c.status == "True" for c in obj.status.conditions or [])
+    return None if ok else f"APIService {API_SERVICE} to be Available"
+
+
 COMPONENT = Component(
     name="prometheus-adapter",
     summary="prometheus-adapter v0.12.0: custom metrics API from Prometheus (Go module)",
@@ -140,4 +153,5 @@ COMPONENT = Component(
     images={"prometheus-adapter": Image("adapter")},
     manifests=manifests,
     requires=("prometheus",),
+    ready=ready,
 )
