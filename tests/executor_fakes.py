@@ -10,6 +10,7 @@ from aicr.ctrf import Status
 from aicr.plan import PlannedCheck
 from aicr.result import CheckResult, Detail
 from aicr.runner import RunContext
+from aicr.runner.gpu_pool import GpuPool, InventoryReader
 
 
 @dataclass
@@ -23,6 +24,7 @@ class FakeExecutor:
     results: dict[str, tuple[Status, str]] = field(default_factory=dict)
     durations: dict[str, float] = field(default_factory=dict)
     raises: set[str] = field(default_factory=set)
+    gpu_reader: InventoryReader | None = None  # None: the GPU checks go one at a time
     started: list[str] = field(default_factory=list)
     max_running: int = 0
     overlaps: list[tuple[str, str]] = field(default_factory=list)
@@ -33,6 +35,9 @@ class FakeExecutor:
 
     def start(self, ctx: RunContext) -> None:
         pass
+
+    def gpu_pool(self, ctx: RunContext) -> GpuPool:
+        return GpuPool(ctx.run_id, reader=self.gpu_reader)
 
     def run(self, check: PlannedCheck, ctx: RunContext) -> CheckResult:
         with self._lock:

@@ -14,13 +14,12 @@ from datetime import timedelta
 
 from aicr import durations
 from aicr.catalog import Catalog, CheckSpec
+from aicr.catalog.model import GpuNeed
 from aicr.config import ValidateConfig
 from aicr.errors import InputError, Problem, UnknownCheckError
 from aicr.phases import PHASE_ORDER, Phase
 from aicr.recipe.model import Recipe
 from aicr.yaml_io import PathKey
-
-GPU_LOCK = "gpus"  # checks that take whole GPUs share this lock and never overlap
 
 
 @dataclass(frozen=True)
@@ -56,9 +55,9 @@ class PlannedCheck:
         return self.spec.phase
 
     @property
-    def lock(self) -> str | None:
-        """The exclusive resource the check holds while it runs, if any."""
-        return GPU_LOCK if self.spec.exclusive_gpus else None
+    def gpus(self) -> GpuNeed | None:
+        """The GPUs the run reserves for the check before it starts, if any."""
+        return self.spec.gpus
 
 
 @dataclass(frozen=True)
@@ -85,18 +84,6 @@ class Plan:
     def check_names(self) -> list[str]:
         """Names of every planned check, in run order."""
         return [c.name for c in self.checks]
-
-    def exclusive_sets(self, phase: Phase) -> dict[str, list[str]]:
-        """Per lock, the checks of ``phase`` that hold it and so run one at a time.
-
-        Every other pair of checks in the phase may overlap (up to --parallel at once).
-        """
-        plan = next((p for p in self.phases if p.phase == phase), None)
-        sets: dict[str, list[str]] = {}
-        for check in plan.checks if plan else []:
-            if check.lock is not None and check.skip_reason is None:
-                sets.setdefault(check.lock, []).append(check.name)
-        return sets
 
 
 def _with_line(problem: Problem, line_of: Callable[[PathKey], int | None]) -> Problem:

@@ -531,6 +531,7 @@ def run(
                 events=events,
                 deadline=deadline,
                 timeout_text=request.timeout_text,
+                gpus=run_executor.gpu_pool(ctx),
             )
         finally:
             leftovers += run_executor.finish(ctx)

@@ -13,6 +13,9 @@ from aicr.plan import Plan, build, resolve_phases
 from aicr.recipe.load import parse_recipe
 from aicr.result import Detail
 from aicr.runner import RunContext
+from aicr.runner.events import Event
+from aicr.runner.gpu_fit import Inventory
+from aicr.runner.gpu_pool import GpuPool, InventoryReader, MemoryLedger
 from aicr.runner.orchestrate import StopReason, run_plan
 from executor_fakes import FakeExecutor, wait_until
 
@@ -147,3 +150,96 @@ def test_a_signal_before_a_phase_starts_runs_nothing() -> None:
     out = run_plan(make_plan("all"), fake, context, parallel=2)
     assert out.stopped == StopReason.INTERRUPTED and fake.started == []
     assert {r.status for _, r in out.results} == {Status.OTHER}
+
+
+def gpu_plan(*names: str) -> Plan:
+    recipe = parse_recipe(f"validation: {{conformance: {{checks: [{', '.join(names)}]}}}}")
+    return build(recipe, load_catalog(), phases=resolve_phases(["conformance"]),
+                 config=EMPTY_CONFIG)  # fmt: skip
+
+
+def reader(usable: dict[str, int]) -> InventoryReader:
+    """A cluster whose schedulable GPU nodes have ``usable`` free GPUs, nothing else running."""
+    return lambda: lambda holders: Inventory(dict(usable))
+
+
+def test_gpu_checks_whose_reservations_fit_together_overlap() -> None:
+    # 2 nodes x 2 GPUs: dra-support takes 1, secure-accelerator-access 2 on the other node
+    plan = gpu_plan("dra-support", "secure-accelerator-access", "driver-runtime-management")
+    fake = FakeExecutor(durations={c.name: 0.3 for c in plan.checks},
+                        gpu_reader=reader({"a": 2, "b": 2}))  # fmt: skip
+    events: list[Event] = []
+    out = run_plan(plan, fake, ctx(), parallel=4, gpus=fake.gpu_pool(ctx()), events=events.append)
+    assert ("dra-support", "secure-accelerator-access") in fake.overlaps
+    # driver-runtime-management needs 1 on every node: b is full until the pair ends
+    assert not [p for p in fake.overlaps if "driver-runtime-management" in p
+                and "secure-accelerator-access" in p]  # fmt: skip
+    assert all(r.status == Status.PASSED for _, r in out.results)
+    said = [e.message for e in events if e.check == "driver-runtime-management"
+            and e.message.startswith("waiting")]  # fmt: skip
+    assert said[0] == (
+        "waiting for GPUs: needs 1 GPU on every GPU node; free now a 1, b 0; "
+        "rtest/dra-support holds 1 GPU (a 1); rtest/secure-accelerator-access holds 2 GPUs (b 2)"
+    )
+
+
+def test_a_later_gpu_check_never_overtakes_an_earlier_one_that_waits() -> None:
+    # gang-scheduling needs every free GPU: driver-runtime-management would fit beside
+    # dra-support, but starting it would keep gang-scheduling waiting longer
+    plan = gpu_plan("dra-support", "gang-scheduling", "driver-runtime-management",
+                    "platform-health")  # fmt: skip
+    fake = FakeExecutor(durations={c.name: 0.3 for c in plan.checks},
+                        gpu_reader=reader({"a": 4, "b": 4}))  # fmt: skip
+    run_plan(plan, fake, ctx(), parallel=4, gpus=fake.gpu_pool(ctx()))
+    assert fake.started.index("gang-scheduling") < fake.started.index("driver-runtime-management")
+    gpu_pairs = [p for p in fake.overlaps if "platform-health" not in p]
+    assert gpu_pairs == []  # every GPU check waited for the one before it here
+    assert ("dra-support", "platform-health") in fake.overlaps  # checks without GPUs go on
+
+
+def test_without_an_inventory_gpu_checks_run_one_at_a_time() -> None:
+    plan = gpu_plan("dra-support", "secure-accelerator-access", "platform-health")
+    fake = FakeExecutor(durations={c.name: 0.2 for c in plan.checks})
+    run_plan(plan, fake, ctx(), parallel=4)
+    assert ("dra-support", "secure-accelerator-access") not in fake.overlaps
+    assert ("dra-support", "platform-health") in fake.overlaps
+
+
+def test_two_runs_sharing_a_ledger_both_run_when_their_reservations_fit() -> None:
+    ledger = MemoryLedger()
+    plan = gpu_plan("dra-support")
+    fakes = [FakeExecutor(durations={"dra-support": 0.5}) for _ in range(2)]
+    pools = [GpuPool(f"r{i}", ledger, reader({"a": 1, "b": 1})) for i in range(2)]
+    started = time.monotonic()
+    threads = [threading.Thread(target=run_plan, args=(plan, f, ctx()),
+                                kwargs={"parallel": 1, "gpus": p})
+               for f, p in zip(fakes, pools, strict=True)]  # fmt: skip
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert time.monotonic() - started < 0.9  # together, not one after the other
+    # a third run finds no GPU left and waits until a holder is gone
+    assert GpuPool("r2", ledger, reader({"a": 1})).try_reserve(plan.checks[0]).holding
+    blocked = GpuPool("r3", ledger, reader({"a": 1})).try_reserve(plan.checks[0])
+    assert blocked.holding is None and "r2/dra-support holds" in blocked.waiting
+
+
+def test_a_run_stopped_while_a_check_waits_for_gpus_says_what_it_waited_for() -> None:
+    ledger = MemoryLedger()
+    plan = gpu_plan("dra-support")
+    other = GpuPool("rother", ledger, reader({"a": 1}))
+    assert other.try_reserve(plan.checks[0]).holding is not None
+    context = ctx()
+    threading.Timer(0.3, context.cancel.set).start()
+    fake = FakeExecutor()
+    out = run_plan(plan, fake, context, parallel=1,
+                   gpus=GpuPool("rtest", ledger, reader({"a": 1})))  # fmt: skip
+    assert fake.started == []
+    ((_, result),) = out.results
+    assert (result.status, result.detail) == (Status.OTHER, Detail.INTERRUPTED)
+    assert result.message == (
+        "not started: the run was stopped (waiting for GPUs: needs 1 GPU in all; "
+        "free now a 0; rother/dra-support holds 1 GPU (a 1))"
+    )
+    assert set(ledger._held) == {"rother/dra-support"}  # the other run's holding is kept

@@ -8,7 +8,7 @@ from aicr.catalog import load_catalog
 from aicr.config import EMPTY_CONFIG, parse_config
 from aicr.errors import InputError, UnknownCheckError
 from aicr.phases import Phase
-from aicr.plan import GPU_LOCK, build, resolve_phases
+from aicr.plan import build, resolve_phases
 from aicr.recipe.load import parse_recipe
 
 RECIPE = parse_recipe(
@@ -62,21 +62,20 @@ def test_timeouts_catalog_recipe_config_precedence() -> None:
     assert by_name["check-nvidia-smi"].timeout == timedelta(minutes=10)  # catalog
 
 
-def test_gpu_exclusive_checks_share_one_lock() -> None:
+def test_each_planned_check_carries_the_gpus_its_catalog_entry_declares() -> None:
     plan = plan_for("conformance")
-    assert plan.exclusive_sets(Phase.CONFORMANCE) == {GPU_LOCK: ["dra-support",
-                                                                "gang-scheduling",
-                                                                "accelerator-metrics"]}
-    assert plan.exclusive_sets(Phase.DEPLOYMENT) == {}  # not requested
-    assert plan_for().exclusive_sets(Phase.DEPLOYMENT) == {GPU_LOCK: ["check-nvidia-smi"]}
+    assert {c.name: str(c.gpus) for c in plan.checks if c.gpus} == {
+        "dra-support": "1 GPU in all", "gang-scheduling": "every free GPU",
+        "accelerator-metrics": "1 GPU in all"}
+    deployment = {c.name: str(c.gpus) for c in plan_for().checks
+                  if c.gpus and c.phase == Phase.DEPLOYMENT}  # fmt: skip
+    assert deployment == {"check-nvidia-smi": "every free GPU"}
 
 
 def test_skip_check_is_recorded_with_reason() -> None:
     plan = plan_for("conformance", skips=("dra-support",))
     skipped = {c.name: c.skip_reason for c in plan.checks if c.skip_reason}
     assert skipped == {"dra-support": "skipped by --skip-check"}
-    assert plan.exclusive_sets(Phase.CONFORMANCE) == {GPU_LOCK: ["gang-scheduling",
-                                                                "accelerator-metrics"]}
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ from datetime import timedelta
 from importlib import resources
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from aicr import durations, version
 from aicr.document import Document, refuse_duplicates, validate
@@ -33,6 +33,52 @@ class Resources(Document):
     memory: str = "256Mi"
 
 
+class GpuNeed(Document):
+    """The GPUs a check takes while it runs; the run reserves them before it starts.
+
+    Exactly one form: ``all`` (every free GPU: nothing else holds a GPU meanwhile),
+    ``count`` (that many in all, wherever the scheduler puts them), or ``perNode``
+    on ``nodes`` nodes (a number, or ``every`` schedulable GPU node).
+    """
+
+    all: bool = Field(default=False, description="Every free GPU; no other GPU check overlaps.")
+    count: int | None = Field(
+        default=None, ge=1, description="GPUs in all, on whichever nodes the scheduler picks."
+    )
+    per_node: int | None = Field(default=None, ge=1, description="GPUs on each node it uses.")
+    nodes: int | Literal["every"] = Field(
+        default=1, description="How many nodes get perNode GPUs: a number, or every GPU node."
+    )
+
+    @model_validator(mode="after")
+    def _one_form(self) -> GpuNeed:
+        forms = [self.all, self.count is not None, self.per_node is not None]
+        if sum(forms) != 1:
+            raise ValueError("give exactly one of all: true, count, perNode")
+        if self.per_node is None and self.nodes != 1:
+            raise ValueError("nodes goes with perNode")
+        if isinstance(self.nodes, int) and self.nodes < 1:
+            raise ValueError("nodes must be at least 1 or 'every'")
+        return self
+
+    def __str__(self) -> str:
+        if self.all:
+            return "every free GPU"
+        if self.count is not None:
+            return f"{gpu_count(self.count)} in all"
+        each = gpu_count(self.per_node or 0)
+        if self.nodes == "every":
+            return f"{each} on every GPU node"
+        if self.nodes == 1:
+            return f"{each} on one node"
+        return f"{each} on each of {self.nodes} nodes ({(self.per_node or 0) * self.nodes} in all)"
+
+
+def gpu_count(n: int) -> str:
+    """``1 GPU``, ``2 GPUs``."""
+    return f"{n} GPU" if n == 1 else f"{n} GPUs"
+
+
 class CheckSpec(Document):
     """One check of the catalog."""
 
@@ -43,8 +89,9 @@ class CheckSpec(Document):
     requirements: list[str] = Field(
         default_factory=list, description="CNCF requirement ids this check backs."
     )
-    exclusive_gpus: bool = Field(
-        default=False, description="Takes whole GPUs; never runs beside another such check."
+    gpus: GpuNeed | None = Field(
+        default=None,
+        description="Whole GPUs the check takes; the run reserves them before it starts.",
     )
     queries_prometheus: bool = Field(
         default=False, description="Must be scheduled next to the Prometheus pod."

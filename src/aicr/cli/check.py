@@ -32,7 +32,8 @@ def list_checks(output_format: str | None) -> None:
             "phase": c.phase.value,
             "requirements": list(c.requirements),
             "timeoutSeconds": int(c.timeout.total_seconds()),
-            "exclusiveGpus": c.exclusive_gpus,
+            "gpus": c.gpus.model_dump(by_alias=True, exclude_defaults=True) if c.gpus else None,
+            "exclusiveGpus": bool(c.gpus and c.gpus.all),
             "queriesPrometheus": c.queries_prometheus,
             "description": c.description,
         }

@@ -80,22 +80,21 @@ def agents(outcome: AgentOutcome, *, json_lines: bool = False) -> None:
 
 
 def plan(the_plan: Plan) -> None:
-    """The phase -> check plan, with timeouts and what may overlap."""
+    """The phase -> check plan, with timeouts and the GPUs each check reserves."""
     for phase_plan in the_plan.phases:
         console.print(f"[bold]{phase_plan.phase.value}[/]")
         for check in phase_plan.checks:
             notes = [f"timeout {int(check.timeout.total_seconds())}s"]
-            if check.lock:
-                notes.append("exclusive: whole GPUs")
+            if check.gpus:
+                notes.append(f"reserves {check.gpus}")
             if check.skip_reason:
                 notes.append(check.skip_reason)
             console.print(f"  {check.name}  [dim]({', '.join(notes)})[/]")
-        for lock, names in the_plan.exclusive_sets(phase_plan.phase).items():
-            if len(names) > 1:
-                console.print(
-                    f"  [dim]one at a time ({lock}): {', '.join(names)}; "
-                    "all other checks may overlap[/]"
-                )
+        if sum(1 for c in phase_plan.checks if c.gpus and not c.skip_reason) > 1:
+            console.print(
+                "  [dim]GPU checks start in this order as their reservations fit "
+                "the cluster's free GPUs; the others may overlap freely[/]"
+            )
 
 
 def gate(outcome: GateOutcome) -> None:

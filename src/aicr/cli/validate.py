@@ -345,7 +345,7 @@ def _attest(outcome: Outcome, opts: dict[str, Any]) -> None:
     show_default=True,
     envvar="AICR_PARALLEL",
     show_envvar=True,
-    help="Checks run at once (GPU-exclusive checks never overlap).",
+    help="Checks run at once (GPU checks also wait until their GPUs are free).",
 )
 @click.option(
     "--executor",
@@ -417,8 +417,7 @@ def validate(**opts: Any) -> int:
 
     # Inputs are loaded once up front so the plan can be shown before anything runs.
     inputs = load_inputs(request)
-    if not request.dry_run:
-        render.plan(inputs.plan)
+    render.plan(inputs.plan)
     mode = "json" if opts["log_json"] else "auto"
     with _signals(cancel), render.Progress(inputs.plan, mode) as progress:
         outcome = run(request, events=progress, cancel=cancel, inputs=inputs)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from aicr.config import ValidateConfig
 from aicr.k8s import KubeTarget
@@ -18,6 +18,9 @@ from aicr.recipe.model import Recipe
 from aicr.result import CheckResult
 from aicr.runner.events import EventSink, discard
 from aicr.snapshot.model import Snapshot
+
+if TYPE_CHECKING:
+    from aicr.runner.gpu_pool import GpuPool
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,9 @@ class Executor(Protocol):
 
     def start(self, ctx: RunContext) -> None:
         """Create what the whole run shares (namespace, input ConfigMaps)."""
+
+    def gpu_pool(self, ctx: RunContext) -> GpuPool:
+        """Where the run reserves GPUs before each GPU check starts (after ``start``)."""
 
     def run(self, check: PlannedCheck, ctx: RunContext) -> CheckResult:
         """Run one check to the end and return its result; never raises for check failures."""

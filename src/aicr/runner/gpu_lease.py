@@ -1,17 +1,20 @@
-"""Exclusive GPUs across runs: a Lease that every aicr run in the namespace honours.
+"""GPU reservations across runs: one Lease whose annotation lists every holder and its GPUs.
 
-Within one run the orchestrator never overlaps checks that take whole GPUs. Two
-runs against one cluster (a nightly pipeline and an engineer, say) would still
-collide: each check's GPU pods would find the GPUs taken and fail for a reason
-that has nothing to do with the cluster. So before such a check starts, its run
-takes the Lease ``aicr-exclusive-gpus`` in the run namespace, renews it while the
-check runs and deletes it afterwards. A holder that stops renewing (a run that
-crashed) loses the Lease once its record has not changed for the lease duration,
-timed on this machine's clock as client-go's leader election does, so clock skew
-between the two runs' machines does not matter.
+Within one run the orchestrator starts a GPU check only when its reservation fits
+(aicr.runner.gpu_pool). Two runs against one cluster (a nightly pipeline and an
+engineer, say) must see each other's reservations too, or each check's GPU pods
+would find the GPUs taken and fail for a reason that has nothing to do with the
+cluster. So every reservation is written into the Lease ``aicr-exclusive-gpus``
+in the run namespace, under the annotation ``aicr.dev/gpu-reservations``:
+``{"<run>/<check>": {"need": ..., "gpus": {node: n}, "all": bool, "renewed": ...}}``.
+Writes are compare-and-swap on the Lease's resourceVersion, so two runs never
+both take the last GPUs. Each run renews its own entries every 10 s; an entry
+that has not changed for the lease duration (a crashed run) is dropped, timed on
+this machine's clock as client-go's leader election does, so clock skew between
+the runs' machines does not matter. The last holder to leave deletes the Lease.
 
-Runs in different namespaces do not see each other's Lease. A user who may not
-manage Leases is told so, and the check runs without the cross-run guarantee.
+A Lease without the annotation was written by an aicr that took the GPUs whole:
+its holder counts as holding every free GPU until it stops renewing.
 """
 
 from __future__ import annotations
@@ -20,19 +23,21 @@ import contextlib
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from aicr.k8s import describe_api_error
 from aicr.runner import defaults as d
+from aicr.runner.gpu_fit import Holding
 from aicr.runner.manifests import GPU_LEASE_NAME as LEASE_NAME
-from aicr.runner.manifests import gpu_lease
+from aicr.runner.manifests import RESERVATIONS_ANNOTATION, gpu_lease
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
 
 Obj = dict[str, Any]
+Decide = Callable[[dict[str, Holding]], Holding | None]
+WRITE_ATTEMPTS = 10  # compare-and-swap rounds before giving up until the next look
 
 
 def _now() -> str:
@@ -40,15 +45,25 @@ def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-class GpuLease:
-    """The Lease for one check of one run: ``acquire``, then ``release`` when it ended."""
+def holding_of(entry: Obj) -> Holding:
+    """An annotation entry as a Holding; anything unreadable holds every free GPU."""
+    gpus = entry.get("gpus")
+    if not isinstance(gpus, dict) or not all(isinstance(v, int) for v in gpus.values()):
+        return Holding(all=True)
+    return Holding({str(k): v for k, v in gpus.items()}, all=entry.get("all") is not False)
 
-    def __init__(self, api: ApiClient, namespace: str, run_id: str, check: str) -> None:
+
+class LeaseLedger:
+    """This run's view of the shared Lease: reserve, renew, release."""
+
+    def __init__(self, api: ApiClient, namespace: str, run_id: str) -> None:
         from kubernetes import client
 
         self.coord: Any = client.CoordinationV1Api(api)
-        self.namespace, self.run_id, self.check = namespace, run_id, check
-        self.holder = gpu_lease(namespace, run_id, check)["spec"]["holderIdentity"]
+        self.namespace, self.run_id = namespace, run_id
+        self._mine: dict[str, Obj] = {}  # holder -> its entry, as this run last wrote it
+        self._seen: dict[str, tuple[str, float]] = {}  # holder -> (entry, first seen so)
+        self._lock = threading.Lock()
         self._done = threading.Event()
         self._renewer: threading.Thread | None = None
 
@@ -67,123 +82,134 @@ class GpuLease:
         lease: Obj = json.loads(resp.data)
         return lease
 
-    def _ours(self, lease: Obj | None = None) -> Obj:
-        """``lease`` (or a new one) held by this check from now on."""
-        mine = gpu_lease(self.namespace, self.run_id, self.check)
-        body: Obj = lease or mine
-        body["metadata"]["labels"] = mine["metadata"]["labels"]  # our run's cleanup owns it
-        spec = body.setdefault("spec", {})
+    def _entries(self, lease: Obj | None) -> dict[str, Obj]:
+        """The live entries: this run's as it holds them, others' unless they went stale."""
+        entries: dict[str, Obj] = {}
+        duration = float(d.GPU_LEASE_SECONDS)
         if lease is not None:
-            spec["leaseTransitions"] = int(spec.get("leaseTransitions") or 0) + 1
-        now = _now()
-        spec.update(
-            holderIdentity=self.holder,
-            leaseDurationSeconds=mine["spec"]["leaseDurationSeconds"],
-            acquireTime=now,
-            renewTime=now,
-        )
-        return body
-
-    # ---- acquire, renew, release ---------------------------------------------------------
-    def acquire(self, stopped: Callable[[], bool], tell: Callable[[str], None]) -> str | None:
-        """Wait until this check holds the Lease: None, or why it never will (stopped, API)."""
-        seen: tuple[str, float] | None = None  # the holder's record and when we first saw it
-        unreachable_since: float | None = None
-        while not stopped():
-            try:
-                lease = self._read()
-                unreachable_since = None
-                if lease is None:
-                    self.coord.create_namespaced_lease(self.namespace, self._ours())
-                    break
-                spec = lease.get("spec") or {}
-                version = str(lease["metadata"].get("resourceVersion"))
-                if seen is None or seen[0] != version:
-                    seen = (version, time.monotonic())
-                duration = float(spec.get("leaseDurationSeconds") or d.GPU_LEASE_SECONDS)
+            meta, spec = lease.get("metadata") or {}, lease.get("spec") or {}
+            raw = (meta.get("annotations") or {}).get(RESERVATIONS_ANNOTATION)
+            version = str(meta.get("resourceVersion"))
+            if raw is None:  # an aicr that took the GPUs whole
                 holder = str(spec.get("holderIdentity") or "")
-                # an earlier check of this run that could not delete it: the run's own
-                # lock already keeps its GPU checks apart
-                ours = holder.partition("/")[0] == self.run_id
-                if not holder or ours or time.monotonic() - seen[1] >= duration:
-                    # free, ours, or its holder stopped renewing: take it (409 if one was faster)
-                    self.coord.replace_namespaced_lease(LEASE_NAME, self.namespace,
-                                                        self._ours(lease))  # fmt: skip
-                    break
-                run, _, check = holder.partition("/")
-                tell(f"waiting for exclusive GPUs: run {run} holds them (check {check or '?'})")
-            except Exception as exc:
-                status = getattr(exc, "status", None)
-                if status == 409:
-                    continue  # another run moved first: look again
-                if status == 403:
-                    tell(f"cannot coordinate exclusive GPUs with other aicr runs "
-                         f"({describe_api_error(exc)} on Leases); running without")  # fmt: skip
-                    return None
-                # any other answer, or none (API server unreachable): retry for a while
-                unreachable_since = unreachable_since or time.monotonic()
-                if time.monotonic() - unreachable_since >= d.API_UNREACHABLE_SECONDS:
-                    return f"cannot take the exclusive-GPU Lease: {describe_api_error(exc)}"
-            time.sleep(d.GPU_LEASE_POLL_SECONDS)
-        else:
-            return "stopped while waiting for exclusive GPUs held by another aicr run"
-        self._renewer = threading.Thread(target=self._renew, daemon=True, name="gpu-lease")
-        self._renewer.start()
-        return None
+                entries = {holder: {"all": True, "renewed": version}} if holder else {}
+            else:
+                try:
+                    parsed = json.loads(raw)
+                    entries = {str(h): e for h, e in parsed.items() if isinstance(e, dict)}
+                except (ValueError, AttributeError):  # fail closed until it goes stale
+                    entries = {"unreadable": {"all": True, "renewed": version}}
+            duration = float(spec.get("leaseDurationSeconds") or duration)
+        with self._lock:
+            live = self._fresh(entries, duration)
+            return {**live, **{h: dict(e) for h, e in self._mine.items()}}
 
-    def _renew(self) -> None:
-        """Keep the Lease fresh until released; stop if another run took it."""
-        while not self._done.wait(d.GPU_LEASE_RENEW_SECONDS):
-            try:
-                lease = self._read()
-                if lease is None or (lease.get("spec") or {}).get("holderIdentity") != self.holder:
-                    return
-                lease["spec"]["renewTime"] = _now()
-                self.coord.replace_namespaced_lease(LEASE_NAME, self.namespace, lease)
-            except Exception:  # a missed renewal is retried on the next tick
-                continue
+    def _fresh(self, entries: dict[str, Obj], duration: float) -> dict[str, Obj]:
+        """Others' entries that changed within ``duration`` on this machine's clock."""
+        now, live = time.monotonic(), {}
+        for holder, entry in entries.items():
+            if holder.partition("/")[0] == self.run_id:
+                continue  # ours: only what this run holds now counts (see _entries)
+            value = json.dumps(entry, sort_keys=True)
+            seen = self._seen.get(holder)
+            if seen is None or seen[0] != value:
+                self._seen[holder] = seen = (value, now)
+            if now - seen[1] < duration:
+                live[holder] = entry
+        return live
 
-    def release(self) -> None:
-        """Stop renewing and delete the Lease if still ours (the run's cleanup is the backstop)."""
-        self._done.set()
-        if self._renewer is not None:
-            self._renewer.join(timeout=5)
-        with contextlib.suppress(Exception):
-            lease = self._read()
-            if lease and (lease.get("spec") or {}).get("holderIdentity") == self.holder:
-                version = lease["metadata"]["resourceVersion"]
+    def _write(self, lease: Obj | None, entries: dict[str, Obj]) -> None:
+        """Store ``entries`` (compare-and-swap on ``lease``); no entries: delete the Lease."""
+        version = (lease or {}).get("metadata", {}).get("resourceVersion")
+        if not entries:
+            if lease is not None:
                 self.coord.delete_namespaced_lease(
                     LEASE_NAME, self.namespace,
                     body={"preconditions": {"resourceVersion": version}},
                 )  # fmt: skip
+            return
+        body = gpu_lease(self.namespace, entries)
+        body["spec"]["renewTime"] = _now()
+        if lease is None:
+            self.coord.create_namespaced_lease(self.namespace, body)
+            return
+        body["metadata"]["resourceVersion"] = version
+        self.coord.replace_namespaced_lease(LEASE_NAME, self.namespace, body)
 
+    def _swap(self, change: Callable[[dict[str, Obj]], dict[str, Obj] | None]) -> bool:
+        """Read, ``change`` the live entries (None: leave them), write; retry on conflicts."""
+        from kubernetes.client.exceptions import ApiException
 
-@contextlib.contextmanager
-def exclusive_gpus(
-    api: ApiClient,
-    namespace: str,
-    run_id: str,
-    check: str,
-    stopped: Callable[[], bool],
-    tell: Callable[[str], None],
-) -> Iterator[str | None]:
-    """Hold the Lease around the body; yields None, or why the check must not start."""
-    lease = GpuLease(api, namespace, run_id, check)
-    refused = lease.acquire(stopped, _once(tell))
-    try:
-        yield refused
-    finally:
-        if refused is None:
-            lease.release()
+        for _ in range(WRITE_ATTEMPTS):
+            lease = self._read()
+            changed = change(self._entries(lease))
+            if changed is None:
+                return False
+            try:
+                self._write(lease, changed)
+                return True
+            except ApiException as exc:
+                if exc.status not in (404, 409):  # 404/409: another run wrote first
+                    raise
+        return False
 
+    # ---- reserve, renew, release ---------------------------------------------------------
+    def reserve(
+        self, holder: str, need: str, decide: Decide
+    ) -> tuple[Holding | None, dict[str, Holding]]:
+        """Ask ``decide`` with the others' holdings; store what it grants under ``holder``."""
+        got: list[tuple[Holding | None, dict[str, Holding]]] = []
 
-def _once(tell: Callable[[str], None]) -> Callable[[str], None]:
-    """``tell`` that says each distinct message once."""
-    said: set[str] = set()
+        def change(entries: dict[str, Obj]) -> dict[str, Obj] | None:
+            others = {h: holding_of(e) for h, e in entries.items() if h != holder}
+            holding = decide(others)
+            got[:] = [(holding, others)]
+            if holding is None:
+                return None
+            entry = {"need": need, "gpus": holding.gpus, "all": holding.all, "renewed": _now()}
+            return {**entries, holder: entry}
 
-    def say(message: str) -> None:
-        if message not in said:
-            said.add(message)
-            tell(message)
+        if not self._swap(change):
+            return None, got[-1][1] if got else {}
+        with self._lock:
+            holding = got[-1][0]
+            assert holding is not None
+            self._mine[holder] = {"need": need, "gpus": holding.gpus, "all": holding.all,
+                                  "renewed": _now()}  # fmt: skip
+            if self._renewer is None:
+                self._renewer = threading.Thread(target=self._renew, daemon=True,
+                                                 name="gpu-lease")  # fmt: skip
+                self._renewer.start()
+        return got[-1]
 
-    return say
+    def _renew(self) -> None:
+        """Keep this run's entries fresh until the run ends."""
+        while not self._done.wait(d.GPU_LEASE_RENEW_SECONDS):
+            with self._lock:
+                if not self._mine:
+                    continue
+                for entry in self._mine.values():
+                    entry["renewed"] = _now()
+            try:
+                self._swap(lambda entries: entries)
+            except Exception:  # a missed renewal is retried on the next tick
+                continue
+
+    def release(self, holder: str) -> None:
+        """Drop ``holder``'s entry (the Lease goes with the last one)."""
+        with self._lock:
+            self._mine.pop(holder, None)
+        with contextlib.suppress(Exception):  # a left entry goes stale for the others
+            self._swap(lambda entries: entries)
+
+    def close(self) -> None:
+        """Stop renewing and drop every entry of this run."""
+        self._done.set()
+        if self._renewer is not None:
+            self._renewer.join(timeout=5)
+        with self._lock:
+            held = bool(self._mine)
+            self._mine.clear()
+        if held:
+            with contextlib.suppress(Exception):
+                self._swap(lambda entries: entries)

@@ -15,7 +15,6 @@ import json
 import queue
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +27,7 @@ from aicr.result import CheckResult, Detail, bounded_lines
 from aicr.runner import RunContext, cleanup, kinds, manifests, names, outcome
 from aicr.runner import defaults as d
 from aicr.runner.events import Event, EventKind
-from aicr.runner.gpu_lease import exclusive_gpus
+from aicr.runner.gpu_pool import GpuPool, for_cluster
 from aicr.runner.waiting import Watch, WatchEvent, drain
 
 if TYPE_CHECKING:
@@ -108,27 +107,6 @@ class RunSetup:
             if isinstance(exc, ClusterError):
                 raise
             raise ClusterError(f"cannot reach the cluster: {exc}") from None
-
-    @staticmethod
-    def exclusive(
-        api: ApiClient,
-        ctx: RunContext,
-        check: PlannedCheck,
-        stopped: Callable[[], bool],
-        body: Callable[[], CheckResult],
-    ) -> CheckResult:
-        """Run ``body`` holding the cross-run GPU Lease when ``check`` takes whole GPUs."""
-        if check.lock is None:
-            return body()
-
-        def tell(message: str) -> None:
-            ctx.events(Event(EventKind.CHECK_UPDATE, check.phase.value, check.name, message))
-
-        with exclusive_gpus(api, ctx.namespace, ctx.run_id, check.name, stopped, tell) as refused:
-            if refused is not None:
-                detail = Detail.INTERRUPTED if stopped() else Detail.API_UNREACHABLE
-                return CheckResult.ended(check, Status.OTHER, refused, detail)
-            return body()
 
     def prometheus(self, api: ApiClient, ctx: RunContext) -> manifests.PrometheusTarget:
         """Find the Prometheus pods once per run: their namespace and how many there are."""
@@ -246,14 +224,15 @@ class JobExecutor:
         return cleanup.finish_run(ctx, self.cleanup_timeout_seconds)
 
     # ---- one check --------------------------------------------------------------------
+    def gpu_pool(self, ctx: RunContext) -> GpuPool:
+        """The shared Lease and the cluster's live inventory of free GPUs."""
+        return for_cluster(ctx)
+
     def run(self, check: PlannedCheck, ctx: RunContext) -> CheckResult:
         """Run ``check`` as a Job and return its result; never raises for check failures."""
         if self._api is None:
             raise RuntimeError("JobExecutor.run before start")
-        api = self._api
-        return self._setup.exclusive(
-            api, ctx, check, lambda: self._stopped(ctx), lambda: self._run(api, check, ctx)
-        )
+        return self._run(self._api, check, ctx)
 
     def _run(self, api: ApiClient, check: PlannedCheck, ctx: RunContext) -> CheckResult:
         start_ms = _now_ms()

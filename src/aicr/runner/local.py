@@ -30,6 +30,7 @@ from aicr.result import CheckResult, Detail, bounded_lines
 from aicr.runner import RunContext, cleanup, manifests, names, outcome
 from aicr.runner import defaults as d
 from aicr.runner.events import Event, EventKind
+from aicr.runner.gpu_pool import GpuPool, for_cluster
 from aicr.runner.job import RunSetup, apply_check_objects
 
 if TYPE_CHECKING:
@@ -113,16 +114,15 @@ class LocalExecutor:
         )
         return str(response.status.token)
 
+    def gpu_pool(self, ctx: RunContext) -> GpuPool:
+        """The shared Lease and the cluster's live inventory of free GPUs."""
+        return for_cluster(ctx)
+
     def run(self, check: PlannedCheck, ctx: RunContext) -> CheckResult:
         """Create the check's identity and RBAC, run the subprocess, read its result."""
         if self._api is None:
             raise RuntimeError("LocalExecutor.run before start")
-        api = self._api
-
-        def stopped() -> bool:
-            return self._stopping.is_set() or ctx.cancel.is_set()
-
-        return self._setup.exclusive(api, ctx, check, stopped, lambda: self._run(api, check, ctx))
+        return self._run(self._api, check, ctx)
 
     def _run(self, api: ApiClient, check: PlannedCheck, ctx: RunContext) -> CheckResult:
         from kubernetes.client.exceptions import ApiException

@@ -238,7 +238,7 @@ def workload_pod_security(spec: CheckSpec) -> str:
     ``privileged`` is never given: nothing a check runs needs host access, and a
     check able to create privileged pods would hold node-level power.
     """
-    return "baseline" if spec.exclusive_gpus else "restricted"
+    return "baseline" if spec.gpus is not None else "restricted"
 
 
 def workload_objects(ctx: RunContext, check: PlannedCheck) -> list[Manifest]:
@@ -437,14 +437,17 @@ def _on_node(node: str) -> Manifest:
 
 
 # Shared by every run in a namespace on purpose: it is how they keep out of each
-# other's way (aicr.runner.gpu_lease), so unlike everything else it is not run-unique.
+# other's way (aicr.runner.gpu_lease), so unlike everything else it is not run-unique
+# and carries no run's label (one run's cleanup must not delete the others' holdings).
 GPU_LEASE_NAME = "aicr-exclusive-gpus"
+RESERVATIONS_ANNOTATION = "aicr.dev/gpu-reservations"
 
 
-def gpu_lease(namespace: str, run_id: str, check: str) -> Manifest:
-    """The Lease a run holds while ``check``, which takes whole GPUs, runs.
+def gpu_lease(namespace: str, holdings: dict[str, Any]) -> Manifest:
+    """The Lease recording every GPU reservation of every run in ``namespace``.
 
-    The acquire and renew times are added when it is applied.
+    ``holdings`` maps ``<run id>/<check>`` to what that check holds; the renew
+    time is added when it is applied.
     """
     return {
         "apiVersion": "coordination.k8s.io/v1",
@@ -452,12 +455,12 @@ def gpu_lease(namespace: str, run_id: str, check: str) -> Manifest:
         "metadata": {
             "name": GPU_LEASE_NAME,
             "namespace": namespace,
-            "labels": names.run_labels(run_id),
+            "labels": {names.MANAGED_BY_LABEL: names.MANAGED_BY},
+            "annotations": {RESERVATIONS_ANNOTATION: json.dumps(holdings, sort_keys=True)},
         },
         "spec": {
-            "holderIdentity": f"{run_id}/{check}",
+            "holderIdentity": ",".join(sorted(holdings)),
             "leaseDurationSeconds": d.GPU_LEASE_SECONDS,
-            "leaseTransitions": 0,
         },
     }
 
@@ -489,10 +492,12 @@ def render_run(
 ) -> list[Manifest]:
     """Every object the run would apply, in apply order (what ``--dry-run`` prints)."""
     out = run_objects(ctx)
+    needs = {names.holder_id(ctx.run_id, c.name): {"need": str(c.gpus)}
+             for c in plan.checks if c.gpus is not None and c.skip_reason is None}  # fmt: skip
+    if needs:  # what the run adds to the Lease; the nodes are decided as each check starts
+        out.append(gpu_lease(ctx.namespace, needs))
     for check in plan.checks:
         if check.skip_reason is None:
-            if check.lock:
-                out.append(gpu_lease(ctx.namespace, ctx.run_id, check.name))
             out.extend(check_objects(ctx, check, prometheus))
     return out
 

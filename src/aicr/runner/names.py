@@ -77,6 +77,11 @@ def run_labels(run_id: str) -> dict[str, str]:
     return {MANAGED_BY_LABEL: MANAGED_BY, RUN_ID_LABEL: run_id}
 
 
+def holder_id(run_id: str, check: str) -> str:
+    """How the shared GPU Lease names one check of one run."""
+    return f"{run_id}/{check}"
+
+
 def check_labels(run_id: str, check: str, phase: str) -> dict[str, str]:
     """Run labels plus the check and its phase."""
     return {**run_labels(run_id), CHECK_LABEL: check, PHASE_LABEL: phase}

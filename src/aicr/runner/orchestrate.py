@@ -1,9 +1,13 @@
 """Runs a plan through an executor: phase order, overlap limits, stop rules, interruption.
 
 Checks of one phase start in recipe order as long as fewer than ``parallel``
-run and their lock (whole GPUs) is free. Results are reported in plan order
-whatever the completion order, so a parallel run's report equals a serial one's.
-A phase with a failed or ``other`` check stops the later phases.
+run; a check that declares GPUs starts only once its reservation fits
+(aicr.runner.gpu_pool). GPU checks start in plan order: the first one that does
+not fit holds back every later GPU check until it has started, so a small later
+check never starves a big earlier one (checks without GPUs still start). Results
+are reported in plan order whatever the completion order, so a parallel run's
+report equals a serial one's. A phase with a failed or ``other`` check stops the
+later phases.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from aicr.plan import Plan, PlannedCheck
 from aicr.result import CheckResult, Detail
 from aicr.runner import Executor, RunContext
 from aicr.runner.events import Event, EventKind, EventSink, discard
+from aicr.runner.gpu_pool import GpuPool
 
 POLL_SECONDS = 0.2  # how often the loop looks at the cancel flag and the run deadline
 
@@ -52,10 +57,13 @@ class _PhaseRun:
         events: EventSink,
         deadline: float | None,
         stop_message: str,
+        gpus: GpuPool,
     ) -> None:
         self.executor, self.ctx, self.parallel = executor, ctx, max(1, parallel)
         self.events, self.deadline, self.stop_message = events, deadline, stop_message
+        self.gpus = gpus
         self.stopped: StopReason | None = None
+        self.waiting: dict[str, str] = {}  # check -> why it has not started yet (GPUs)
 
     def _stop(self, reason: StopReason) -> None:
         if self.stopped is None:
@@ -74,10 +82,36 @@ class _PhaseRun:
                 f"executor error: {type(exc).__name__}: {exc}",
                 Detail.INTERNAL,
             )
+        finally:
+            if check.gpus is not None:
+                self.gpus.release(check)
 
     def _unstarted(self, check: PlannedCheck) -> CheckResult:
         detail = Detail.TIMEOUT if self.stopped == StopReason.TIMEOUT else Detail.INTERRUPTED
-        return CheckResult.ended(check, Status.OTHER, f"not started: {self.stop_message}", detail)
+        why = self.waiting.get(check.name)
+        message = f"not started: {self.stop_message}" + (f" ({why})" if why else "")
+        return CheckResult.ended(check, Status.OTHER, message, detail)
+
+    def _may_start(self, check: PlannedCheck, done: dict[str, CheckResult]) -> bool:
+        """Reserve ``check``'s GPUs; False while it waits (said once per reason)."""
+        decision = self.gpus.try_reserve(check)
+        if decision.refused is not None:
+            result = CheckResult.ended(check, Status.OTHER, decision.refused,
+                                       Detail.API_UNREACHABLE)  # fmt: skip
+            done[check.name] = result
+            self.events(Event(EventKind.CHECK_FINISHED, check.phase.value, check.name,
+                              result.message, None, result))  # fmt: skip
+            return False
+        if decision.holding is None:
+            if self.waiting.get(check.name) != decision.waiting:
+                self.waiting[check.name] = decision.waiting
+                self.events(Event(EventKind.CHECK_UPDATE, check.phase.value, check.name,
+                                  decision.waiting))  # fmt: skip
+            return False
+        self.waiting.pop(check.name, None)
+        self.events(Event(EventKind.CHECK_UPDATE, check.phase.value, check.name,
+                          f"reserved {decision.holding}"))  # fmt: skip
+        return True
 
     def run(self, checks: list[PlannedCheck]) -> dict[str, CheckResult]:
         done: dict[str, CheckResult] = {}
@@ -98,17 +132,20 @@ class _PhaseRun:
                     for check in pending:
                         done[check.name] = self._unstarted(check)
                     pending = []
-                held = {c.lock for c in running.values() if c.lock}
+                gpu_blocked = False  # an earlier GPU check waits: later ones keep behind it
                 for check in list(pending):
                     if len(running) >= self.parallel:
                         break
-                    if check.lock and check.lock in held:
+                    if check.gpus is not None and (gpu_blocked or not self._may_start(check, done)):
+                        gpu_blocked = True
+                        if check.name in done:  # refused: it ended without starting
+                            pending.remove(check)
                         continue
                     pending.remove(check)
-                    if check.lock:
-                        held.add(check.lock)
                     running[pool.submit(self._run_one, check)] = check
                 if not running:
+                    if pending:
+                        self.ctx.cancel.wait(POLL_SECONDS)  # every pending check waits for GPUs
                     continue
                 finished, _ = wait(running, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
                 for future in finished:
@@ -151,8 +188,29 @@ def run_plan(
     events: EventSink = discard,
     deadline: float | None = None,
     timeout_text: str = "",
+    gpus: GpuPool | None = None,
 ) -> PlanResults:
-    """Run every phase of ``plan``; results come back in plan order."""
+    """Run every phase of ``plan``; results come back in plan order.
+
+    ``gpus`` holds the run's GPU reservations; without one, GPU checks run one at a time.
+    """
+    pool = gpus or GpuPool(ctx.run_id)
+    try:
+        return _run_phases(plan, executor, ctx, parallel, events, deadline, timeout_text, pool)
+    finally:
+        pool.close()
+
+
+def _run_phases(
+    plan: Plan,
+    executor: Executor,
+    ctx: RunContext,
+    parallel: int,
+    events: EventSink,
+    deadline: float | None,
+    timeout_text: str,
+    gpus: GpuPool,
+) -> PlanResults:
     out = PlanResults()
     failed_phase: str | None = None
     stop_message = (
@@ -181,7 +239,7 @@ def run_plan(
                 out.results.append((check, result))
             continue
         events(Event(EventKind.PHASE_STARTED, phase))
-        phase_run = _PhaseRun(executor, ctx, parallel, events, deadline, stop_message)
+        phase_run = _PhaseRun(executor, ctx, parallel, events, deadline, stop_message, gpus)
         done = phase_run.run(phase_plan.checks)
         out.results.extend((c, done[c.name]) for c in phase_plan.checks)
         out.stopped = phase_run.stopped

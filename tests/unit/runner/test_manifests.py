@@ -3,6 +3,7 @@ plus the properties reviewers care about, asserted directly."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -44,29 +45,28 @@ def test_every_object_carries_the_run_labels(sample_plan: Plan, ctx: RunContext)
     for obj in manifests.render_run(sample_plan, ctx):
         labels = obj["metadata"]["labels"]
         assert labels["app.kubernetes.io/managed-by"] == "aicr"
+        if obj["kind"] == "Lease":  # shared by every run in the namespace
+            continue
         assert labels["aicr.dev/run-id"] == "r0123abcd"
         # the run namespace keeps the user's name; the GPU Lease is shared by every run
         if obj["metadata"]["name"] not in (ctx.namespace, manifests.GPU_LEASE_NAME):
             assert obj["metadata"]["name"].startswith("aicr-r0123abcd")
 
 
-def test_each_gpu_check_is_preceded_by_the_lease_it_takes(
+def test_the_shared_lease_comes_once_with_each_gpu_checks_need(
     sample_plan: Plan, ctx: RunContext
 ) -> None:
     objects = manifests.render_run(sample_plan, ctx)
-    gpu_checks = [c.name for c in sample_plan.checks if c.lock and c.skip_reason is None]
+    gpu_checks = {c.name: str(c.gpus) for c in sample_plan.checks
+                  if c.gpus and c.skip_reason is None}  # fmt: skip
     assert gpu_checks  # the sample plan has some, or this test proves nothing
-    leases = by_kind(objects, "Lease")
-    assert [lease["spec"]["holderIdentity"] for lease in leases] == [
-        f"r0123abcd/{name}" for name in gpu_checks
-    ]
-    for lease in leases:
-        check = lease["spec"]["holderIdentity"].split("/")[1]
-        job = next(
-            o for o in objects if o["kind"] == "Job" and o["metadata"]["name"].endswith(check)
-        )
-        assert objects.index(lease) < objects.index(job)
-        assert lease["metadata"]["namespace"] == ctx.namespace
+    (lease,) = by_kind(objects, "Lease")
+    entries = json.loads(lease["metadata"]["annotations"]["aicr.dev/gpu-reservations"])
+    assert entries == {f"r0123abcd/{name}": {"need": need} for name, need in gpu_checks.items()}
+    first_job = next(o for o in objects if o["kind"] == "Job")
+    assert objects.index(lease) < objects.index(first_job)
+    assert lease["metadata"]["namespace"] == ctx.namespace
+    assert "aicr.dev/run-id" not in lease["metadata"]["labels"]  # no run's cleanup owns it
 
 
 def test_nothing_is_bound_to_cluster_admin(sample_plan: Plan, ctx: RunContext) -> None:
