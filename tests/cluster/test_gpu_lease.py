@@ -137,7 +137,9 @@ def test_two_runs_whose_reservations_fit_run_together(cluster: SimCluster) -> No
     assert first.stop_ms > second.start_ms  # together
     both = next(s for s in runs.seen if len(s) == 2)
     assert sorted(json.dumps(e["gpus"]) for e in both.values()) == [
-        '{"gpu-h100-0": 8}', '{"gpu-h100-1": 8}']
+        '{"gpu-h100-0": 8}',
+        '{"gpu-h100-1": 8}',
+    ]
     assert {h.partition("/")[0] for h in both} == set(runs.results)
     assert runs.told == {run: [] for run in runs.results}
 
@@ -164,8 +166,9 @@ def test_a_holder_that_stopped_renewing_expires(cluster: SimCluster, legacy: boo
     ctx = make_ctx(cluster, namespace=namespace, events=events)
     result, left = run_gpu_check(ctx, {"count": 1})
     assert result.status != Status.OTHER, result.message
-    assert waiting(events) and "rdeadbeef/check-nvidia-smi holds every free GPU" in (
-        waiting(events)[0]
+    assert (
+        waiting(events)
+        and "rdeadbeef/check-nvidia-smi holds every free GPU" in (waiting(events)[0])
     )
     assert left == [] and remaining(cluster, ctx.run_id) == []
     assert lease_entries(cluster, namespace) is None
