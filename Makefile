@@ -13,7 +13,7 @@ help:
 	@echo "lint     ruff + mypy --strict on src/ + actionlint on .github/workflows"
 	@echo "demo     run aicr validate on an example recipe"
 	@echo "bench    print the benchmark figures (start-up, CNCF rendering)"
-	@echo "bench-cluster  executor overhead and parallel speed-up on the simulated cluster"
+	@echo "bench-cluster  executor overhead, parallel speed-up and the conformance phase wall time on the simulated cluster"
 
 $(BIN)/aicr: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -50,5 +50,6 @@ bench: install
 
 bench-cluster: install
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python bench/executor_overhead.py
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python bench/conformance_phase.py
 
 -include hack/sim/sim.mk

@@ -42,7 +42,9 @@ def run_gpu_check(ctx: RunContext, gpus: dict[str, Any]) -> tuple[CheckResult, l
     executor.start(ctx)
     try:
         plan = Plan([PhasePlan(Phase.CONFORMANCE, [planned("operator-health", gpus=gpus)])])
-        out = run_plan(plan, executor, ctx, parallel=1, gpus=executor.gpu_pool(ctx))
+        out = run_plan(
+            plan, executor, ctx, parallel=1, events=ctx.events, gpus=executor.gpu_pool(ctx)
+        )
     finally:
         left = executor.finish(ctx)
     return out.results[0][1], left

@@ -164,10 +164,10 @@ def reader(usable: dict[str, int]) -> InventoryReader:
 
 
 def test_gpu_checks_whose_reservations_fit_together_overlap() -> None:
-    # 2 nodes x 2 GPUs: dra-support takes 1, secure-accelerator-access 2 on the other node
+    # 2 nodes x 3 GPUs: dra-support takes 1, secure-accelerator-access 4 of the 5 left
     plan = gpu_plan("dra-support", "secure-accelerator-access", "driver-runtime-management")
     fake = FakeExecutor(durations={c.name: 0.3 for c in plan.checks},
-                        gpu_reader=reader({"a": 2, "b": 2}))  # fmt: skip
+                        gpu_reader=reader({"a": 3, "b": 3}))  # fmt: skip
     events: list[Event] = []
     out = run_plan(plan, fake, ctx(), parallel=4, gpus=fake.gpu_pool(ctx()), events=events.append)
     assert ("dra-support", "secure-accelerator-access") in fake.overlaps
@@ -179,7 +179,8 @@ def test_gpu_checks_whose_reservations_fit_together_overlap() -> None:
             and e.message.startswith("waiting")]  # fmt: skip
     assert said[0] == (
         "waiting for GPUs: needs 1 GPU on every GPU node; free now a 1, b 0; "
-        "rtest/dra-support holds 1 GPU (a 1); rtest/secure-accelerator-access holds 2 GPUs (b 2)"
+        "rtest/dra-support holds 1 GPU (a 1); rtest/secure-accelerator-access holds 4 GPUs "
+        "(a 1, b 3)"
     )
 
 

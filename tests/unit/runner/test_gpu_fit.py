@@ -159,6 +159,6 @@ def test_the_catalog_declares_the_documented_needs() -> None:
         "gang-scheduling": "every free GPU",
         "pod-autoscaling": "2 GPUs in all",
         "cluster-autoscaling": "every free GPU",
-        "secure-accelerator-access": "2 GPUs on one node",
+        "secure-accelerator-access": "4 GPUs in all",
         "driver-runtime-management": "1 GPU on every GPU node",
     }

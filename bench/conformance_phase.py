@@ -1,0 +1,177 @@
+"""The conformance phase's wall time on the simulated cluster, against its longest check.
+
+Runs ``aicr validate --phase conformance`` (the CLI, Job executor, default
+``--parallel``) inside the simulated cluster's network namespace with every
+conformance check implemented so far that this bench can make healthy, and
+prints one line per check and the phase's figures:
+
+    check <name> <seconds>
+    phase wall <s> longest <s> ratio <wall/(longest+5)>
+
+Target (issue 17): ratio <= 1.2, i.e. the phase costs little more than its
+longest check, however many GPU checks it has: GPU checks overlap whenever
+their reservations fit (aicr.runner.gpu_pool). The cluster is healthy: the GPU
+Operator and DRA-driver stand-ins (operand DaemonSets whose pods really run)
+and, by default, DRA allocation mode, so dra-support and
+driver-runtime-management take their GPUs through ResourceClaims.
+
+    AICR_SIM_DIR=... PATH=.venv/bin:$PATH python bench/conformance_phase.py
+
+Uses the running simulated cluster (hack/sim/sim up), or starts one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "hack" / "sim"), str(ROOT / "tests" / "cluster"), str(ROOT / "tests")]
+
+from gpu_operator import CRD, daemon_sets_ready, deployment, gpu_node_daemon_set  # noqa: E402
+from gpu_operator import policy as cluster_policy  # noqa: E402
+from harness import SimCluster  # noqa: E402
+from kubernetes import client  # noqa: E402
+from simcluster.cluster import Sim  # noqa: E402
+
+from aicr.catalog import load_catalog  # noqa: E402
+from aicr.checks import registry  # noqa: E402
+from aicr.checks.gpu_operator import OPERANDS  # noqa: E402
+from aicr.phases import Phase  # noqa: E402
+
+OPERATOR_NS, DRA_NS = "gpu-operator", "nvidia-dra-driver"
+DRA_PLUGIN = "nvidia-dra-driver-gpu-kubelet-plugin"
+# The implemented conformance checks the healthy cluster below satisfies, in catalog order.
+COVERED = ("dra-support", "driver-runtime-management", "gpu-operator-health", "platform-health")
+SNAPSHOT = ROOT / "tests" / "data" / "snapshots" / "ok.yaml"
+SLACK_SECONDS = 5  # the ratio's allowance for the run's own start and finish
+
+
+def recipe(checks: list[str], dra: bool) -> str:
+    on, off = ("true", "false") if dra else ("false", "true")
+    return (
+        "kind: RecipeResult\napiVersion: aicr.nvidia.com/v1alpha1\ncomponentRefs:\n"
+        f"  - name: gpu-operator\n    namespace: {OPERATOR_NS}\n"
+        f"    overrides: {{devicePlugin: {{enabled: {off}}}}}\n"
+        f"  - name: nvidia-dra-driver-gpu\n    namespace: {DRA_NS}\n"
+        f"    overrides: {{resources: {{gpus: {{enabled: {on}}}}}, "
+        f"gpuResourcesEnabledOverride: {on}}}\n"
+        f"validation:\n  conformance:\n    checks: [{', '.join(checks)}]\n"
+    )
+
+
+def healthy(cluster: SimCluster, mode: str) -> None:
+    """The GPU Operator's operands and the DRA kubelet plugin ready on the GPU nodes."""
+    cluster.set_mode(mode)
+    cluster.apply(CRD)
+    for ns in (OPERATOR_NS, DRA_NS):
+        cluster.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+    cluster.wait_for(lambda: _served(cluster), 30, message="ClusterPolicy CRD served")
+    cluster.apply([deployment("gpu-operator"), *(gpu_node_daemon_set(o.app) for o in OPERANDS)],
+                  OPERATOR_NS)  # fmt: skip
+    cluster.apply(cluster_policy("ready"))
+    cluster.apply(gpu_node_daemon_set(DRA_PLUGIN), DRA_NS)
+    for ns in (OPERATOR_NS, DRA_NS):
+        cluster.wait_for(lambda ns=ns: daemon_sets_ready(cluster, ns), 120,
+                         message=f"DaemonSets in {ns} ready")  # fmt: skip
+
+
+def _served(cluster: SimCluster) -> bool:
+    try:
+        client.CustomObjectsApi(cluster.api()).list_cluster_custom_object(
+            "nvidia.com", "v1", "clusterpolicies")
+    except client.ApiException:
+        return False
+    return True
+
+
+def teardown(cluster: SimCluster) -> None:
+    """Everything the bench made goes; the cluster is back in its initial mode."""
+    for ns in (OPERATOR_NS, DRA_NS):
+        cluster.delete_namespace(ns, wait=False)
+    client.ApiextensionsV1Api(cluster.api()).delete_custom_resource_definition(
+        CRD["metadata"]["name"])
+    cluster.reset()
+
+
+def validate(cluster: SimCluster, checks: list[str], work: Path, args: Any) -> Any:
+    """One ``aicr validate --phase conformance``: the report, the phase's wall time, events."""
+    (work / "recipe.yaml").write_text(recipe(checks, args.mode == "dra"))
+    command = ["aicr", "validate", "-r", str(work / "recipe.yaml"), "-s", str(SNAPSHOT),
+               "--phase", "conformance", "--kubeconfig", str(cluster.kubeconfig),
+               "--image", cluster.validator_image, "--log-json",
+               "-o", str(work / "report.json")]  # fmt: skip
+    if args.parallel is not None:
+        command += ["--parallel", str(args.parallel)]
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=1800,
+                          env={**os.environ, "NO_COLOR": "1"})  # fmt: skip
+    events = []
+    for line in proc.stderr.splitlines():
+        try:
+            events.append(json.loads(line))
+        except ValueError:
+            continue
+    times = {e["event"]: e["time"] for e in events if e.get("event", "").startswith("phase-")}
+    if proc.returncode != 0 or set(times) != {"phase-started", "phase-finished"}:
+        sys.exit(f"aicr validate exited {proc.returncode}:\n{proc.stderr[-4000:]}")
+    report = json.loads((work / "report.json").read_text())
+    return report, times["phase-finished"] - times["phase-started"], events
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--parallel", type=int, default=None, help="default: aicr's own")
+    parser.add_argument("--mode", choices=["dra", "device-plugin"], default="dra",
+                        help="how the simulated GPUs are allocated")  # fmt: skip
+    args = parser.parse_args()
+    implemented = [c.name for c in load_catalog().ordered
+                   if c.phase == Phase.CONFORMANCE and registry.find(c)]  # fmt: skip
+    checks = [name for name in implemented if name in COVERED]
+    sim = Sim()
+    started = not sim.is_up()
+    if started:
+        sim.up()
+    else:
+        sim.enter()  # the cluster's network namespace; aicr inherits it
+    cluster = SimCluster(sim)
+    try:
+        healthy(cluster, args.mode)
+        with tempfile.TemporaryDirectory() as work:
+            t0 = time.monotonic()
+            report, wall, events = validate(cluster, checks, Path(work), args)
+            total = time.monotonic() - t0
+    finally:
+        teardown(cluster)
+        if started:
+            sim.down()
+    tests = report["results"]["tests"]
+    bad = [f"{t['name']}: {t['status']}: {t.get('message')}" for t in tests
+           if t["status"] != "passed"]  # fmt: skip
+    if bad:
+        sys.exit("checks that did not pass (the figures would be meaningless):\n" + "\n".join(bad))
+    seconds = {t["name"]: t["duration"] / 1000 for t in tests}
+    for name in checks:
+        print(f"check {name} {seconds[name]:.1f}")
+    longest = max(seconds.values())
+    print(f"phase wall {wall:.1f} longest {longest:.1f} "
+          f"ratio {wall / (longest + SLACK_SECONDS):.2f}  [target <= 1.2]")  # fmt: skip
+    print(f"  sum of the checks (a serial run's floor) {sum(seconds.values()):.1f}; "
+          f"whole command {total:.1f}")  # fmt: skip
+    for e in events:
+        if e.get("event") == "check-update" and "waiting for GPUs" in e.get("message", ""):
+            print(f"  {e['check']}: {e['message']}")
+    for name in implemented:
+        if name not in checks:
+            print(f"  not in the bench (its healthy cluster is not set up here): {name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
