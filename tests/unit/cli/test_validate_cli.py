@@ -198,6 +198,21 @@ def test_check_list_plain_and_json(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = aicr(capsys, "check", "list", "--output", "json")
     rows = json.loads(out)
     assert len(rows) == 20 and rows[0]["name"] == "operator-health"
+    by_name = {r["name"]: r for r in rows}
+    assert (by_name["driver-runtime-management"]["gpus"],
+            by_name["driver-runtime-management"]["exclusiveGpus"]) == (
+        {"perNode": 1, "nodes": "every"}, False)  # fmt: skip
+    assert (by_name["gang-scheduling"]["gpus"], by_name["gang-scheduling"]["exclusiveGpus"]) == (
+        {"all": True}, True)
+    assert by_name["platform-health"]["gpus"] is None
+
+
+def test_the_plan_and_dry_run_show_each_checks_reservation(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, _, err = aicr(capsys, "validate", "-r", RECIPE, "--dry-run", "--phase", "conformance")
+    assert code == 0
+    assert "dra-support  (timeout 300s, reserves 1 GPU in all)" in err
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
