@@ -11,8 +11,8 @@ prints one line per check and the phase's figures:
 Target (issue 17): ratio <= 1.2, i.e. the phase costs little more than its
 longest check, however many GPU checks it has: GPU checks overlap whenever
 their reservations fit (aicr.runner.gpu_pool). The cluster is healthy: the GPU
-Operator and DRA-driver stand-ins (operand DaemonSets whose pods really run)
-and, by default, DRA allocation mode, so dra-support and
+Operator and DRA-driver stand-ins (operand DaemonSets whose pods really run),
+a gVisor RuntimeClass and, by default, DRA allocation mode, so dra-support and
 driver-runtime-management take their GPUs through ResourceClaims.
 
     AICR_SIM_DIR=... PATH=.venv/bin:$PATH python bench/conformance_phase.py
@@ -49,7 +49,10 @@ from aicr.phases import Phase  # noqa: E402
 OPERATOR_NS, DRA_NS = "gpu-operator", "nvidia-dra-driver"
 DRA_PLUGIN = "nvidia-dra-driver-gpu-kubelet-plugin"
 # The implemented conformance checks the healthy cluster below satisfies, in catalog order.
-COVERED = ("dra-support", "driver-runtime-management", "gpu-operator-health", "platform-health")
+COVERED = ("dra-support", "driver-runtime-management", "workload-sandboxing",
+           "gpu-operator-health", "platform-health")  # fmt: skip
+SANDBOX = {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "gvisor"},
+           "handler": "runsc"}  # fmt: skip
 SNAPSHOT = ROOT / "tests" / "data" / "snapshots" / "ok.yaml"
 SLACK_SECONDS = 5  # the ratio's allowance for the run's own start and finish
 
@@ -78,6 +81,7 @@ def healthy(cluster: SimCluster, mode: str) -> None:
                   OPERATOR_NS)  # fmt: skip
     cluster.apply(cluster_policy("ready"))
     cluster.apply(gpu_node_daemon_set(DRA_PLUGIN), DRA_NS)
+    cluster.apply(SANDBOX)  # the sim runs its pods under the real gVisor
     for ns in (OPERATOR_NS, DRA_NS):
         cluster.wait_for(lambda ns=ns: daemon_sets_ready(cluster, ns), 120,
                          message=f"DaemonSets in {ns} ready")  # fmt: skip
@@ -100,6 +104,7 @@ def teardown(cluster: SimCluster) -> None:
     client.ApiextensionsV1Api(cluster.api()).delete_custom_resource_definition(
         CRD["metadata"]["name"]
     )
+    client.NodeV1Api(cluster.api()).delete_runtime_class(SANDBOX["metadata"]["name"])
     cluster.reset()
 
 
