@@ -198,7 +198,8 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as work:
             run = validate(cluster, checks, Path(work), args.mode, args.parallel)
             serial = validate(cluster, checks, Path(work), args.mode, 1)
-            padded = (validate(cluster, checks, Path(work), args.mode, args.parallel, args.pad)
+            # as many at once as there are checks: only the GPU reservations hold any back
+            padded = (validate(cluster, checks, Path(work), args.mode, len(checks), args.pad)
                       if args.pad else None)  # fmt: skip
     finally:
         teardown(cluster)
