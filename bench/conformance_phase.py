@@ -35,7 +35,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "hack" / "sim"), str(ROOT / "tests" / "cluster"), str(ROOT / "tests")]
 
-from gpu_operator import CRD, daemon_sets_ready, deployment, gpu_node_daemon_set  # noqa: E402
+from gpu_operator import (  # noqa: E402
+    CRD,
+    daemon_sets_ready,
+    deployment,
+    gpu_node_daemon_set,
+    policy_served,
+)
 from gpu_operator import policy as cluster_policy  # noqa: E402
 from harness import SimCluster  # noqa: E402
 from kubernetes import client  # noqa: E402
@@ -76,7 +82,7 @@ def healthy(cluster: SimCluster, mode: str) -> None:
     cluster.apply(CRD)
     for ns in (OPERATOR_NS, DRA_NS):
         cluster.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
-    cluster.wait_for(lambda: _served(cluster), 30, message="ClusterPolicy CRD served")
+    cluster.wait_for(lambda: policy_served(cluster), 30, message="ClusterPolicy CRD served")
     cluster.apply([deployment("gpu-operator"), *(gpu_node_daemon_set(o.app) for o in OPERANDS)],
                   OPERATOR_NS)  # fmt: skip
     cluster.apply(cluster_policy("ready"))
@@ -85,16 +91,6 @@ def healthy(cluster: SimCluster, mode: str) -> None:
     for ns in (OPERATOR_NS, DRA_NS):
         cluster.wait_for(lambda ns=ns: daemon_sets_ready(cluster, ns), 120,
                          message=f"DaemonSets in {ns} ready")  # fmt: skip
-
-
-def _served(cluster: SimCluster) -> bool:
-    try:
-        client.CustomObjectsApi(cluster.api()).list_cluster_custom_object(
-            "nvidia.com", "v1", "clusterpolicies"
-        )
-    except client.ApiException:
-        return False
-    return True
 
 
 def teardown(cluster: SimCluster) -> None:

@@ -99,3 +99,14 @@ def restart_on(cluster: SimCluster, ns: str, app: str, node: str) -> None:
     for p in core.list_namespaced_pod(ns, label_selector=f"app={app}").items:
         if p.spec.node_name == node:
             core.delete_namespaced_pod(p.metadata.name, ns, grace_period_seconds=0)
+
+
+def policy_served(cluster: SimCluster) -> bool:
+    """The ClusterPolicy CRD is served (its kind can be listed)."""
+    try:
+        client.CustomObjectsApi(cluster.api()).list_cluster_custom_object(
+            "nvidia.com", "v1", "clusterpolicies"
+        )
+    except client.ApiException:
+        return False
+    return True

@@ -19,6 +19,7 @@ from gpu_operator import (
     deployment,
     gpu_node_daemon_set,
     policy,
+    policy_served,
     restart_on,
 )
 from harness import SimCluster
@@ -36,7 +37,7 @@ OFF_GPU = {"orchestrator_node_selector": {"aicr.dev/node-group": "system"}}
 def operator(cluster: SimCluster) -> Iterator[str]:
     """A healthy operator in a fresh namespace; the recipe's component for it."""
     cluster.apply(CRD)
-    cluster.wait_for(lambda: _served(cluster), 30, message="ClusterPolicy CRD served")
+    cluster.wait_for(lambda: policy_served(cluster), 30, message="ClusterPolicy CRD served")
     ns = cluster.fresh_namespace("gpu-op")
     cluster.apply([deployment("gpu-operator"), *(gpu_node_daemon_set(o.app) for o in OPERANDS)], ns)
     cluster.apply(policy("ready"))
@@ -55,16 +56,6 @@ def remove_crd(sim_cluster: SimCluster) -> Iterator[None]:
     client.ApiextensionsV1Api(sim_cluster.api()).delete_custom_resource_definition(
         CRD["metadata"]["name"]
     )
-
-
-def _served(cluster: SimCluster) -> bool:
-    try:
-        client.CustomObjectsApi(cluster.api()).list_cluster_custom_object(
-            "nvidia.com", "v1", "clusterpolicies"
-        )
-    except client.ApiException:
-        return False
-    return True
 
 
 def component(ns: str) -> str:
