@@ -210,7 +210,8 @@ def main() -> int:
     if padded is not None:
         print(
             f"every check padded to {args.pad:g} s more (aicrDelaySeconds), so the checks "
-            "dominate the run's own start-up:"
+            f"dominate the run's own start-up, and --parallel {len(checks)}, so only the GPU "
+            "reservations could hold a check back:"
         )
         for name in checks:
             print(f"check {name} {padded.seconds[name]:.1f}")
