@@ -156,6 +156,7 @@ def test_the_catalog_declares_the_documented_needs() -> None:
         "nccl-all-reduce-bw": "every free GPU",
         "inference-perf": "every free GPU",
         "dra-support": "1 GPU in all",
+        "accelerator-metrics": "1 GPU in all",
         "gang-scheduling": "every free GPU",
         "pod-autoscaling": "2 GPUs in all",
         "cluster-autoscaling": "every free GPU",
