@@ -257,6 +257,14 @@ def test_an_endpoint_that_never_serves_is_other() -> None:
         "Error 503: Service Unavailable")  # fmt: skip
 
 
+def test_a_health_probe_that_crashes_is_other_with_its_last_line() -> None:
+    kube = fake(init_exit=1)
+    kube.logs_of[(aiperf.POD, aiperf.HEALTH_CONTAINER)] = "Traceback\nSyntaxError: bad\n"
+    result = run(kube)
+    assert (result.status, result.message) == (Status.OTHER, (
+        "1/1 steps could not be judged: benchmark: the health probe failed: SyntaxError: bad"))
+
+
 def test_a_benchmark_without_summary_is_other_with_aiperfs_words() -> None:
     result = run(fake(summary=None))
     assert result.status == Status.OTHER
