@@ -167,8 +167,19 @@ def test_the_generator_runs_offline_on_server_token_counts() -> None:
 
 
 # ---- gates ------------------------------------------------------------------------------------
+def stack_pod(ready: bool) -> Obj:
+    """A pod of the check's vLLM Deployment: it carries the run's labels, and runs on."""
+    return {"kind": "Pod", "metadata": {
+        "name": "aicr-inference-5d9f-abcde", "namespace": WNS,
+        "labels": {**names.check_labels(RUN, "inference-perf", "performance"),
+                   stack.APP_LABEL: stack.NAME}},
+        "spec": {"nodeName": "gpu-1"}, "status": {"phase": "Running", "conditions": [
+            {"type": "Ready", "status": str(ready)}]}}  # fmt: skip
+
+
 def test_both_gates_met_passes_and_cleans_up() -> None:
     kube = fake()
+    kube.objects.append(stack_pod(ready=True))  # never ends: the benchmark must not wait for it
     result = run(kube)
     assert result.status == Status.PASSED, result.message
     assert result.message == (
@@ -234,11 +245,7 @@ def test_a_gate_that_is_not_a_number_exits_2_before_any_job() -> None:
 # ---- the stack's own failures are other -----------------------------------------------------
 def test_a_stack_that_never_becomes_ready_is_other_with_its_status() -> None:
     kube = fake(ready=False)
-    kube.objects.append({"kind": "Pod", "metadata": {
-        "name": "aicr-inference-5d9f-abcde", "namespace": WNS,
-        "labels": names.check_labels(RUN, "inference-perf", "performance")},
-        "spec": {"nodeName": "gpu-1"}, "status": {"phase": "Running", "conditions": [
-            {"type": "Ready", "status": "False"}]}})  # fmt: skip
+    kube.objects.append(stack_pod(ready=False))
     result = run(kube, cfg=SHORT)
     assert result.status == Status.OTHER
     assert result.message.startswith(

@@ -177,12 +177,14 @@ def _benchmark(ctx: CheckContext, load: aiperf.Load, urls: list[str],
                       f"{load.requests} requests (+{load.warmup} warm-up), "
                       f"{load.input_tokens} in / {load.output_tokens} out tokens")  # fmt: skip
         ctx.probes.create(aiperf.pod(image, load, urls, knob.health_seconds))
+        # only the generator's pod: the stack's pods carry the run's labels too
         waited = ctx.probes.wait(
             "Pod",
             lambda p: (
                 pods.terminated(p) is not None
                 or (p.get("status") or {}).get("phase") in ("Succeeded", "Failed")
             ),
+            selector=f"{ctx.probes.selector},{aiperf.ROLE_LABEL}={aiperf.POD}",
         )
         pod = waited.objects.get(aiperf.POD)
         if aiperf.POD in waited.pending or pod is None:

@@ -194,6 +194,7 @@ def tail(log: str, lines: int = 8) -> str:
 
 
 POD = "aicr-aiperf"
+ROLE_LABEL = "app.kubernetes.io/name"  # the generator's pod, apart from the stack's
 HEALTH_CONTAINER = "wait-for-completion"
 CONTAINER = "aiperf"
 
@@ -214,4 +215,5 @@ def pod(image: str, load: Load, urls: list[str], health_seconds: float) -> dict[
             "securityContext": dict(spec["containers"][0]["securityContext"])}  # fmt: skip
     spec["initContainers"] = [init]
     spec["volumes"] = [{"name": "tmp", "emptyDir": {}}]
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": POD}, "spec": spec}
+    meta = {"name": POD, "labels": {ROLE_LABEL: POD}}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
