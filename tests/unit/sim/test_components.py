@@ -176,3 +176,13 @@ def test_prometheus_url_goes_to_every_check_that_queries_prometheus(
         "prometheusUrl": "http://10.244.0.5:9090"
     }
     assert sorted(config["spec"]["validate"]["checks"]) == sorted(checks)
+
+
+def test_adapter_down_needs_the_adapter_running(tmp_path: Path) -> None:
+    from simcluster.components import faults
+    from simcluster.faults.registry import FaultInputError
+
+    with pytest.raises(FaultInputError, match=re.escape(
+            "the fault needs the prometheus-adapter component (`hack/sim/sim up --with "
+            "prometheus-adapter`), which is not running")):  # fmt: skip
+        faults.scale(Sim(tmp_path), "prometheus-adapter", "monitoring", "prometheus-adapter", 0)
