@@ -224,3 +224,36 @@ def test_the_api_server_calls_a_webhook_pod_through_its_services_endpoint(
         cluster.core().create_namespaced_config_map(namespace, {"metadata": {"name": "plain"}})
     finally:
         admission.delete_validating_webhook_configuration(name)
+
+
+def test_a_host_network_pod_shares_the_clusters_namespace_and_loopback(
+    cluster: SimCluster, namespace: str
+) -> None:
+    port = cluster.sim.server.rsplit(":", 1)[1]
+    dial = f'import socket; print(socket.socket().connect_ex(("127.0.0.1", {port})))'
+    script = ("tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | grep -x cni0; "
+              f"echo \"$KUBERNETES_SERVICE_HOST\"; python3 -c '{dial}'")  # fmt: skip
+    body = _pod("hostnet", script)
+    body["spec"]["hostNetwork"] = True
+    cluster.apply(body, namespace)
+    p = cluster.wait_for_phase(namespace, "hostnet", "Succeeded", timeout=60)
+    assert p["status"]["podIP"] == "127.0.0.1"
+    # The cluster's bridge is its own link, the API server its loopback (0: connected).
+    assert [s.strip() for s in _log(cluster, namespace, "hostnet").splitlines()] == [
+        "cni0", "127.0.0.1", "0"]  # fmt: skip
+
+
+def _links() -> set[str]:
+    lines = Path("/proc/self/net/dev").read_text().splitlines()[2:]  # this session's namespace
+    return {line.split(":")[0].strip() for line in lines}
+
+
+def test_a_deleted_pods_sandbox_and_its_veth_go_with_it(
+    cluster: SimCluster, namespace: str
+) -> None:
+    cluster.apply(_pod("brief", "exec sleep 300"), namespace)
+    ip = cluster.wait_for_phase(namespace, "brief", "Running", timeout=60)["status"]["podIP"]
+    veth = "veth" + "".join(f"{int(o):02x}" for o in ip.split(".")[2:])  # the sandbox's naming
+    assert veth in _links()
+    cluster.core().delete_namespaced_pod("brief", namespace, grace_period_seconds=1)
+    cluster.wait_for(lambda: veth not in _links(), timeout=30, message=f"{veth} to go")
