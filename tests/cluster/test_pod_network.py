@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import ipaddress
+import json
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -152,8 +153,10 @@ class Hook(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def do_GET(self):
-        self.reply(b"{}")
+    def do_GET(self):  # the aggregated API's discovery (and the readiness probe)
+        self.reply(json.dumps({"kind": "APIResourceList", "apiVersion": "v1",
+            "groupVersion": "sim.aicr.dev/v1", "resources": [],
+            "servedBy": os.environ["POD_IP"]}).encode())
 
     def do_POST(self):
         review = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -170,7 +173,35 @@ server.serve_forever()
 """
 
 
-def test_the_api_server_calls_a_webhook_pod_through_its_services_endpoint(
+def _aggregated(cluster: SimCluster, namespace: str) -> str:
+    """Register the hook pod as the aggregated API sim.aicr.dev/v1; what a GET through it says."""
+    registration = client.ApiregistrationV1Api(cluster.api())
+    registration.create_api_service({
+        "apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+        "metadata": {"name": "v1.sim.aicr.dev"},
+        "spec": {"group": "sim.aicr.dev", "version": "v1", "groupPriorityMinimum": 10,
+                 "versionPriority": 10, "insecureSkipTLSVerify": True,
+                 "service": {"namespace": namespace, "name": "hook", "port": 443}},
+    })  # fmt: skip
+    try:
+        def available() -> bool:
+            svc = registration.read_api_service("v1.sim.aicr.dev")
+            return any(c.type == "Available" and c.status == "True"
+                       for c in svc.status.conditions or [])  # fmt: skip
+
+        cluster.wait_for(available, timeout=30, message="the APIService to be Available")
+        api = cluster.api()
+        method, url, headers, _, _ = api.param_serialize(
+            "GET", "/apis/sim.aicr.dev/v1", header_params={"Accept": "application/json"},
+            auth_settings=["BearerToken"])  # fmt: skip
+        response = api.call_api(method, url, headers)
+        response.read()
+        return str(json.loads(response.data).get("servedBy"))
+    finally:
+        registration.delete_api_service("v1.sim.aicr.dev")
+
+
+def test_the_api_server_calls_a_webhook_and_an_aggregated_api_at_a_pods_endpoint(
     cluster: SimCluster, namespace: str, tmp_path: Path
 ) -> None:
     crt, key = _tls(tmp_path, f"hook.{namespace}.svc")
@@ -224,6 +255,8 @@ def test_the_api_server_calls_a_webhook_pod_through_its_services_endpoint(
         cluster.core().create_namespaced_config_map(namespace, {"metadata": {"name": "plain"}})
     finally:
         admission.delete_validating_webhook_configuration(name)
+    # The same pod as an aggregated API: the API server proxies to its endpoint.
+    assert _aggregated(cluster, namespace) == ip
 
 
 def test_a_host_network_pod_shares_the_clusters_namespace_and_loopback(
