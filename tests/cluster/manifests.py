@@ -66,3 +66,9 @@ def crd(group: str, plural: str, kind: str, scope: str = "Namespaced") -> dict[s
                                     "x-kubernetes-preserve-unknown-fields": True}}}],
         },
     }  # fmt: skip
+
+
+def dial_apiserver_loopback(server: str) -> str:
+    """A shell command printing connect_ex to 127.0.0.1:<the API server's port> (0: reached)."""
+    port = server.rsplit(":", 1)[1]
+    return f"python3 -c 'import socket; print(socket.socket().connect_ex((\"127.0.0.1\", {port})))'"

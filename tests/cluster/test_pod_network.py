@@ -16,6 +16,7 @@ from typing import Any
 from harness import SimCluster
 from kubernetes import client
 from kubernetes.client.rest import ApiException
+from manifests import dial_apiserver_loopback
 from simcluster.net.addresses import RUNTIME_POD_CIDR
 
 RUN = {"aicr.dev/run-id": "r0123abcd"}  # makes a pod runtime-owned, as a check's pods are
@@ -262,10 +263,9 @@ def test_the_api_server_calls_a_webhook_and_an_aggregated_api_at_a_pods_endpoint
 def test_a_host_network_pod_shares_the_clusters_namespace_and_loopback(
     cluster: SimCluster, namespace: str
 ) -> None:
-    port = cluster.sim.server.rsplit(":", 1)[1]
-    dial = f'import socket; print(socket.socket().connect_ex(("127.0.0.1", {port})))'
+    dial = dial_apiserver_loopback(cluster.sim.server)
     script = ("tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | grep -x cni0; "
-              f"echo \"$KUBERNETES_SERVICE_HOST\"; python3 -c '{dial}'")  # fmt: skip
+              f'echo "$KUBERNETES_SERVICE_HOST"; {dial}')  # fmt: skip
     body = _pod("hostnet", script)
     body["spec"]["hostNetwork"] = True
     cluster.apply(body, namespace)

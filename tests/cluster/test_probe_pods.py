@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from harness import SimCluster
-from manifests import pod
+from manifests import dial_apiserver_loopback, pod
 
 RUN = {"aicr.dev/run-id": "r0123abcd"}  # the label every pod a check creates carries
 UBUNTU = "ubuntu:22.04"
@@ -55,10 +55,8 @@ def test_a_probe_pod_has_a_network_of_its_own_and_not_the_clusters_loopback(
     # Only local facts are read: no address outside the pod is ever dialled, except
     # the API server's port on loopback, which must be unreachable from here: the
     # pod's loopback is its own (its eth0 and routes: test_pod_network.py).
-    port = cluster.sim.server.rsplit(":", 1)[1]
-    dial = f'import socket; print(socket.socket().connect_ex(("127.0.0.1", {port})))'
-    script = ("tail -n +3 /proc/net/dev | cut -d: -f1; "
-              f"echo routes $(tail -n +2 /proc/net/route | wc -l); python3 -c '{dial}'")
+    script = ("tail -n +3 /proc/net/dev | cut -d: -f1; echo routes $(tail -n +2 /proc/net/route"
+              f" | wc -l); {dial_apiserver_loopback(cluster.sim.server)}")  # fmt: skip
     cluster.apply(probe("isolated", BUSYBOX, script), namespace)
     cluster.wait_for_phase(namespace, "isolated", "Succeeded", timeout=60)
     log = cluster.core().read_namespaced_pod_log("isolated", namespace).split()
