@@ -42,11 +42,12 @@ class Setting:
 
     component: str
     key: str
-    value: bool
+    value: bool | str
     source: str  # "recipe overrides", "values file <path>", "chart default", "component ..."
 
     def __str__(self) -> str:
-        return f"{self.component} {self.key}={str(self.value).lower()} ({self.source})"
+        shown = str(self.value).lower() if isinstance(self.value, bool) else self.value
+        return f"{self.component} {self.key}={shown} ({self.source})"
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,7 @@ def _lookup(values: Any, key: str) -> tuple[bool, Any]:
     return False, None
 
 
-class _Resolver:
+class ValuesReader:
     """Reads the values of one recipe, remembering which values files it opened."""
 
     def __init__(self, recipe: Recipe, data_dir: str | None, source: str) -> None:
@@ -128,8 +129,14 @@ class _Resolver:
             self._files[str(path)] = parse(text, str(path)).data or {}
         return str(path), self._files[str(path)]
 
-    def value(self, component: ComponentRef, key: str) -> Setting:
-        """The effective boolean ``key`` of ``component``: overrides, values file, default."""
+    def value(
+        self, component: ComponentRef, key: str, default: bool | str | None = None
+    ) -> Setting:
+        """The effective ``key`` of ``component``: overrides, values file, chart default.
+
+        The value must have the default's type (``CHART_DEFAULTS[key]`` unless given).
+        """
+        want = CHART_DEFAULTS[key] if default is None else default
         where = f"componentRefs[{self._index(component)}]"
         found, raw = _lookup(component.overrides or {}, key)
         origin, field = "recipe overrides", f"{where}.overrides.{key}"
@@ -140,11 +147,16 @@ class _Resolver:
                 found, raw = _lookup(loaded[1], key)
                 origin, field, src = f"values file {component.values_file}", key, loaded[0]
         if not found:
-            return Setting(component.name, key, CHART_DEFAULTS[key], "chart default")
-        if not isinstance(raw, bool):
+            return Setting(component.name, key, want, "chart default")
+        if isinstance(want, bool) and not isinstance(raw, bool):
             raise InvalidRequestError(
                 Problem(f"{key} must be true or false, got {raw!r}", source=src, field_path=field)
             )
+        if isinstance(want, str) and (not isinstance(raw, str) or not raw):
+            raise InvalidRequestError(
+                Problem(f"{key} must be a non-empty string, got {raw!r}", source=src,
+                        field_path=field)
+            )  # fmt: skip
         return Setting(component.name, key, raw, origin)
 
 
@@ -156,7 +168,7 @@ def _absent(recipe: Recipe, name: str, key: str) -> Setting:
 
 def resolve_mode(recipe: Recipe, data_dir: str | None, source: str = "recipe") -> Resolution:
     """The recipe's whole-GPU allocation mode; raises InvalidRequestError (exit 2) if ambiguous."""
-    r = _Resolver(recipe, data_dir, source)
+    r = ValuesReader(recipe, data_dir, source)
     operator = recipe.component(GPU_OPERATOR)
     dra = recipe.component(DRA_DRIVER)
     plugin = (

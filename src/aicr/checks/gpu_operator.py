@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from aicr.checks.allocation import Setting, ValuesReader
 from aicr.recipe.model import ComponentRef, Recipe
 
 Obj = dict[str, Any]
@@ -16,6 +17,8 @@ COMPONENT = "gpu-operator"
 DEFAULT_NAMESPACE = "gpu-operator"
 READY_STATE = "ready"
 DEPLOY_LABEL = "nvidia.com/gpu.deploy."  # + operand: "false" opts a node out of it
+RUNTIME_CLASS_KEY = "operator.runtimeClass"  # the RuntimeClass the operator creates
+DEFAULT_RUNTIME_CLASS = "nvidia"  # the chart's default
 
 
 @dataclass(frozen=True)
@@ -67,3 +70,16 @@ def enabled(policy: Obj, operand: Operand) -> bool:
     """Whether the ClusterPolicy deploys ``operand`` (the CRD's default: yes)."""
     section = (policy.get("spec") or {}).get(operand.spec_key) or {}
     return section.get("enabled", True) is not False
+
+
+def runtime_class(recipe: Recipe, data_dir: str | None, source: str) -> Setting | None:
+    """The GPU RuntimeClass the recipe's GPU Operator creates (``operator.runtimeClass``).
+
+    Read like the allocation mode's values: overrides, then the values file under
+    ``--data``, then the chart's default. None when the recipe deploys no GPU Operator.
+    """
+    ref = component(recipe)
+    if ref is None:
+        return None
+    return ValuesReader(recipe, data_dir, source).value(ref, RUNTIME_CLASS_KEY,
+                                                        DEFAULT_RUNTIME_CLASS)  # fmt: skip

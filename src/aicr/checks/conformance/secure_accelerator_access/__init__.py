@@ -1,0 +1,198 @@
+"""secure-accelerator-access: a pod sees only the GPUs allocated to it, and no bypass shows more.
+
+What it proves, in the recipe's allocation mode (an ``nvidia.com/gpu`` limit, or
+in DRA mode a ResourceClaim), with vanilla ``ubuntu:22.04`` pods whose every
+container lists its ``/dev/nvidia*`` entries and what ``nvidia-smi -L`` shows:
+
+- positive: a container allocated one GPU sees exactly one;
+- negative: a pod without an allocation sees none (on every schedulable GPU node);
+- multi-container: in a pod whose first container is allocated a GPU, only that
+  container sees it;
+- cross-pod: two pods on one node, one GPU each, held at the same time, see
+  different GPUs;
+- bypass through the environment: an unprivileged pod that sets
+  ``NVIDIA_VISIBLE_DEVICES=all`` without an allocation sees none (every GPU node);
+- bypass through the RuntimeClass: a pod that names the GPU RuntimeClass the
+  recipe's GPU Operator creates (``operator.runtimeClass``, chart default
+  ``nvidia``) without an allocation sees none (every GPU node).
+
+What it does not: that the GPU a container sees is the one the scheduler
+allocated (dra-support shows that in DRA mode), privileged or host-path access
+(refused by the workload namespace's Pod Security level), GPUs a node has but
+does not advertise, or nodes outside ``--node-selector``.
+
+How it fails: a probe whose container sees more or less than it should, naming
+the pod, container and what it saw; two cross-pod pods given the same GPU; a
+probe pod that never starts or never reports; a GPU RuntimeClass the recipe
+names that does not exist; no schedulable GPU node, or too few free GPUs to
+place a probe.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from pydantic import Field
+
+from aicr import pod_status
+from aicr.checks import CheckContext, CheckParams
+from aicr.checks import smi_probes as smi
+from aicr.checks.allocation import AllocationMode, preflight_mode, prepared_mode
+from aicr.checks.conformance.secure_accelerator_access import build
+from aicr.checks.gpu_operator import runtime_class
+from aicr.checks.images import workload_image
+from aicr.errors import InputError
+from aicr.recipe.model import Recipe
+from aicr.result import CheckResult
+
+LOG_POLL_SECONDS = 0.5
+
+
+class Params(CheckParams):
+    """``spec.validate.checks.secure-accelerator-access.params``."""
+
+    image: str | None = Field(
+        default=None,
+        min_length=1,
+        description="Replaces the pinned ubuntu image (used as given, no mirror rewrite).",
+    )
+    probe_seconds: float = Field(
+        default=120, gt=0, description="How long the probe pods may take to start and report."
+    )
+
+
+def preflight(recipe: Recipe, data_dir: str | None, source: str) -> dict[str, Any]:
+    """The whole-GPU mode and the GPU RuntimeClass, both from the recipe's values."""
+    setting = runtime_class(recipe, data_dir, source)
+    rc = None if setting is None else {"name": setting.value, "source": str(setting)}
+    return {**preflight_mode(recipe, data_dir, source), "runtimeClass": rc}
+
+
+def _runtime_class(ctx: CheckContext) -> dict[str, Any] | None:
+    if ctx.prepared:
+        return ctx.prepared.get("runtimeClass")  # type: ignore[no-any-return]
+    try:
+        setting = runtime_class(ctx.recipe, None, "recipe")
+    except InputError:
+        setting = None
+    return None if setting is None else {"name": setting.value, "source": str(setting)}
+
+
+def _gpu_runtime_class(ctx: CheckContext) -> str | None:
+    """The GPU RuntimeClass to probe, if the recipe names one and it exists."""
+    rc = _runtime_class(ctx)
+    if rc is None:
+        ctx.record("GPU RuntimeClass", "the recipe's gpu-operator operator.runtimeClass",
+                   "the recipe deploys no gpu-operator", "not tested: the recipe names no GPU "
+                   "RuntimeClass to try a bypass through")  # fmt: skip
+        return None
+    with ctx.step("GPU RuntimeClass") as step:
+        step.asked = f"RuntimeClass {rc['name']} ({rc['source']})"
+        found = ctx.kube.get("RuntimeClass", rc["name"])
+        step.answer = "not found" if found is None else f"handler {found.get('handler')}"
+        if found is None:
+            step.failed(f"RuntimeClass {rc['name']}, which the recipe's GPU Operator creates, "
+                        "does not exist")  # fmt: skip
+            return None
+        step.info("a pod naming it is probed on every GPU node")
+        return str(rc["name"])
+    return None  # the step raised: recorded as other
+
+
+def _started(pod: dict[str, Any]) -> bool:
+    """Every container runs (the probes then sleep), or the pod already ended."""
+    status = pod.get("status") or {}
+    if status.get("phase") in smi.TERMINAL_PHASES:
+        return True
+    states = [cs.get("state") or {} for cs in status.get("containerStatuses") or []]
+    want = len((pod.get("spec") or {}).get("containers") or [])
+    return (
+        status.get("phase") == "Running"
+        and len(states) == want
+        and all("running" in s or "terminated" in s for s in states)
+    )
+
+
+def _report(ctx: CheckContext, pod: str, container: str, end: float) -> build.Report | str:
+    """The container's report, read until it is complete or the budget is spent."""
+    while True:
+        got = build.read_report(ctx.probes.logs(pod, container))
+        if isinstance(got, build.Report) or time.monotonic() >= end:
+            return got
+        time.sleep(LOG_POLL_SECONDS)
+
+
+def _judge(ctx: CheckContext, probe: build.Probe, waited: Any, end: float, image: str) -> None:
+    with ctx.step(probe.title) as step:
+        step.asked = "; ".join(build.describe(p, ctx.workload_namespace, image)
+                               for p in probe.pods) or "no pod"  # fmt: skip
+        if probe.unrunnable:
+            step.failed(f"could not be placed: {probe.unrunnable}")
+            return
+        reports: dict[tuple[str, str], build.Report] = {}
+        seen, problems = [], []
+        for p in probe.pods:
+            if p.name in waited.pending:
+                problems.append(f"pod {p.name} did not start within {int(waited.seconds)}s: "
+                                f"{waited.pending[p.name]}")  # fmt: skip
+                continue
+            for c in p.containers:
+                got = _report(ctx, p.name, c, end)
+                if isinstance(got, str):
+                    where = pod_status.where(waited.objects.get(p.name))
+                    problems.append(f"{p.name}/{c}: {got}; the pod: {where}")
+                    continue
+                reports[(p.name, c)] = got
+                seen.append(f"{p.name}/{c}: {got}")
+        step.answer = " | ".join(seen) or "no report"
+        if not problems:
+            problems = build.judge(probe, reports)
+        if problems:
+            step.failed("; ".join(problems))
+        else:
+            step.passed(build.verdict(probe))
+
+
+def run(ctx: CheckContext) -> CheckResult:
+    """Place every probe, start them all at once, then judge what each container saw."""
+    dra = prepared_mode(ctx.prepared, ctx.recipe) == AllocationMode.DRA
+    nodes = ctx.kube.list("Node")
+    if dra:
+        capacity, used = smi.dra_gpus(ctx.kube.list("ResourceSlice"),
+                                      ctx.kube.list("ResourceClaim"))  # fmt: skip
+    else:
+        capacity, used = smi.device_plugin_gpus(nodes, ctx.kube.list("Pod"))
+    nodes_plan = smi.plan_nodes(nodes, capacity, used, ctx.workloads)
+    with ctx.step("GPU nodes") as step:
+        step.asked = "Nodes with GPUs (" + ("ResourceSlices" if dra else "nvidia.com/gpu") + ")"
+        step.answer = "; ".join(
+            [f"{t.node}: {t.gpus}/{t.total} GPUs free" for t in nodes_plan.targets]
+            + [f"{n}: all GPUs in use" for n in nodes_plan.busy]
+            + [f"{n}: skipped" for n in nodes_plan.unschedulable]
+        ) or "none"  # fmt: skip
+        if nodes_plan.targets or nodes_plan.busy:
+            step.info(f"allocation mode {'DRA' if dra else 'device plugin'}")
+        else:
+            step.failed("no schedulable GPU node to probe")
+    if not (nodes_plan.targets or nodes_plan.busy):
+        return ctx.conclude("probes")
+    plan = build.plan(nodes_plan.targets, nodes_plan.busy, _gpu_runtime_class(ctx))
+    image = workload_image(build.IMAGE, check=ctx.name, config=ctx.config)
+    for p in plan.pods:
+        if dra and p.claimed:
+            ctx.probes.create(build.claim(p))
+        ctx.probes.create(build.manifest(p, image, dra))
+    waited = ctx.probes.wait("Pod", _started, budget=ctx.params.probe_seconds)
+    end = time.monotonic() + min(ctx.params.probe_seconds, ctx.deadline.for_waits())
+    for probe in plan.probes:
+        _judge(ctx, probe, waited, end, image)
+    count = len({p.node for p in plan.pods})
+    untested = (
+        ""
+        if _runtime_class(ctx)
+        else ("; RuntimeClass bypass not tested: the recipe names no GPU RuntimeClass")
+    )
+    return ctx.conclude("probes", f"{len(plan.probes)} probes on {count} GPU nodes "
+                        f"({'DRA' if dra else 'device plugin'}): each container saw only what "
+                        f"was allocated to it; no bypass showed a GPU{untested}")  # fmt: skip
