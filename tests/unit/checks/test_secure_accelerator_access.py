@@ -122,13 +122,13 @@ def test_healthy_nodes_pass_every_probe_and_clean_up(prepared: Obj) -> None:
     assert len(made) == len(gone) and not [o for o in kube.objects if o["kind"] == "Pod"]
     multi = next(s for s in result.evidence if s.title == "multi-container")
     assert multi.answer == (
-        "multi-container/claimed: /dev: nvidia1 nvidiactl nvidia-uvm; nvidia-smi -L: exit 0: "
+        "multi-container/claimed: /dev: nvidia1 nvidia-uvm nvidiactl; nvidia-smi -L: exit 0: "
         "GPU 0: NVIDIA H100 (UUID: GPU-g1-1) | multi-container/unclaimed: /dev: no nvidia*; "
         "nvidia-smi -L: not on PATH")  # fmt: skip
 
 
 EVERY = "8 GPU device nodes (nvidia0 nvidia1 nvidia2 nvidia3 nvidia4 nvidia5 nvidia6 nvidia7 " \
-        "nvidiactl nvidia-uvm) and nvidia-smi lists 8 GPUs"  # fmt: skip
+        "nvidia-uvm nvidiactl) and nvidia-smi lists 8 GPUs"  # fmt: skip
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ from simcluster.runtime.ownership import RUNTIME_OWNED_JQ, host_plays, runtime_o
 
 def _pod(image: str = "registry.example/plain:1", command: list[str] | None = None,
          labels: dict[str, str] | None = None, annotations: dict[str, str] | None = None,
-         extra: int = 0) -> dict[str, Any]:  # fmt: skip
+         extra: int = 0, namespace: str | None = None) -> dict[str, Any]:  # fmt: skip
     containers = [{"name": f"c{i}", "image": "registry.example/side:2"} for i in range(extra)]
     main: dict[str, Any] = {"name": "main", "image": image}
     if command is not None:
@@ -28,6 +28,8 @@ def _pod(image: str = "registry.example/plain:1", command: list[str] | None = No
         meta["labels"] = labels
     if annotations is not None:
         meta["annotations"] = annotations
+    if namespace is not None:
+        meta["namespace"] = namespace
     return {"metadata": meta, "spec": {"containers": [*containers, main]}}
 
 
@@ -47,6 +49,9 @@ SAMPLES = [
     ("empty command", _pod(command=[]), False),
     ("a component's image", _pod("quay.io/prometheus/prometheus:v3.5.0"), True),
     ("a component-like image", _pod("quay.io/prometheus/prometheus-extra:v1"), False),
+    ("upstream suite's namespace", _pod("ubuntu:22.04", namespace="ai-conformance-x1b2c"), True),
+    ("a namespace merely naming it", _pod(namespace="my-ai-conformance-x"), False),
+    ("a plain namespace", _pod(namespace="default"), False),
 ]  # fmt: skip
 
 

@@ -12,7 +12,10 @@ A pod is runtime-owned when any of these holds:
 - it carries the annotation `sim.aicr.dev/fault` (a test asked for a fault);
 - a container's command is `nvidia-smi` (the GPU node model plays it);
 - a container's image is one a platform component plays with its real
-  binary (simcluster.components, `sim up --with NAME`).
+  binary (simcluster.components, `sim up --with NAME`);
+- it is in a namespace named `ai-conformance-*`: the upstream AI conformance
+  suite (kubernetes-sigs/ai-conformance) creates its test pods in such
+  namespaces, unlabelled, and its verdicts rest on what they print.
 The product never has to know about the simulator.
 
 Which images a runtime-owned pod's containers really run is `HOST_IMAGES`:
@@ -38,7 +41,9 @@ NCCL_TESTS_REPO = "nccl-tests"  # played by the GPU model's sshd, mpirun and all
 HOST_IMAGES = (VALIDATOR_REPO, "ubuntu", "busybox", "cuda", "aicr-aiperf", "vllm-openai",
                NCCL_TESTS_REPO, "dcgm")  # dcgm: its dcgmproftester12 is the GPU model's
 
-Kind = Literal["image-repo", "label", "annotation", "command"]
+UPSTREAM_NAMESPACE_PREFIX = "ai-conformance-"
+
+Kind = Literal["image-repo", "label", "annotation", "command", "namespace-prefix"]
 
 
 def image_repo_name(image: str) -> str:
@@ -69,6 +74,8 @@ class Owner:
             return self.value in (meta.get("labels") or {})
         if self.kind == "annotation":
             return self.value in (meta.get("annotations") or {})
+        if self.kind == "namespace-prefix":
+            return str(meta.get("namespace") or "").startswith(self.value)
         return any(command_name(c) == self.value for c in containers)
 
     def jq(self) -> str:
@@ -83,6 +90,8 @@ class Owner:
             return f"(.metadata.labels[{v}] != null)"
         if self.kind == "annotation":
             return f"(.metadata.annotations[{v}] != null)"
+        if self.kind == "namespace-prefix":
+            return f'((.metadata.namespace // "") | startswith({v}))'
         return (
             '(.spec.containers | map((.command // [])[0] // "" | split("/") | last)'
             f" | any(. == {v}))"
@@ -95,6 +104,7 @@ OWNERS = (
     Owner("annotation", FAULT_ANNOTATION),
     Owner("command", SMI),
     *(Owner("image-repo", repo) for repo in image_repos()),
+    Owner("namespace-prefix", UPSTREAM_NAMESPACE_PREFIX),
 )
 RUNTIME_OWNED_JQ = " or ".join(o.jq() for o in OWNERS)
 

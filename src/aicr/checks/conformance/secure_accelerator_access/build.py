@@ -102,7 +102,14 @@ def read_report(log: str) -> Report | str:
     if dev is None or smi is None:
         return "its report is malformed (no dev: or smi: line)"
     out = tuple(line[len("smi-out: ") :] for line in lines if line.startswith("smi-out: "))
-    return Report(tuple(dev[len("dev:") :].split()), smi[len("smi: ") :].strip(), out)
+    devices = sorted(dev[len("dev:") :].split(), key=_device_order)
+    return Report(tuple(devices), smi[len("smi: ") :].strip(), out)
+
+
+def _device_order(name: str) -> tuple[int, int, str]:
+    """nvidia0, nvidia1, ..., nvidia10, then the control devices by name."""
+    m = re.fullmatch(r"nvidia(\d+)", name)
+    return (0, int(m[1]), "") if m else (1, 0, name)
 
 
 def summary(report: Report) -> str:
