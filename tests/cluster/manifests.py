@@ -7,6 +7,9 @@ from typing import Any
 from harness import VALIDATOR_IMAGE
 
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+# The RuntimeClass the GPU Operator creates by default (chart value operator.runtimeClass)
+GPU_RUNTIME_CLASS = {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
+                     "metadata": {"name": "nvidia"}, "handler": "nvidia"}  # fmt: skip
 
 
 def pod(

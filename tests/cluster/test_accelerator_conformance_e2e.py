@@ -18,9 +18,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gpu_operator import CRD, daemon_sets_ready, deployment, gpu_node_daemon_set, policy
+from gpu_operator import (
+    CRD,
+    daemon_sets_ready,
+    deployment,
+    gpu_node_daemon_set,
+    policy,
+    policy_served,
+)
 from harness import SimCluster
 from kubernetes import client
+from manifests import GPU_RUNTIME_CLASS
 from runhelp import remaining
 
 from aicr.checks.gpu_operator import OPERANDS
@@ -29,8 +37,6 @@ ROOT = Path(__file__).resolve().parents[2]
 SNAPSHOT = str(ROOT / "tests/data/snapshots/ok.yaml")
 CHECKS = ["dra-support", "secure-accelerator-access", "driver-runtime-management",
           "gpu-operator-health"]  # fmt: skip
-GPU_RUNTIME_CLASS = {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
-                     "metadata": {"name": "nvidia"}, "handler": "nvidia"}  # fmt: skip
 PLUGIN = "nvidia-dra-driver-gpu-kubelet-plugin"
 NODES = "gpu-h100-0, gpu-h100-1"
 DRIVER = "570.86.16"
@@ -41,7 +47,7 @@ def platform(sim_cluster: SimCluster) -> Iterator[tuple[str, str]]:
     """A healthy GPU platform: ``(operator namespace, DRA driver namespace)``."""
     cluster = sim_cluster
     cluster.apply([CRD, GPU_RUNTIME_CLASS])
-    cluster.wait_for(lambda: _served(cluster), 30, message="ClusterPolicy CRD served")
+    cluster.wait_for(lambda: policy_served(cluster), 30, message="ClusterPolicy CRD served")
     operator, driver = cluster.fresh_namespace("gpu-op"), cluster.fresh_namespace("dra-drv")
     cluster.apply([deployment("gpu-operator"), *(gpu_node_daemon_set(o.app) for o in OPERANDS)],
                   operator)  # fmt: skip
@@ -56,16 +62,6 @@ def platform(sim_cluster: SimCluster) -> Iterator[tuple[str, str]]:
     client.ApiextensionsV1Api(cluster.api()).delete_custom_resource_definition(
         CRD["metadata"]["name"]
     )
-
-
-def _served(cluster: SimCluster) -> bool:
-    try:
-        client.CustomObjectsApi(cluster.api()).list_cluster_custom_object(
-            "nvidia.com", "v1", "clusterpolicies"
-        )
-    except client.ApiException:
-        return False
-    return True
 
 
 def recipe(operator: str, driver: str, dra: bool) -> str:

@@ -15,10 +15,9 @@ from typing import Any
 import pytest
 from deployhelp import run_check
 from harness import SimCluster
+from manifests import GPU_RUNTIME_CLASS
 
 CHECK = "secure-accelerator-access"
-GPU_RUNTIME_CLASS = {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
-                     "metadata": {"name": "nvidia"}, "handler": "nvidia"}  # fmt: skip
 NODES = ("gpu-h100-0", "gpu-h100-1")
 EVERY = ("8 GPU device nodes (nvidia0 nvidia1 nvidia2 nvidia3 nvidia4 nvidia5 nvidia6 nvidia7 "
          "nvidia-uvm nvidiactl) and nvidia-smi lists 8 GPUs")  # fmt: skip

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from deployhelp import run_check
 from harness import SimCluster
+from manifests import GPU_RUNTIME_CLASS
 from simcluster import paths
 
 SRC = os.environ.get("AICR_AI_CONFORMANCE_SRC")
@@ -36,8 +37,6 @@ RECIPE = (
     "- name: nvidia-dra-driver-gpu\n  namespace: nvidia-dra-driver-gpu\n"
     "  overrides: {resources: {gpus: {enabled: true}}, gpuResourcesEnabledOverride: true}\n"
 )
-GPU_RUNTIME_CLASS = {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
-                     "metadata": {"name": "nvidia"}, "handler": "nvidia"}  # fmt: skip
 
 
 def _build() -> tuple[Path | None, str]:
