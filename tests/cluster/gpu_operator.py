@@ -8,6 +8,7 @@ from typing import Any
 from harness import SimCluster
 from kubernetes import client
 from manifests import GPU_TOLERATION, crd
+from simcluster import kube
 
 CRD = crd("nvidia.com", "clusterpolicies", "ClusterPolicy", scope="Cluster")
 IMAGE = "nvcr.io/nvidia/gpu-operator:v25.10.1"
@@ -110,3 +111,18 @@ def policy_served(cluster: SimCluster) -> bool:
     except client.ApiException:
         return False
     return True
+
+
+def remove_policy_crd(cluster: SimCluster) -> None:
+    """Delete the ClusterPolicy CRD and wait until it is gone.
+
+    A module that applies it next would otherwise meet it still terminating, and
+    its ClusterPolicy would vanish with it.
+    """
+    api = client.ApiextensionsV1Api(cluster.api())
+    name = CRD["metadata"]["name"]
+    kube.ignore_not_found(lambda: api.delete_custom_resource_definition(name))
+    cluster.wait_for(
+        lambda: kube.ignore_not_found(lambda: api.read_custom_resource_definition(name)) is None,
+        60, message=f"CRD {name} gone",
+    )  # fmt: skip

@@ -25,9 +25,9 @@ from gpu_operator import (
     gpu_node_daemon_set,
     policy,
     policy_served,
+    remove_policy_crd,
 )
 from harness import SimCluster
-from kubernetes import client
 from manifests import GPU_RUNTIME_CLASS
 from runhelp import remaining
 
@@ -59,9 +59,7 @@ def platform(sim_cluster: SimCluster) -> Iterator[tuple[str, str]]:
     yield operator, driver
     for ns in (operator, driver):
         cluster.delete_namespace(ns, wait=False)
-    client.ApiextensionsV1Api(cluster.api()).delete_custom_resource_definition(
-        CRD["metadata"]["name"]
-    )
+    remove_policy_crd(cluster)
 
 
 def recipe(operator: str, driver: str, dra: bool) -> str:

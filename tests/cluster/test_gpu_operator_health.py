@@ -20,6 +20,7 @@ from gpu_operator import (
     gpu_node_daemon_set,
     policy,
     policy_served,
+    remove_policy_crd,
     restart_on,
 )
 from harness import SimCluster
@@ -53,9 +54,7 @@ def operator(cluster: SimCluster) -> Iterator[str]:
 def remove_crd(sim_cluster: SimCluster) -> Iterator[None]:
     """The ClusterPolicy CRD goes away with this module."""
     yield
-    client.ApiextensionsV1Api(sim_cluster.api()).delete_custom_resource_definition(
-        CRD["metadata"]["name"]
-    )
+    remove_policy_crd(sim_cluster)
 
 
 def component(ns: str) -> str:
