@@ -2,15 +2,18 @@
 
 One recipe lists every accelerator check implemented; a stand-in GPU Operator
 (ClusterPolicy, operator, operands that really run), a stand-in DRA kubelet
-plugin and the GPU RuntimeClass make the platform healthy. One validate run per
-mode: every check passes and the requirement summary shows the requirements
-they back Implemented; nothing of the run is left behind.
+plugin, the GPU RuntimeClass and a gVisor RuntimeClass make the platform
+healthy. One validate run per mode: every check passes and the requirement
+summary shows the requirements they back Implemented (at 1.35 in device-plugin
+mode, for dra_support; at 1.38 in DRA mode, for workload_sandboxing); nothing
+of the run is left behind.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -36,7 +39,9 @@ from aicr.checks.gpu_operator import OPERANDS
 ROOT = Path(__file__).resolve().parents[2]
 SNAPSHOT = str(ROOT / "tests/data/snapshots/ok.yaml")
 CHECKS = ["dra-support", "secure-accelerator-access", "driver-runtime-management",
-          "gpu-operator-health"]  # fmt: skip
+          "gpu-operator-health", "workload-sandboxing"]  # fmt: skip
+GVISOR = {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "gvisor"},
+          "handler": "runsc"}  # fmt: skip
 PLUGIN = "nvidia-dra-driver-gpu-kubelet-plugin"
 NODES = "gpu-h100-0, gpu-h100-1"
 DRIVER = "570.86.16"
@@ -46,7 +51,7 @@ DRIVER = "570.86.16"
 def platform(sim_cluster: SimCluster) -> Iterator[tuple[str, str]]:
     """A healthy GPU platform: ``(operator namespace, DRA driver namespace)``."""
     cluster = sim_cluster
-    cluster.apply([CRD, GPU_RUNTIME_CLASS])
+    cluster.apply([CRD, GPU_RUNTIME_CLASS, GVISOR])
     cluster.wait_for(lambda: policy_served(cluster), 30, message="ClusterPolicy CRD served")
     operator, driver = cluster.fresh_namespace("gpu-op"), cluster.fresh_namespace("dra-drv")
     cluster.apply([deployment("gpu-operator"), *(gpu_node_daemon_set(o.app) for o in OPERANDS)],
@@ -75,12 +80,14 @@ def recipe(operator: str, driver: str, dra: bool) -> str:
     )
 
 
-def validate(cluster: SimCluster, tmp_path: Path, text: str) -> tuple[int, dict[str, Any], str]:
+def validate(
+    cluster: SimCluster, tmp_path: Path, text: str, version: str
+) -> tuple[int, dict[str, Any], str]:
     path, out = tmp_path / "recipe.yaml", tmp_path / "report.json"
     path.write_text(text)
     proc = subprocess.run(
         [sys.executable, "-m", "aicr.cli.main", "validate", "--recipe", str(path),
-         "--snapshot", SNAPSHOT, "--phase", "conformance", "--cncf-version", "1.35",
+         "--snapshot", SNAPSHOT, "--phase", "conformance", "--cncf-version", version,
          "--kubeconfig", str(cluster.kubeconfig), "--image", cluster.validator_image,
          "-o", str(out)],
         capture_output=True, text=True, timeout=420, env={**os.environ},
@@ -109,16 +116,27 @@ def expected(dra: bool) -> dict[str, str]:
     }  # fmt: skip
 
 
-@pytest.mark.parametrize("dra", [False, True], ids=["device-plugin", "dra"])
+# dra_support is retired at 1.36 and workload_sandboxing arrives at 1.37: one version each
+@pytest.mark.parametrize(
+    ("dra", "version", "backed"),
+    [(False, "1.35", ("dra_support", "secure_accelerator_access", "driver_runtime_management")),
+     (True, "1.38", ("secure_accelerator_access", "driver_runtime_management",
+                     "workload_sandboxing"))],
+    ids=["device-plugin", "dra"],
+)  # fmt: skip
 def test_every_accelerator_check_passes_and_its_requirement_is_implemented(
-    cluster: SimCluster, platform: tuple[str, str], tmp_path: Path, dra: bool
-) -> None:
+    cluster: SimCluster, platform: tuple[str, str], tmp_path: Path, dra: bool, version: str,
+    backed: tuple[str, ...],
+) -> None:  # fmt: skip
     cluster.set_mode("dra" if dra else "device-plugin")
-    code, report, err = validate(cluster, tmp_path, recipe(*platform, dra))
+    code, report, err = validate(cluster, tmp_path, recipe(*platform, dra), version)
     tests = {t["name"]: (t["status"], t["message"]) for t in report["results"]["tests"]}
+    sandboxed = tests.pop("workload-sandboxing")
     assert tests == {name: ("passed", m) for name, m in expected(dra).items()}, err
+    assert sandboxed[0] == "passed" and re.fullmatch(
+        r"gvisor \(runsc\) sandboxed on \S+: gVisor's kernel 4\.4\.0, the node and the "
+        r"control pod \S+", sandboxed[1]), sandboxed  # fmt: skip
     assert code == 0, err
     rows = {r["id"]: r["status"] for r in report["extra"]["aicr"]["cncf"]["requirements"]}
-    backed = ("dra_support", "secure_accelerator_access", "driver_runtime_management")
     assert {r: rows[r] for r in backed} == dict.fromkeys(backed, "Implemented"), rows
     assert remaining(cluster, report["extra"]["aicr"]["runId"]) == []
