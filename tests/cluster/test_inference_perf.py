@@ -94,3 +94,16 @@ def test_a_stack_that_never_becomes_ready_is_other_with_its_status(
         "1/1 steps could not be judged: serving stack: the serving stack did not become ready "
         r"within 15s: Deployment \S+/aicr-inference: 0/1 replicas available .*; pod "
         r"aicr-inference-\S+: Running on gpu-h100-[01]", str(test["message"])), test["message"]
+
+
+def test_an_endpoint_that_never_serves_is_other_with_its_last_answer(
+    gpus: SimCluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AICR_INFERENCE_PERF_HEALTH_TIMEOUT", "6s")
+    gpus.fault("model-loading")  # Ready on /health, completions 503 for ten minutes
+    test = validate(gpus, tmp_path, gates(">= 600", "<= 1000"))
+    assert test["status"] == "other", test["message"]
+    assert re.fullmatch(
+        "1/1 steps could not be judged: benchmark: the endpoint never served a completion: "
+        r"http://10\.244\.\d+\.\d+:8000 did not serve a completion within 6s; last answer: "
+        "HTTPError: HTTP Error 503: Service Unavailable", str(test["message"])), test["message"]
