@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from harness import SimCluster
+from kubernetes import client
 from manifests import pod
 
 RUN = {"aicr.dev/run-id": "r0123abcd"}
@@ -20,13 +21,20 @@ REPORT = ("echo kernel $(uname -r); cut -d' ' -f3 /proc/version; "
           "python3 -c 'import os; print(os.uname().release)'; dmesg | head -1; echo END")
 
 
+CLASSES = (("gvisor", "runsc"), ("kata", "kata-qemu"))
+
+
 @pytest.fixture
 def sandboxes(cluster: SimCluster) -> Iterator[SimCluster]:
-    for name, handler in (("gvisor", "runsc"), ("kata", "kata-qemu")):
+    for name, handler in CLASSES:
         cluster.apply({"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
                        "metadata": {"name": name}, "handler": handler})  # fmt: skip
     yield cluster
     cluster.heal()
+    # cluster-scoped: a RuntimeClass left behind is one more the sandboxing check would prove
+    node_api = client.NodeV1Api(cluster.api())
+    for name, _ in CLASSES:
+        node_api.delete_runtime_class(name)
 
 
 def reporter(name: str, **spec: Any) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from deployhelp import run_check
 from harness import SimCluster
+from kubernetes import client
 
 CHECK = "workload-sandboxing"
 NO_COMPONENTS = "  []\n"
@@ -85,6 +86,7 @@ def test_a_runtime_class_whose_handler_is_runc_is_not_sandboxed(
     test = run_check(gvisor, tmp_path, CHECK, NO_COMPONENTS, phase="conformance",
                      config=config(tmp_path, "{runtimeClasses: [fake-sandbox]}"))  # fmt: skip
     assert test["status"] == "failed"
+    client.NodeV1Api(gvisor.api()).delete_runtime_class("fake-sandbox")
     assert re.fullmatch(
         r"1/1 sandboxed RuntimeClasses failed: RuntimeClass fake-sandbox: the pod under "
         r"RuntimeClass fake-sandbox \(handler runc\) reports the node's own kernel \S+ on \S+: it "

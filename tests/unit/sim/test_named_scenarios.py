@@ -16,7 +16,8 @@ def test_gpu_platform_runs_prometheus_and_the_gpu_stack() -> None:
     kinds = {(m["kind"], m["metadata"]["name"]) for m in s.manifests}
     assert {("Deployment", "gpu-operator"), ("Deployment", "cert-manager"),
             ("Deployment", "nvidia-dra-driver-gpu-controller"),
-            ("ClusterPolicy", "cluster-policy")} <= kinds  # fmt: skip
+            ("ClusterPolicy", "cluster-policy"), ("RuntimeClass", "nvidia"),
+            ("RuntimeClass", "gvisor")} <= kinds  # fmt: skip
     assert s.gpu_mode == "device-plugin"
 
 
