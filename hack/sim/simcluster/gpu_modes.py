@@ -9,18 +9,20 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Literal
 
 from kubernetes import client
 
 from simcluster import kube
 from simcluster.gpu.smi import gpu_uuid
-from simcluster.nodes import GPU_NODES, GPU_RESOURCE, gpu_count, load_profile
+from simcluster.nodes import GPU_RESOURCE, load_profile
 
 Mode = Literal["device-plugin", "dra", "dual"]
 MODES: tuple[Mode, ...] = ("device-plugin", "dra", "dual")
 DRIVER = "gpu.nvidia.com"
 SLICE_LABEL = "sim.aicr.dev/gpu-slice"
+MODE_FILE = "gpu-mode"  # in the run folder: the mode last switched to
 
 DEVICE_CLASS: dict[str, Any] = {
     "apiVersion": "resource.k8s.io/v1",
@@ -39,8 +41,8 @@ DEVICE_CLASS: dict[str, Any] = {
 }
 
 
-def resource_slice(node: str) -> dict[str, Any]:
-    """One ResourceSlice publishing every GPU of `node` with its attributes."""
+def resource_slice(node: str, count: int) -> dict[str, Any]:
+    """One ResourceSlice publishing the `count` GPUs of `node` with their attributes."""
     gpu = load_profile("p5-h100")["gpu"]
     devices = [
         {
@@ -57,7 +59,7 @@ def resource_slice(node: str) -> dict[str, Any]:
             },
             "capacity": {"memory": {"value": f"{int(gpu['memory'])}Mi"}},
         }
-        for i in range(gpu_count(node))
+        for i in range(count)
     ]
     return {
         "apiVersion": "resource.k8s.io/v1",
@@ -88,6 +90,25 @@ def _set_node_gpus(api: client.ApiClient, node: str, count: int | None) -> None:
     kube.retry_conflicts(update)
 
 
+def gpu_nodes(api: client.ApiClient) -> list[tuple[str, int]]:
+    """(name, GPU count) of every GPU node, static or provisioned, from its labels."""
+    items = client.CoreV1Api(api).list_node(label_selector="nvidia.com/gpu.present=true").items
+    return sorted((n.metadata.name, int(n.metadata.labels.get("nvidia.com/gpu.count", "0")))
+                  for n in items)  # fmt: skip
+
+
+def apply_mode(api: client.ApiClient, node: str, count: int, mode: Mode) -> None:
+    """Advertise the `count` GPUs of `node` as `mode` says (idempotent)."""
+    slices = kube.dynamic(api).resources.get(api_version="resource.k8s.io/v1", kind="ResourceSlice")
+    if mode in ("dra", "dual"):
+        slices.server_side_apply(
+            body=resource_slice(node, count), field_manager="aicr-sim", force_conflicts=True
+        )
+    else:
+        kube.ignore_not_found(lambda: slices.delete(name=f"{node}-{DRIVER}"))
+    _set_node_gpus(api, node, None if mode == "dra" else count)
+
+
 def set_mode(api: client.ApiClient, mode: Mode) -> None:
     """Switch every GPU node to `mode` (idempotent)."""
     if mode not in MODES:
@@ -95,12 +116,19 @@ def set_mode(api: client.ApiClient, mode: Mode) -> None:
     dyn = kube.dynamic(api)
     dc = dyn.resources.get(api_version="resource.k8s.io/v1", kind="DeviceClass")
     dc.server_side_apply(body=DEVICE_CLASS, field_manager="aicr-sim", force_conflicts=True)
-    slices = dyn.resources.get(api_version="resource.k8s.io/v1", kind="ResourceSlice")
-    for node in GPU_NODES:
-        if mode in ("dra", "dual"):
-            slices.server_side_apply(
-                body=resource_slice(node), field_manager="aicr-sim", force_conflicts=True
-            )
-        else:
-            kube.ignore_not_found(lambda n=node: slices.delete(name=f"{n}-{DRIVER}"))
-        _set_node_gpus(api, node, None if mode == "dra" else gpu_count(node))
+    for node, count in gpu_nodes(api):
+        apply_mode(api, node, count, mode)
+
+
+def record_mode(sim_dir: Path, mode: Mode) -> None:
+    """Remember `mode` in the run folder (nodes that join later follow it)."""
+    (sim_dir / MODE_FILE).write_text(mode + "\n")
+
+
+def recorded_mode(sim_dir: Path) -> Mode:
+    """The mode last switched to on this run (device-plugin before any switch)."""
+    try:
+        text = (sim_dir / MODE_FILE).read_text().strip()
+    except OSError:
+        return "device-plugin"
+    return next((m for m in MODES if m == text), "device-plugin")

@@ -18,6 +18,7 @@ from simcluster.paths import SIM_ROOT
 
 GPU_RESOURCE = "nvidia.com/gpu"
 NODE_GROUP_LABEL = "aicr.dev/node-group"
+PROFILE_ANNOTATION = "sim.aicr.dev/profile"
 MAX_PODS = "110"
 
 
@@ -49,12 +50,17 @@ def load_profile(name: str) -> dict[str, Any]:
     return spec
 
 
+def profile_names() -> list[str]:
+    """Names of every node profile (hack/sim/profiles/*.yaml)."""
+    return sorted(p.stem for p in (SIM_ROOT / "profiles").glob("*.yaml"))
+
+
 def node_root(profile: str) -> Path:
     """The host files of a profile's nodes (hack/sim/profiles/roots/<profile>)."""
     return SIM_ROOT / "profiles" / "roots" / profile
 
 
-def _root_facts(profile: str, fallback_image: str) -> tuple[str, str]:
+def root_facts(profile: str, fallback_image: str) -> tuple[str, str]:
     """(osImage, kernelVersion) as a kubelet reads them from the node's own files."""
     root = node_root(profile)
     image = fallback_image
@@ -101,7 +107,7 @@ def _fabric_annotations(prof: dict[str, Any]) -> dict[str, str]:
 def node_manifest(n: NodeSpec, k8s_version: str, kubelet_port: int) -> dict[str, Any]:
     """The Node object (with status) for one layout entry."""
     prof = load_profile(n.profile)
-    os_image, kernel = _root_facts(n.profile, prof["osImage"])
+    os_image, kernel = root_facts(n.profile, prof["osImage"])
     res = prof["resources"]
     labels = {
         "type": "kwok",
@@ -132,7 +138,7 @@ def node_manifest(n: NodeSpec, k8s_version: str, kubelet_port: int) -> dict[str,
         "metadata": {
             "name": n.name,
             "labels": labels,
-            "annotations": {"kwok.x-k8s.io/node": "fake", "sim.aicr.dev/profile": n.profile,
+            "annotations": {"kwok.x-k8s.io/node": "fake", PROFILE_ANNOTATION: n.profile,
                             **_fabric_annotations(prof)},
         },
         "spec": {"taints": taints},
@@ -159,10 +165,3 @@ def node_manifest(n: NodeSpec, k8s_version: str, kubelet_port: int) -> dict[str,
             "images": [],
         },
     }
-
-
-def gpu_count(node: str) -> int:
-    """Number of GPUs the node's profile declares (0 for CPU nodes)."""
-    spec = next(n for n in LAYOUT if n.name == node)
-    prof = load_profile(spec.profile)
-    return int(prof["gpu"]["count"]) if "gpu" in prof else 0

@@ -14,7 +14,7 @@ import yaml
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from simcluster import gpu_modes, kube, paths
+from simcluster import gpu_modes, kube, paths, provisioned
 from simcluster.nodes import LAYOUT, node_manifest
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ def bootstrap(sim: Sim, deadline: float) -> None:
         body = node_manifest(spec, version, sim.ports.kubelet)
         _retry_until(deadline, lambda b=body: core.create_node(b))
     gpu_modes.set_mode(api, "device-plugin")
-    _record_mode(sim, "device-plugin")
+    gpu_modes.record_mode(sim.dir, "device-plugin")
 
     def usable() -> bool:
         try:
@@ -76,22 +76,15 @@ def _wait_port(port: int, deadline: float) -> None:
     raise TimeoutError(f"simulated kubelet endpoint on 127.0.0.1:{port} did not come up")
 
 
-def _record_mode(sim: Sim, mode: str) -> None:
-    (sim.dir / "gpu-mode").write_text(mode + "\n")
-
-
 def current_mode(sim: Sim) -> str:
     """The GPU mode last set on this run."""
-    try:
-        return (sim.dir / "gpu-mode").read_text().strip()
-    except OSError:
-        return "device-plugin"
+    return gpu_modes.recorded_mode(sim.dir)
 
 
 def set_mode(sim: Sim, mode: gpu_modes.Mode) -> None:
     """Switch the GPU allocation mode of every GPU node."""
     gpu_modes.set_mode(kube.api_client(sim.kubeconfig), mode)
-    _record_mode(sim, mode)
+    gpu_modes.record_mode(sim.dir, mode)
 
 
 def set_node_images(sim: Sim, node: str, images: list[str], size_bytes: int = 500_000_000) -> None:
@@ -153,9 +146,13 @@ def _wait_crd(dyn: Any, name: str, timeout: float = 30) -> None:
 
 
 def reset_nodes(sim: Sim) -> None:
-    """Put every node back to its profile: labels, taints, images, GPU mode."""
+    """Put every node back to its profile: labels, taints, images, GPU mode.
+
+    Nodes an autoscaler added (and their NodeClaims) are removed.
+    """
     api = kube.api_client(sim.kubeconfig)
     core = client.CoreV1Api(api)
+    provisioned.remove_all(api)
     version = paths.read_pins()["KUBERNETES_VERSION"]
     for spec in LAYOUT:
         want = node_manifest(spec, version, sim.ports.kubelet)

@@ -22,6 +22,7 @@ from kubernetes.client.rest import ApiException
 
 from simcluster import kube
 from simcluster.gpu.model import node_faults
+from simcluster.runtime import node_agent
 from simcluster.runtime.kubelet_server import KubeletServer
 from simcluster.runtime.ownership import runtime_owned
 from simcluster.runtime.worker import PodWorker, RuntimeContext, _kill_group
@@ -121,6 +122,7 @@ def main() -> None:
     )
     ctx.pods_dir.mkdir(parents=True, exist_ok=True)
     KubeletServer(int(ports["kubelet"]), args.sim_dir / "pki", ctx.pods_dir).start()
+    node_agent.start(kube.api_client(args.sim_dir / "kubeconfig"), args.sim_dir)
 
     def stop(signum: int, frame: FrameType | None) -> None:
         for w in list(ctx.workers.values()):
