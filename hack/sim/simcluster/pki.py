@@ -60,7 +60,17 @@ def _ca(d: Path, name: str = "ca") -> Pair:
     return pair
 
 
-def _leaf(d: Path, ca: Pair, name: str, subj: str, *, server: bool, client: bool) -> Pair:
+API_SERVER_SANS = (
+    f"IP:{LOOPBACK},IP:{GATEWAY},IP:{KUBERNETES_SERVICE_IP},DNS:localhost,"
+    "DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,"
+    "DNS:kubernetes.default.svc.cluster.local"
+)
+
+
+def _leaf(
+    d: Path, ca: Pair, name: str, subj: str, *, server: bool, client: bool,
+    sans: str = API_SERVER_SANS,
+) -> Pair:  # fmt: skip
     pair = Pair(d / f"{name}.crt", d / f"{name}.key")
     _key(pair.key)
     csr = d / f"{name}.csr"
@@ -73,11 +83,7 @@ def _leaf(d: Path, ca: Pair, name: str, subj: str, *, server: bool, client: bool
         f"extendedKeyUsage={','.join(usages)}",
     ]
     if server:
-        lines.append(
-            f"subjectAltName=IP:{LOOPBACK},IP:{GATEWAY},IP:{KUBERNETES_SERVICE_IP},DNS:localhost,"
-            "DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,"
-            "DNS:kubernetes.default.svc.cluster.local"
-        )
+        lines.append(f"subjectAltName={sans}")
     ext.write_text("\n".join(lines) + "\n")
     _run(
         "x509",
@@ -155,3 +161,16 @@ def generate(d: Path) -> Pki:
             d, fp_ca, "front-proxy-client", "/CN=front-proxy-client", server=False, client=True
         ),
     )
+
+
+def service_serving(d: Path, service: str, namespace: str) -> tuple[Pair, Pair]:
+    """A CA of its own and a serving certificate for Service `service` in `namespace`.
+
+    The names are the ones the API server verifies when it calls a webhook or
+    an aggregated API through the Service (`<service>.<namespace>.svc`).
+    """
+    d.mkdir(parents=True, exist_ok=True)
+    ca = _ca(d, f"{service}-ca")
+    host = f"{service}.{namespace}.svc"
+    sans = f"DNS:{host},DNS:{host}.cluster.local"
+    return ca, _leaf(d, ca, service, f"/CN={host}", server=True, client=False, sans=sans)

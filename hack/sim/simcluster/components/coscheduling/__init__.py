@@ -1,0 +1,152 @@
+"""scheduler-plugins v0.34 as a second scheduler with the Coscheduling (gang) plugin.
+
+What is modelled (and nothing more): the chart's "as a second scheduler"
+install: the Deployment `scheduler-plugins-scheduler` in
+`scheduler-plugins` runs the project's kube-scheduler build with one profile,
+`schedulerName: scheduler-plugins-scheduler`, whose Coscheduling plugin holds
+a PodGroup's pods at Permit until `minMember` of them fit, and the PodGroup
+CRD of the same release. Its ServiceAccount gets the built-in
+`system:kube-scheduler` and `system:volume-scheduler` roles, read access to
+the authentication ConfigMap, and the PodGroup access the plugin needs. It
+serves health on its pod IP (10259). Test-time knob: a PodGroup waits at
+Permit at most 10 s (`permitWaitingTimeSeconds`), then its pods are rejected
+and retried after 2 s (`podGroupBackoffSeconds`). No webhooks.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from simcluster.components import pod_ip_config
+from simcluster.components.base import Component, Context, Image, Manifest
+
+NAMESPACE = "scheduler-plugins"
+NAME = "scheduler-plugins-scheduler"
+SCHEDULER_NAME = "scheduler-plugins-scheduler"
+CONFIG = "scheduler-config"
+CONFIG_FILE = "scheduler-config.yaml"
+IMAGE = "registry.k8s.io/scheduler-plugins/kube-scheduler:v0.34.7"
+LABELS = {"app": NAME, "component": "scheduler"}
+SECURE_PORT = 10259
+PERMIT_WAITING_SECONDS = 10
+BACKOFF_SECONDS = 2
+
+
+def upstream() -> Path:
+    """The release's CRDs, copied into the cache beside the binary."""
+    return COMPONENT.bin_dir().parent / "upstream"
+
+
+def config_text() -> str:
+    """The KubeSchedulerConfiguration: one Coscheduling profile, in-cluster credentials."""
+    cfg = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "leaderElection": {"leaderElect": False},
+        "profiles": [{
+            "schedulerName": SCHEDULER_NAME,
+            "plugins": {
+                "queueSort": {"enabled": [{"name": "Coscheduling"}], "disabled": [{"name": "*"}]},
+                "multiPoint": {"enabled": [{"name": "Coscheduling"}]},
+            },
+            "pluginConfig": [{
+                "name": "Coscheduling",
+                "args": {"permitWaitingTimeSeconds": PERMIT_WAITING_SECONDS,
+                         "podGroupBackoffSeconds": BACKOFF_SECONDS},
+            }],
+        }],
+    }  # fmt: skip
+    return yaml.safe_dump(cfg, sort_keys=False)
+
+
+def _binding(kind: str, role: str, name: str, namespace: str | None = None) -> Manifest:
+    meta = {"name": name, **({"namespace": namespace} if namespace else {})}
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": f"{kind}Binding",
+        "metadata": meta,
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": role},
+        "subjects": [{"kind": "ServiceAccount", "name": NAME, "namespace": NAMESPACE}],
+    }
+
+
+def rbac() -> list[Manifest]:
+    """The scheduler's built-in roles plus PodGroup access, for its ServiceAccount."""
+    podgroups = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": f"{NAME}-podgroups"},
+        "rules": [
+            {"apiGroups": ["scheduling.x-k8s.io"], "resources": ["podgroups"],
+             "verbs": ["get", "list", "watch", "update", "patch"]},
+            {"apiGroups": ["scheduling.x-k8s.io"], "resources": ["podgroups/status"],
+             "verbs": ["get", "update", "patch"]},
+        ],
+    }  # fmt: skip
+    return [
+        {"apiVersion": "v1", "kind": "ServiceAccount",
+         "metadata": {"name": NAME, "namespace": NAMESPACE}},
+        podgroups,
+        _binding("ClusterRole", "system:kube-scheduler", f"{NAME}-as-kube-scheduler"),
+        _binding("ClusterRole", "system:volume-scheduler", f"{NAME}-as-volume-scheduler"),
+        _binding("ClusterRole", f"{NAME}-podgroups", f"{NAME}-podgroups"),
+        _binding("Role", "extension-apiserver-authentication-reader", f"{NAME}-auth-reader",
+                 "kube-system"),
+    ]  # fmt: skip
+
+
+def deployment() -> Manifest:
+    """The second scheduler, bound to its pod IP."""
+    container = {
+        "name": "scheduler",
+        "image": IMAGE,
+        "command": ["/bin/kube-scheduler"],
+        "args": [f"--config=/config/{CONFIG_FILE}", "--bind-address=$(POD_IP)",
+                 f"--secure-port={SECURE_PORT}", "--v=2"],
+        "env": [{"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}],
+        "readinessProbe": {"httpGet": {"path": "/healthz", "port": SECURE_PORT,
+                                       "scheme": "HTTPS"},
+                           "periodSeconds": 1, "failureThreshold": 60},
+        "volumeMounts": [{"name": "config", "mountPath": "/config", "readOnly": True}],
+    }  # fmt: skip
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": NAME, "namespace": NAMESPACE, "labels": LABELS},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": LABELS},
+            "template": {
+                "metadata": {"labels": LABELS},
+                "spec": {
+                    "serviceAccountName": NAME,
+                    "nodeSelector": {"aicr.dev/node-group": "system"},
+                    "containers": [container],
+                    "volumes": [{"name": "config", "configMap": {"name": CONFIG}}],
+                },
+            },
+        },
+    }
+
+
+def manifests(ctx: Context) -> list[Manifest]:
+    """Namespace, the PodGroup CRD, RBAC, config and the scheduler."""
+    crd = upstream() / "crd.yaml"
+    return [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
+        *[d for d in yaml.safe_load_all(crd.read_text()) if d],
+        *rbac(),
+        pod_ip_config.configmap(CONFIG, NAMESPACE, CONFIG_FILE, config_text()),
+        deployment(),
+    ]
+
+
+COMPONENT = Component(
+    name="coscheduling",
+    summary="scheduler-plugins v0.34 second scheduler with Coscheduling (PodGroup gangs)",
+    pin="SCHEDULER_PLUGINS_VERSION",
+    images={"kube-scheduler": Image("kube-scheduler")},
+    manifests=manifests,
+)

@@ -1,0 +1,119 @@
+"""KubeRay's ray-operator v1.5 (built from its Go module) with its validating webhook on.
+
+What is modelled (and nothing more): the operator Deployment
+`kuberay-operator` in `ray-system`, its ServiceAccount, the release's
+ClusterRole and CRDs (RayCluster, RayJob, RayService), and, with
+`ENABLE_WEBHOOKS=true` as the chart sets it for webhooks, the RayCluster
+validating webhook served on 9443 through the Service
+`kuberay-webhook-service` with a certificate the install issues. v1.5 serves
+only the RayCluster webhook, so only that one is registered. Metrics and
+health listen on the pod IP; the webhook server takes 9443 on every address
+(v1.5 has no flag for its host). Ray pods themselves are not run: a RayCluster
+is reconciled into pods the sim shows as running.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from simcluster.components.base import Component, Context, Image, Manifest
+from simcluster.components.serving import point_webhooks, serving, webhook_service
+
+NAMESPACE = "ray-system"
+NAME = "kuberay-operator"
+SERVICE = "kuberay-webhook-service"
+CERT_SECRET = "kuberay-webhook-server-cert"
+IMAGE = "quay.io/kuberay/operator:v1.5.0"
+LABELS = {"app.kubernetes.io/name": "kuberay", "app.kubernetes.io/component": "kuberay-operator"}
+WEBHOOK_PORT = 9443
+HEALTH_PORT = 8082
+SERVED_HOOKS = frozenset({"vraycluster.kb.io"})
+
+
+def upstream() -> Path:
+    """The release's manifests, copied into the cache beside the binary."""
+    return COMPONENT.bin_dir().parent / "upstream"
+
+
+def _docs(path: Path) -> list[Manifest]:
+    return [d for d in yaml.safe_load_all(path.read_text()) if d]
+
+
+def deployment() -> Manifest:
+    """The operator, webhooks on."""
+    container = {
+        "name": "kuberay-operator",
+        "image": IMAGE,
+        "args": ["--metrics-addr=$(POD_IP):8080", f"--health-probe-bind-address=$(POD_IP):"
+                 f"{HEALTH_PORT}", "--enable-leader-election=false"],
+        "env": [{"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
+                {"name": "ENABLE_WEBHOOKS", "value": "true"}],
+        "ports": [{"name": "webhook-server", "containerPort": WEBHOOK_PORT}],
+        "readinessProbe": {"httpGet": {"path": "/readyz", "port": HEALTH_PORT},
+                           "periodSeconds": 1, "failureThreshold": 60},
+        "volumeMounts": [{"name": "cert", "mountPath": "/tmp/k8s-webhook-server/serving-certs",
+                          "readOnly": True}],
+    }  # fmt: skip
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": NAME, "namespace": NAMESPACE, "labels": LABELS},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": LABELS},
+            "template": {
+                "metadata": {"labels": LABELS},
+                "spec": {
+                    "serviceAccountName": NAME,
+                    "nodeSelector": {"aicr.dev/node-group": "system"},
+                    "containers": [container],
+                    "volumes": [{"name": "cert", "secret": {"secretName": CERT_SECRET}}],
+                },
+            },
+        },
+    }
+
+
+def served(hook: dict[str, Any]) -> bool:
+    """True for the webhooks v1.5 registers a handler for."""
+    return hook.get("name") in SERVED_HOOKS
+
+
+def manifests(ctx: Context) -> list[Manifest]:
+    """Namespace, CRDs, RBAC, the issued certificate, the operator and its webhook."""
+    src = upstream()
+    crds = [d for f in sorted((src / "bases").glob("*.yaml")) for d in _docs(f)]
+    role = next(d for d in _docs(src / "role.yaml") if d["kind"] == "ClusterRole")
+    cert = serving(CERT_SECRET, SERVICE, NAMESPACE)
+    hooks = point_webhooks(_docs(src / "manifests.yaml"), SERVICE, NAMESPACE, cert.ca_bundle,
+                           keep=served)  # fmt: skip
+    for h in hooks:
+        h["metadata"]["name"] = "kuberay-" + h["metadata"]["name"]
+    return [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
+        *crds,
+        {"apiVersion": "v1", "kind": "ServiceAccount",
+         "metadata": {"name": NAME, "namespace": NAMESPACE}},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+         "metadata": {"name": NAME}, "rules": role["rules"]},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+         "metadata": {"name": NAME},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": NAME},
+         "subjects": [{"kind": "ServiceAccount", "name": NAME, "namespace": NAMESPACE}]},
+        cert.secret,
+        webhook_service(SERVICE, NAMESPACE, LABELS, WEBHOOK_PORT),
+        deployment(),
+        *hooks,
+    ]  # fmt: skip
+
+
+COMPONENT = Component(
+    name="kuberay",
+    summary="KubeRay ray-operator v1.5 with its RayCluster validating webhook",
+    pin="KUBERAY_VERSION",
+    images={"operator": Image("ray-operator")},
+    manifests=manifests,
+)

@@ -1,0 +1,161 @@
+"""Kueue v0.17 (built from its Go module), as its release manifests install it.
+
+What is modelled (and nothing more): the `kueue-controller-manager`
+Deployment in `kueue-system` with its ServiceAccount, the release's own
+manager ClusterRole, its CRDs and its validating and mutating webhooks,
+served on the pod IP (port 9443) through the Service
+`kueue-webhook-service`, with a serving certificate the install issues (as
+cert-manager would; Kueue's internal certificate rotation is off). Only the
+`batch/job` integration is enabled, so only the webhooks of Kueue's own
+objects and of Jobs are registered. Test-time knob: `waitForPodsReady` with a
+20 s timeout (all-or-nothing start of admitted workloads). The CRDs are served
+without their conversion webhook: both versions exist, v1beta2 is the one to
+use. The visibility API is off (`VisibilityOnDemand=false`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from simcluster.components import pod_ip_config
+from simcluster.components.base import Component, Context, Image, Manifest
+from simcluster.components.serving import point_webhooks, serving, webhook_service
+
+NAMESPACE = "kueue-system"
+NAME = "kueue-controller-manager"
+SERVICE = "kueue-webhook-service"
+CERT_SECRET = "kueue-webhook-server-cert"
+CONFIG = "kueue-manager-config"
+CONFIG_FILE = "controller_manager_config.yaml"
+IMAGE = "registry.k8s.io/kueue/kueue:v0.17.0"
+LABELS = {"control-plane": "controller-manager", "app.kubernetes.io/name": "kueue"}
+WEBHOOK_PORT = 9444  # KubeRay's webhook server takes 9443 on every address of the shared namespace
+HEALTH_PORT = 8081
+PODS_READY_TIMEOUT = "20s"
+# The API groups whose webhooks have a handler with only `batch/job` enabled.
+SERVED_GROUPS = frozenset({"kueue.x-k8s.io", "batch"})
+
+
+def upstream() -> Path:
+    """The release's manifests, copied into the cache beside the binary."""
+    return COMPONENT.bin_dir().parent / "upstream"
+
+
+def _docs(path: Path) -> list[Manifest]:
+    return [d for d in yaml.safe_load_all(path.read_text()) if d]
+
+
+def config_text() -> str:
+    """The manager's Configuration; `@POD_IP@` is the pod's own address."""
+    ip = pod_ip_config.PLACEHOLDER
+    cfg = {
+        "apiVersion": "config.kueue.x-k8s.io/v1beta2",
+        "kind": "Configuration",
+        "health": {"healthProbeBindAddress": f"{ip}:{HEALTH_PORT}"},
+        "metrics": {"bindAddress": f"{ip}:8443"},
+        "webhook": {"host": ip, "port": WEBHOOK_PORT,
+                    "certDir": "/tmp/k8s-webhook-server/serving-certs"},
+        "leaderElection": {"leaderElect": False},
+        "internalCertManagement": {"enable": False},
+        "waitForPodsReady": {"timeout": PODS_READY_TIMEOUT, "blockAdmission": True},
+        "integrations": {"frameworks": ["batch/job"]},
+    }  # fmt: skip
+    return yaml.safe_dump(cfg, sort_keys=False)
+
+
+def rbac(role_rules: list[dict[str, Any]]) -> list[Manifest]:
+    """ServiceAccount and the release's manager ClusterRole, bound to it."""
+    return [
+        {"apiVersion": "v1", "kind": "ServiceAccount",
+         "metadata": {"name": NAME, "namespace": NAMESPACE}},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+         "metadata": {"name": "kueue-manager-role"}, "rules": role_rules},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+         "metadata": {"name": "kueue-manager-rolebinding"},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                     "name": "kueue-manager-role"},
+         "subjects": [{"kind": "ServiceAccount", "name": NAME, "namespace": NAMESPACE}]},
+    ]  # fmt: skip
+
+
+def deployment() -> Manifest:
+    """The controller manager; webhook and metrics certificates from the issued Secret."""
+    certs = [
+        {"name": "cert", "mountPath": "/tmp/k8s-webhook-server/serving-certs", "readOnly": True},
+        {"name": "cert", "mountPath": "/etc/kueue/metrics/certs", "readOnly": True},
+    ]
+    container = {
+        "name": "manager",
+        "image": IMAGE,
+        "args": [f"--config=/config/{CONFIG_FILE}", "--zap-log-level=2",
+                 "--feature-gates=VisibilityOnDemand=false"],
+        "ports": [{"name": "webhook-server", "containerPort": WEBHOOK_PORT}],
+        "readinessProbe": {"httpGet": {"path": "/readyz", "port": HEALTH_PORT},
+                           "periodSeconds": 1, "failureThreshold": 60},
+        "livenessProbe": {"httpGet": {"path": "/healthz", "port": HEALTH_PORT},
+                          "initialDelaySeconds": 15, "periodSeconds": 20},
+        "volumeMounts": [pod_ip_config.mount(), *certs],
+    }  # fmt: skip
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": NAME, "namespace": NAMESPACE, "labels": LABELS},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": LABELS},
+            "template": {
+                "metadata": {"labels": LABELS},
+                "spec": {
+                    "serviceAccountName": NAME,
+                    "nodeSelector": {"aicr.dev/node-group": "system"},
+                    "initContainers": [pod_ip_config.init_container(CONFIG_FILE)],
+                    "containers": [container],
+                    "volumes": [
+                        *pod_ip_config.volumes(CONFIG),
+                        {"name": "cert", "secret": {"secretName": CERT_SECRET}},
+                    ],
+                    "terminationGracePeriodSeconds": 10,
+                },
+            },
+        },
+    }
+
+
+def served(hook: dict[str, Any]) -> bool:
+    """True when the webhook's handler exists with only `batch/job` enabled."""
+    groups = {g for rule in hook.get("rules") or [] for g in rule.get("apiGroups") or []}
+    return bool(groups) and groups <= SERVED_GROUPS
+
+
+def manifests(ctx: Context) -> list[Manifest]:
+    """Everything the install creates, CRDs first, webhooks last (once their Service exists)."""
+    src = upstream()
+    crds = [d for f in sorted((src / "bases").glob("*.yaml")) for d in _docs(f)]
+    role = next(d for d in _docs(src / "role.yaml") if d["kind"] == "ClusterRole")
+    cert = serving(CERT_SECRET, SERVICE, NAMESPACE)
+    hooks = point_webhooks(_docs(src / "manifests.yaml"), SERVICE, NAMESPACE, cert.ca_bundle,
+                           keep=served)  # fmt: skip
+    for h in hooks:
+        h["metadata"]["name"] = "kueue-" + h["metadata"]["name"]
+    return [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
+        *crds,
+        *rbac(role["rules"]),
+        cert.secret,
+        pod_ip_config.configmap(CONFIG, NAMESPACE, CONFIG_FILE, config_text()),
+        webhook_service(SERVICE, NAMESPACE, LABELS, WEBHOOK_PORT),
+        deployment(),
+        *hooks,
+    ]
+
+
+COMPONENT = Component(
+    name="kueue",
+    summary="Kueue v0.17 job queueing (quota admission, all-or-nothing start), webhooks on its pod",
+    pin="KUEUE_VERSION",
+    images={"kueue": Image("kueue")},
+    manifests=manifests,
+)
