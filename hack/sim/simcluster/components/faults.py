@@ -1,4 +1,11 @@
-"""Faults of components: what `hack/sim/sim fault` does to a running component."""
+"""Faults of components: what `hack/sim/sim fault` does to a running component.
+
+What is modelled (and nothing more): a component that is down has its
+Deployment scaled to zero, so its pod is deleted and the Service in front of
+it has no endpoint (as after a crash loop or an eviction); healing scales it
+back to what it had, kept in the annotation `sim.aicr.dev/replicas-before-fault`.
+A misconfigured one gets other container args (a new pod rolls out).
+"""
 
 from __future__ import annotations
 
@@ -12,15 +19,52 @@ from simcluster.components import install
 if TYPE_CHECKING:
     from simcluster.cluster import Sim
 
+BEFORE = "sim.aicr.dev/replicas-before-fault"
 
-def scale(sim: Sim, component: str, namespace: str, deployment: str, replicas: int) -> None:
-    """Scale a component's Deployment (to zero: the component is down, as after a crash loop)."""
-    from simcluster.faults.registry import FaultInputError
 
-    if component not in install.journal(sim):
-        raise FaultInputError(
-            f"the fault needs the {component} component "
-            f"(`hack/sim/sim up --with {component}`), which is not running"
+def _apps(sim: Sim) -> client.AppsV1Api:
+    return client.AppsV1Api(kube.api_client(sim.kubeconfig))
+
+
+def installed_workloads(sim: Sim, names: dict[str, tuple[str, str]]) -> list[tuple[str, str]]:
+    """(namespace, Deployment) of each component in `names` that is installed."""
+    running = {c.name for c in install.installed(sim)}
+    return [where for component, where in names.items() if component in running]
+
+
+def stop(sim: Sim, workloads: list[tuple[str, str]]) -> None:
+    """Scale each Deployment to zero, remembering its replicas."""
+    apps = _apps(sim)
+    for ns, name in workloads:
+        dep = apps.read_namespaced_deployment(name, ns)
+        notes = dep.metadata.annotations or {}
+        before = notes.get(BEFORE) or str(dep.spec.replicas or 1)
+        apps.patch_namespaced_deployment(
+            name, ns, {"metadata": {"annotations": {BEFORE: before}}, "spec": {"replicas": 0}}
         )
-    apps = client.AppsV1Api(kube.api_client(sim.kubeconfig))
-    apps.patch_namespaced_deployment_scale(deployment, namespace, {"spec": {"replicas": replicas}})
+
+
+def start(sim: Sim, workloads: list[tuple[str, str]]) -> None:
+    """Scale each Deployment back to the replicas it had before `stop`."""
+    apps = _apps(sim)
+    for ns, name in workloads:
+        dep = kube.ignore_not_found(lambda ns=ns, name=name: apps.read_namespaced_deployment(
+            name, ns))  # fmt: skip
+        if dep is None:
+            continue
+        before = (dep.metadata.annotations or {}).get(BEFORE)
+        if before is None:
+            continue
+        apps.patch_namespaced_deployment(
+            name, ns, {"metadata": {"annotations": {BEFORE: None}},
+                       "spec": {"replicas": int(before)}}
+        )  # fmt: skip
+
+
+def set_args(sim: Sim, namespace: str, name: str, args: list[str]) -> None:
+    """Replace the first container's args of a Deployment (a new pod rolls out)."""
+    apps = _apps(sim)
+    dep = apps.read_namespaced_deployment(name, namespace)
+    container = dep.spec.template.spec.containers[0].name
+    body = {"spec": {"template": {"spec": {"containers": [{"name": container, "args": args}]}}}}
+    apps.patch_namespaced_deployment(name, namespace, body)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from kubernetes import client
 
 from simcluster import kube
+from simcluster.components import faults as components
 from simcluster.faults import nodes, pods
 from simcluster.runtime.handlers import NO_SANDBOX_HANDLER
 
@@ -72,11 +73,40 @@ def _pod_fault(name: pods.PodFault, models: str) -> Fault:
     )
 
 
-def _adapter(sim: Sim, replicas: int) -> None:
-    from simcluster.components import faults, prometheus_adapter
+def _component_fault(name: str, models: str, workloads: dict[str, tuple[str, str]]) -> Fault:
+    """A cluster fault that stops the pods of whichever of `workloads` (component -> where) run."""
 
-    a = prometheus_adapter
-    faults.scale(sim, a.COMPONENT.name, a.NAMESPACE, a.NAME, replicas)
+    def chosen(sim: Sim) -> list[tuple[str, str]]:
+        found = components.installed_workloads(sim, workloads)
+        if not found:
+            need = " or ".join(workloads)
+            raise FaultInputError(
+                f"fault {name} needs {need} installed (`hack/sim/sim up --with {need.split()[0]}`)"
+            )
+        return found
+
+    return Fault(
+        name,
+        models,
+        "cluster",
+        lambda sim, node: components.stop(sim, chosen(sim)),
+        lambda sim, node: components.start(sim, components.installed_workloads(sim, workloads)),
+    )
+
+
+def _gateway_auth(on: bool) -> Action:
+    def act(sim: Sim, node: str | None) -> None:
+        from simcluster.components import gateway
+
+        if not components.installed_workloads(sim, {"gateway": (gateway.NAMESPACE, gateway.NAME)}):
+            if on:
+                return  # healing a gateway that is gone: nothing left to heal
+            raise FaultInputError(
+                "fault gateway-auth-open needs gateway installed (`hack/sim/sim up --with gateway`)"
+            )
+        components.set_args(sim, gateway.NAMESPACE, gateway.NAME, gateway.args(auth=on))
+
+    return act
 
 
 def _api(sim: Sim) -> client.ApiClient:
@@ -188,13 +218,33 @@ FAULTS: tuple[Fault, ...] = (
         "evict",
         "memory pressure on the node: new runtime pods are evicted by the kubelet",
     ),
+    _component_fault(
+        "webhook-down",
+        "an admission webhook's pod is not running (crashed, evicted, its node drained): "
+        "requests its failurePolicy=Fail webhooks match are refused with `failed calling "
+        "webhook ... no endpoints available for service`",
+        {"kueue": ("kueue-system", "kueue-controller-manager"),
+         "kuberay": ("ray-system", "kuberay-operator")},
+    ),
+    _component_fault(
+        "autoscaler-stopped",
+        "the cluster autoscaler is not running (crash loop, OOMKilled, scaled down): pending "
+        "pods that no node fits get no new node",
+        {"karpenter": ("kube-system", "karpenter")},
+    ),
     Fault(
+        "gateway-auth-open",
+        "the gateway's API-key authentication is left out of its configuration: keyless "
+        "requests are served",
+        "cluster",
+        _gateway_auth(False),
+        _gateway_auth(True),
+    ),
+    _component_fault(
         "adapter-down",
         "the custom metrics adapter is not running: the APIService "
         "v1beta1.custom.metrics.k8s.io is unavailable, HPAs on custom metrics cannot scale",
-        "cluster",
-        lambda sim, node: _adapter(sim, 0),
-        lambda sim, node: _adapter(sim, 1),
+        {"prometheus-adapter": ("monitoring", "prometheus-adapter")},
     ),
     Fault(
         "apiserver-down",
