@@ -137,7 +137,8 @@ def test_karpenters_instance_type_is_the_sims_gpu_node() -> None:
     (it,) = karpenter.instance_types()
     assert it["name"] == "p5.48xlarge"
     assert it["resources"]["nvidia.com/gpu"] == "8"
-    assert sorted(o["Requirements"][1]["values"][0] for o in it["offerings"]) == ["us-east-1a", "us-east-1b"]
+    zones = sorted(o["Requirements"][1]["values"][0] for o in it["offerings"])
+    assert zones == ["us-east-1a", "us-east-1b"]
 
 
 def test_karpenters_nodepool_is_bounded_and_consolidates_quickly() -> None:

@@ -1,0 +1,96 @@
+"""Faults of the platform components: they need the component, stop its pods, heal to what was."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from simcluster.__main__ import main
+from simcluster.cluster import Sim
+from simcluster.components import gateway
+from simcluster.faults import components, registry
+
+
+class FakeApps:
+    """A Deployment store answering read and merge-patch as the API server would."""
+
+    def __init__(self, deployments: dict[tuple[str, str], dict[str, Any]]) -> None:
+        self.deps = deployments
+
+    def read_namespaced_deployment(self, name: str, ns: str) -> Any:
+        d = self.deps[(ns, name)]
+        return SimpleNamespace(
+            metadata=SimpleNamespace(annotations=dict(d["annotations"])),
+            spec=SimpleNamespace(replicas=d["replicas"], template=SimpleNamespace(
+                spec=SimpleNamespace(containers=[SimpleNamespace(name="c")]))),
+        )  # fmt: skip
+
+    def patch_namespaced_deployment(self, name: str, ns: str, body: dict[str, Any]) -> None:
+        d = self.deps[(ns, name)]
+        for k, v in ((body.get("metadata") or {}).get("annotations") or {}).items():
+            if v is None:
+                d["annotations"].pop(k, None)
+            else:
+                d["annotations"][k] = v
+        spec = body.get("spec") or {}
+        if "replicas" in spec:
+            d["replicas"] = spec["replicas"]
+        if "template" in spec:
+            d["args"] = spec["template"]["spec"]["containers"][0]["args"]
+
+
+APPS = FakeApps({})
+
+
+@pytest.fixture
+def sim(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Sim:
+    monkeypatch.setattr(Sim, "is_up", lambda self: True)
+    monkeypatch.setattr(Sim, "enter", lambda self: None)
+    monkeypatch.setattr(components, "_apps", lambda sim: APPS)
+    return Sim(tmp_path)
+
+
+def install(sim: Sim, *names: str) -> FakeApps:
+    """Record `names` as installed; their Deployments as the fake API holds them."""
+    (sim.dir / "components.json").write_text(json.dumps({n: [] for n in names}))
+    APPS.deps = {
+        ("kueue-system", "kueue-controller-manager"): {"replicas": 1, "annotations": {}},
+        ("kube-system", "karpenter"): {"replicas": 2, "annotations": {}},
+        (gateway.NAMESPACE, gateway.NAME): {"replicas": 1, "annotations": {}, "args": []},
+    }
+    return APPS
+
+
+def test_a_component_fault_without_its_component_is_bad_input(
+    sim: Sim, capsys: pytest.CaptureFixture[str]
+) -> None:
+    install(sim, "kueue")
+    assert main(["fault", "autoscaler-stopped"], sim=sim) == 2
+    assert "needs karpenter installed" in capsys.readouterr().err
+    assert main(["fault", "gateway-auth-open"], sim=sim) == 2
+    assert registry.active(sim) == []
+
+
+def test_stopping_remembers_the_replicas_and_healing_restores_them(sim: Sim) -> None:
+    apps = install(sim, "kueue", "karpenter")
+    registry.apply(sim, "autoscaler-stopped")
+    registry.apply(sim, "webhook-down")
+    karpenter = apps.deps[("kube-system", "karpenter")]
+    assert karpenter["replicas"] == 0
+    assert apps.deps[("kueue-system", "kueue-controller-manager")]["replicas"] == 0
+    registry.heal(sim)
+    assert karpenter == {"replicas": 2, "annotations": {}}
+    assert apps.deps[("kueue-system", "kueue-controller-manager")]["replicas"] == 1
+
+
+def test_gateway_auth_open_drops_the_api_key_middleware_and_heal_restores_it(sim: Sim) -> None:
+    apps = install(sim, "gateway")
+    registry.apply(sim, "gateway-auth-open")
+    args = apps.deps[(gateway.NAMESPACE, gateway.NAME)]["args"]
+    assert not any(gateway.MIDDLEWARE in a for a in args)
+    registry.heal(sim)
+    assert apps.deps[(gateway.NAMESPACE, gateway.NAME)]["args"] == gateway.args()
+    assert any(gateway.MIDDLEWARE in a for a in gateway.args())
