@@ -155,3 +155,16 @@ def test_no_rbac_rule_of_the_controllers_is_a_wildcard(kueue_release: Path) -> N
         for rule in doc.get("rules") or []:
             assert "*" not in rule["verbs"], doc["metadata"]["name"]
             assert "*" not in rule.get("resources", []), doc["metadata"]["name"]
+
+
+def test_every_recipe_keys_its_cache_folder_as_the_component_does() -> None:
+    from simcluster import paths
+    from simcluster.components import registry
+
+    for c in registry.COMPONENTS:
+        recipe = paths.SIM_ROOT / "simcluster" / "components" / c.name.replace("-", "_") / "build.sh"
+        got = subprocess.run(
+            ["bash", "-c", f'source "{paths.SIM_ROOT}/pins.env"; source "{recipe}"; echo "$version"'],
+            capture_output=True, text=True, check=True,
+        ).stdout.strip()  # fmt: skip
+        assert got == c.version, c.name

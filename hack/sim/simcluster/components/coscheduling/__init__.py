@@ -149,4 +149,5 @@ COMPONENT = Component(
     pin="SCHEDULER_PLUGINS_VERSION",
     images={"kube-scheduler": Image("kube-scheduler")},
     manifests=manifests,
+    also_pinned_by=("SCHEDULER_PLUGINS_K8S_VERSION",),
 )

@@ -3,14 +3,14 @@
 # against newer libraries, so k8s.io/kubernetes and every staging module are
 # pinned to the release it was made for; the PodGroup CRD of the same release
 # is copied first (a complete binary means a complete folder).
-version=$SCHEDULER_PLUGINS_VERSION
+version=${SCHEDULER_PLUGINS_VERSION}_$SCHEDULER_PLUGINS_K8S_VERSION
 binaries=(kube-scheduler)
 build() {
   local m=sigs.k8s.io/scheduler-plugins k8s=$SCHEDULER_PLUGINS_K8S_VERSION
-  module_files "$1/../upstream" "$m@$version" manifests/coscheduling/crd.yaml
+  module_files "$1/../upstream" "$m@$SCHEDULER_PLUGINS_VERSION" manifests/coscheduling/crd.yaml
   local pins=("k8s.io/kubernetes $k8s") staging
   mapfile -t staging < <(staging_modules "$k8s")
   for s in "${staging[@]}"; do pins+=("$s v0.${k8s#v1.}"); done
   GO_LDFLAGS="-X k8s.io/component-base/version.gitVersion=$k8s" \
-    go_wrapper_build "$1/kube-scheduler" "$m/cmd/scheduler" "$m $version" -- "${pins[@]}"
+    go_wrapper_build "$1/kube-scheduler" "$m/cmd/scheduler" "$m $SCHEDULER_PLUGINS_VERSION" -- "${pins[@]}"
 }

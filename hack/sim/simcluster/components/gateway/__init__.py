@@ -203,5 +203,6 @@ COMPONENT = Component(
     pin="TRAEFIK_VERSION",
     images={"traefik": Image("traefik")},
     manifests=manifests,
+    also_pinned_by=("GATEWAY_API_VERSION", "GATEWAY_API_INFERENCE_VERSION"),
     ready=ready,
 )

