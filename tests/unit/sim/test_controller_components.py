@@ -168,3 +168,12 @@ def test_every_recipe_keys_its_cache_folder_as_the_component_does() -> None:
             capture_output=True, text=True, check=True,
         ).stdout.strip()  # fmt: skip
         assert got == c.version, c.name
+
+
+def test_component_images_are_distinct_and_not_generic_names() -> None:
+    from simcluster.components import registry
+
+    repos = registry.image_repos()
+    assert len(repos) == len(set(repos))
+    # The runtime owns every pod of such an image, whoever made it.
+    assert not {"operator", "controller", "manager", "server"} & set(repos)

@@ -26,7 +26,9 @@ NAMESPACE = "ray-system"
 NAME = "kuberay-operator"
 SERVICE = "kuberay-webhook-service"
 CERT_SECRET = "kuberay-webhook-server-cert"
-IMAGE = "quay.io/kuberay/operator:v1.5.0"
+# The release image is quay.io/kuberay/operator; the runtime maps images by their last path
+# component, and `operator` would take every other operator image, so the sim names it so.
+IMAGE = "quay.io/kuberay/kuberay-operator:v1.5.0"
 LABELS = {"app.kubernetes.io/name": "kuberay", "app.kubernetes.io/component": "kuberay-operator"}
 WEBHOOK_PORT = 9443
 HEALTH_PORT = 8082
@@ -114,6 +116,6 @@ COMPONENT = Component(
     name="kuberay",
     summary="KubeRay ray-operator v1.5 with its RayCluster validating webhook",
     pin="KUBERAY_VERSION",
-    images={"operator": Image("ray-operator")},
+    images={"kuberay-operator": Image("ray-operator")},
     manifests=manifests,
 )
