@@ -50,6 +50,16 @@ go_module_dir() {
   flock /tmp/aicr-go.lock env GOFLAGS= go mod download -json "$1@$2" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p'
 }
 
+# module_files DEST MODULE VERSION PATH...: copy files or folders of a module's
+# release (its CRDs, RBAC, webhook configurations) into DEST, replacing it.
+module_files() {
+  local dest=$1 src; src=$(go_module_dir "$2" "$3"); shift 3
+  rm -rf "$dest"
+  mkdir -p "$dest"
+  for p in "$@"; do cp -r "$src/$p" "$dest/"; done
+  chmod -R u+w "$dest"
+}
+
 # deb_extract BIN PACKAGE VERSION PATH...: unpack a Debian package, keep PATHs in BIN.
 deb_extract() {
   local bin=$1 pkg=$2 version=$3; shift 3

@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 from simcluster.__main__ import main
 from simcluster.cluster import Sim
+from simcluster.components import faults as components
 from simcluster.components import gateway
-from simcluster.faults import components, registry
+from simcluster.faults import registry
 
 
 class FakeApps:

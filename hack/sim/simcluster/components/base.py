@@ -67,11 +67,15 @@ class Component:
     ready: Callable[[Any], str | None] | None = None  # None when ready, else what it waits for
     publishes: Callable[[Any], Published] | None = None
     address: Callable[[Any], str | None] | None = None  # its URL, for components after it
+    also_pinned_by: tuple[str, ...] = ()  # more pins its build uses (e.g. CRD releases)
 
     @property
     def version(self) -> str:
-        """Its pinned version."""
-        return paths.read_pins()[self.pin] if self.pin else "(sim model)"
+        """Its pinned version; with `also_pinned_by`, those pins joined to it by `_`."""
+        if not self.pin:
+            return "(sim model)"
+        pins = paths.read_pins()
+        return "_".join(pins[k] for k in (self.pin, *self.also_pinned_by))
 
     def bin_dir(self) -> Path:
         """Where its binaries live in the cache (as build-component.sh computes it)."""

@@ -100,26 +100,41 @@ def wait_ready(sim: Sim, components: list[Component], timeout: float) -> None:
         time.sleep(0.5)
 
 
+def own_custom_objects(refs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The objects among `refs` of kinds the same install's CRDs define (e.g. a NodePool)."""
+    groups = {r["name"].split(".", 1)[1] for r in refs if r["kind"] == "CustomResourceDefinition"}
+    return [r for r in refs if r["apiVersion"].split("/")[0] in groups]
+
+
 def remove(sim: Sim, names: Iterable[str], timeout: float = 60.0) -> None:
-    """Delete what the install of each named component applied, and wait until it is gone."""
+    """Delete what the install of each named component applied, and wait until it is gone.
+
+    The component's own custom objects go first, while its controller still
+    runs to finish them (Karpenter removes a NodePool's nodes, then its
+    finalizer); then everything else.
+    """
     done = journal(sim)
     dyn = kube.dynamic(kube.api_client(sim.kubeconfig))
-    gone: list[dict[str, Any]] = []
+    deadline = time.monotonic() + timeout
     for name in names:
         refs = done.pop(name, [])
         still_used = {(r["kind"], r["name"]) for other in done.values() for r in other}
-        for ref in reversed(refs):
-            if ref["kind"] == "Namespace" and (ref["kind"], ref["name"]) in still_used:
-                continue
-            res = dyn.resources.get(api_version=ref["apiVersion"], kind=ref["kind"])
-            kube.ignore_not_found(
-                lambda r=ref, res=res: res.delete(name=r["name"], namespace=r["namespace"],
-                                                  propagation_policy="Foreground")
-            )  # fmt: skip
-            gone.append(ref)
+        first = own_custom_objects(refs)
+        rest = [r for r in refs if r not in first
+                and not (r["kind"] == "Namespace" and (r["kind"], r["name"]) in still_used)]
+        for batch in (first, rest):
+            for ref in reversed(batch):
+                res = dyn.resources.get(api_version=ref["apiVersion"], kind=ref["kind"])
+                kube.ignore_not_found(
+                    lambda r=ref, res=res: res.delete(name=r["name"], namespace=r["namespace"],
+                                                      propagation_policy="Foreground")
+                )
+            _wait_gone(dyn, batch, deadline, timeout)
         _record(sim, done)
-    deadline = time.monotonic() + timeout
-    for ref in gone:
+
+
+def _wait_gone(dyn: Any, refs: list[dict[str, Any]], deadline: float, timeout: float) -> None:
+    for ref in refs:
         res = dyn.resources.get(api_version=ref["apiVersion"], kind=ref["kind"])
         while kube.ignore_not_found(lambda r=ref, res=res: res.get(
                 name=r["name"], namespace=r["namespace"])) is not None:  # fmt: skip

@@ -5,7 +5,12 @@ from __future__ import annotations
 import difflib
 
 from simcluster.components.base import Component, Image
+from simcluster.components.coscheduling import COMPONENT as COSCHEDULING
 from simcluster.components.dcgm_exporter import COMPONENT as DCGM_EXPORTER
+from simcluster.components.gateway import COMPONENT as GATEWAY
+from simcluster.components.karpenter import COMPONENT as KARPENTER
+from simcluster.components.kuberay import COMPONENT as KUBERAY
+from simcluster.components.kueue import COMPONENT as KUEUE
 from simcluster.components.prometheus import COMPONENT as PROMETHEUS
 from simcluster.components.prometheus_adapter import COMPONENT as PROMETHEUS_ADAPTER
 from simcluster.components.prometheus_operator import COMPONENT as PROMETHEUS_OPERATOR
@@ -15,6 +20,11 @@ COMPONENTS: tuple[Component, ...] = (
     PROMETHEUS_OPERATOR,
     PROMETHEUS_ADAPTER,
     DCGM_EXPORTER,
+    KUEUE,
+    COSCHEDULING,
+    KARPENTER,
+    GATEWAY,
+    KUBERAY,
 )
 BY_NAME = {c.name: c for c in COMPONENTS}
 ALL = "all"

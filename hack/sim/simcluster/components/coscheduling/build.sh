@@ -7,10 +7,13 @@ version=${SCHEDULER_PLUGINS_VERSION}_$SCHEDULER_PLUGINS_K8S_VERSION
 binaries=(kube-scheduler)
 build() {
   local m=sigs.k8s.io/scheduler-plugins k8s=$SCHEDULER_PLUGINS_K8S_VERSION
-  module_files "$1/../upstream" "$m@$SCHEDULER_PLUGINS_VERSION" manifests/coscheduling/crd.yaml
-  local pins=("k8s.io/kubernetes $k8s") staging
-  mapfile -t staging < <(staging_modules "$k8s")
-  for s in "${staging[@]}"; do pins+=("$s v0.${k8s#v1.}"); done
+  module_files "$1/../upstream" "$m" "$SCHEDULER_PLUGINS_VERSION" manifests/coscheduling/crd.yaml
+  # The staging modules are those Kubernetes' go.mod replaces with ./staging folders.
+  local pins=("k8s.io/kubernetes $k8s") s
+  for s in $(sed -n 's#^[[:space:]]*\(k8s.io/[a-z0-9-]*\) => ./staging/.*#\1#p' \
+      "$(go_module_dir k8s.io/kubernetes "$k8s")/go.mod"); do
+    pins+=("$s v0.${k8s#v1.}")
+  done
   GO_LDFLAGS="-X k8s.io/component-base/version.gitVersion=$k8s" \
     go_wrapper_build "$1/kube-scheduler" "$m/cmd/scheduler" "$m $SCHEDULER_PLUGINS_VERSION" -- "${pins[@]}"
 }

@@ -4,10 +4,10 @@
 version=${TRAEFIK_VERSION}_${GATEWAY_API_VERSION}_$GATEWAY_API_INFERENCE_VERSION
 binaries=(traefik)
 build() {
-  module_files "$1/../upstream/gateway-api" "sigs.k8s.io/gateway-api@$GATEWAY_API_VERSION" \
+  module_files "$1/../upstream/gateway-api" sigs.k8s.io/gateway-api "$GATEWAY_API_VERSION" \
     config/crd/standard
   module_files "$1/../upstream/inference-extension" \
-    "sigs.k8s.io/gateway-api-inference-extension@$GATEWAY_API_INFERENCE_VERSION" config/crd/bases
+    sigs.k8s.io/gateway-api-inference-extension "$GATEWAY_API_INFERENCE_VERSION" config/crd/bases
   local dir
   dir=$(mktemp -d)
   python3 -m pip download --quiet --no-deps --only-binary=:all: --dest "$dir" \

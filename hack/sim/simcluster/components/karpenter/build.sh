@@ -4,7 +4,7 @@
 version=$KARPENTER_VERSION
 binaries=(karpenter-kwok)
 build() {
-  module_files "$1/../upstream" "sigs.k8s.io/karpenter@$version" kwok/charts/crds \
+  module_files "$1/../upstream" sigs.k8s.io/karpenter "$version" kwok/charts/crds \
     kwok/apis/crds/karpenter.kwok.sh_kwoknodeclasses.yaml
   go_wrapper_build "$1/karpenter-kwok" sigs.k8s.io/karpenter/kwok "sigs.k8s.io/karpenter $version"
 }

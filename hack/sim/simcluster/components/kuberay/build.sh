@@ -5,7 +5,7 @@ version=$KUBERAY_VERSION
 binaries=(ray-operator)
 build() {
   local m=github.com/ray-project/kuberay/ray-operator
-  module_files "$1/../upstream" "$m@$version" config/crd/bases config/rbac/role.yaml \
+  module_files "$1/../upstream" "$m" "$version" config/crd/bases config/rbac/role.yaml \
     config/webhook/manifests.yaml
   go_wrapper_build "$1/ray-operator" "$m" "$m $version"
 }

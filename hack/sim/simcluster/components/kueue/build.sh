@@ -1,11 +1,12 @@
 # Kueue from its Go module (no replace directives), with the CRDs, the
-# manager's ClusterRole and the webhook configurations of the same release
-# (copied first: a complete binary means a complete folder).
+# manager's ClusterRole and secrets Role and the webhook configurations of the
+# same release (copied first: a complete binary means a complete folder).
 version=$KUEUE_VERSION
 binaries=(kueue)
 build() {
-  module_files "$1/../upstream" "sigs.k8s.io/kueue@$version" \
+  module_files "$1/../upstream" sigs.k8s.io/kueue "$version" \
     config/components/crd/bases config/components/rbac/role.yaml \
+    config/components/rbac/manager_secrets_role.yaml \
     config/components/webhook/manifests.yaml
   go_wrapper_build "$1/kueue" sigs.k8s.io/kueue/cmd/kueue "sigs.k8s.io/kueue $version"
 }
