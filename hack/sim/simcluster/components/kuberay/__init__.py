@@ -112,10 +112,26 @@ def manifests(ctx: Context) -> list[Manifest]:
     ]  # fmt: skip
 
 
+def ready(api: Any) -> str | None:
+    """Ready once a RayCluster passes its webhook (a server-side dry run)."""
+    from simcluster import kube
+
+    clusters = kube.dynamic(api).resources.get(api_version="ray.io/v1", kind="RayCluster")
+    pod = {"spec": {"containers": [{"name": "ray", "image": "docker.io/rayproject/ray:2.46.0"}]}}
+    probe = {"apiVersion": "ray.io/v1", "kind": "RayCluster", "metadata": {"name": "sim-ready"},
+             "spec": {"headGroupSpec": {"rayStartParams": {}, "template": pod}}}  # fmt: skip
+    try:
+        clusters.create(body=probe, namespace=NAMESPACE, dry_run="All")
+    except Exception as e:  # refused or unreachable: not ready yet
+        return f"its webhook to answer ({str(e).splitlines()[0][:120]})"
+    return None
+
+
 COMPONENT = Component(
     name="kuberay",
     summary="KubeRay ray-operator v1.5 with its RayCluster validating webhook",
     pin="KUBERAY_VERSION",
     images={"kuberay-operator": Image("ray-operator")},
     manifests=manifests,
+    ready=ready,
 )

@@ -2,7 +2,7 @@
 
 What is modelled (and nothing more): the `kueue-controller-manager`
 Deployment in `kueue-system` with its ServiceAccount, the release's own
-manager ClusterRole, its CRDs and its validating and mutating webhooks,
+manager ClusterRole and secrets Role, its CRDs and its validating and mutating webhooks,
 served on the pod IP (port 9443) through the Service
 `kueue-webhook-service`, with a serving certificate the install issues (as
 cert-manager would; Kueue's internal certificate rotation is off). Only the
@@ -31,6 +31,7 @@ CERT_SECRET = "kueue-webhook-server-cert"
 CONFIG = "kueue-manager-config"
 CONFIG_FILE = "controller_manager_config.yaml"
 IMAGE = "registry.k8s.io/kueue/kueue:v0.17.0"
+API = "kueue.x-k8s.io/v1beta2"
 LABELS = {"control-plane": "controller-manager", "app.kubernetes.io/name": "kueue"}
 WEBHOOK_PORT = 9444  # KubeRay's webhook server takes 9443 on every address of the shared namespace
 HEALTH_PORT = 8081
@@ -66,8 +67,8 @@ def config_text() -> str:
     return yaml.safe_dump(cfg, sort_keys=False)
 
 
-def rbac(role_rules: list[dict[str, Any]]) -> list[Manifest]:
-    """ServiceAccount and the release's manager ClusterRole, bound to it."""
+def rbac(role_rules: list[dict[str, Any]], secret_rules: list[dict[str, Any]]) -> list[Manifest]:
+    """ServiceAccount, the release's manager ClusterRole and its secrets Role, bound to it."""
     return [
         {"apiVersion": "v1", "kind": "ServiceAccount",
          "metadata": {"name": NAME, "namespace": NAMESPACE}},
@@ -77,6 +78,14 @@ def rbac(role_rules: list[dict[str, Any]]) -> list[Manifest]:
          "metadata": {"name": "kueue-manager-rolebinding"},
          "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
                      "name": "kueue-manager-role"},
+         "subjects": [{"kind": "ServiceAccount", "name": NAME, "namespace": NAMESPACE}]},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+         "metadata": {"name": "kueue-manager-secrets-role", "namespace": NAMESPACE},
+         "rules": secret_rules},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+         "metadata": {"name": "kueue-manager-secrets-rolebinding", "namespace": NAMESPACE},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                     "name": "kueue-manager-secrets-role"},
          "subjects": [{"kind": "ServiceAccount", "name": NAME, "namespace": NAMESPACE}]},
     ]  # fmt: skip
 
@@ -135,6 +144,7 @@ def manifests(ctx: Context) -> list[Manifest]:
     src = upstream()
     crds = [d for f in sorted((src / "bases").glob("*.yaml")) for d in _docs(f)]
     role = next(d for d in _docs(src / "role.yaml") if d["kind"] == "ClusterRole")
+    secrets = next(d for d in _docs(src / "manager_secrets_role.yaml") if d["kind"] == "Role")
     cert = serving(CERT_SECRET, SERVICE, NAMESPACE)
     hooks = point_webhooks(_docs(src / "manifests.yaml"), SERVICE, NAMESPACE, cert.ca_bundle,
                            keep=served)  # fmt: skip
@@ -143,7 +153,7 @@ def manifests(ctx: Context) -> list[Manifest]:
     return [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
         *crds,
-        *rbac(role["rules"]),
+        *rbac(role["rules"], secrets["rules"]),
         cert.secret,
         pod_ip_config.configmap(CONFIG, NAMESPACE, CONFIG_FILE, config_text()),
         webhook_service(SERVICE, NAMESPACE, LABELS, WEBHOOK_PORT),
@@ -152,10 +162,24 @@ def manifests(ctx: Context) -> list[Manifest]:
     ]
 
 
+def ready(api: Any) -> str | None:
+    """Ready once a ResourceFlavor passes its webhooks (a server-side dry run)."""
+    from simcluster import kube
+
+    flavors = kube.dynamic(api).resources.get(api_version=API, kind="ResourceFlavor")
+    probe = {"apiVersion": API, "kind": "ResourceFlavor", "metadata": {"name": "sim-ready"}}
+    try:
+        flavors.create(body=probe, dry_run="All")
+    except Exception as e:  # refused or unreachable: not ready yet
+        return f"its webhooks to answer ({str(e).splitlines()[0][:120]})"
+    return None
+
+
 COMPONENT = Component(
     name="kueue",
     summary="Kueue v0.17 job queueing (quota admission, all-or-nothing start), webhooks on its pod",
     pin="KUEUE_VERSION",
     images={"kueue": Image("kueue")},
     manifests=manifests,
+    ready=ready,
 )
