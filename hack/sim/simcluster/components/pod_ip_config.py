@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from simcluster.components.base import Manifest
+from simcluster.components import objects
 
 PLACEHOLDER = "@POD_IP@"
 BUSYBOX = "docker.io/library/busybox:1.36"
@@ -27,7 +27,7 @@ def init_container(filename: str) -> dict[str, Any]:
         "image": BUSYBOX,
         "command": ["sh", "-c", f'sed "s/{PLACEHOLDER}/$POD_IP/g" /template/{filename} '
                                 f"> /config/{filename}"],
-        "env": [{"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}],
+        "env": [objects.pod_ip_env()],
         "volumeMounts": [{"name": SOURCE_VOLUME, "mountPath": "/template"},
                          {"name": RENDERED_VOLUME, "mountPath": "/config"}],
     }  # fmt: skip
@@ -45,12 +45,3 @@ def mount() -> dict[str, Any]:
     """Where the main container finds the rendered file (`/config/<filename>`)."""
     return {"name": RENDERED_VOLUME, "mountPath": "/config", "readOnly": True}
 
-
-def configmap(name: str, namespace: str, filename: str, text: str) -> Manifest:
-    """The ConfigMap holding the template."""
-    return {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {"name": name, "namespace": namespace},
-        "data": {filename: text},
-    }

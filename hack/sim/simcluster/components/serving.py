@@ -65,12 +65,13 @@ def webhook_service(name: str, namespace: str, selector: dict[str, str], port: i
 
 def point_webhooks(
     configs: Iterable[Manifest], service: str, namespace: str, ca_bundle: str,
-    keep: Any = lambda hook: True,
+    keep: Any = lambda hook: True, prefix: str = "",
 ) -> list[Manifest]:  # fmt: skip
     """Webhook configurations with every webhook calling `service` and trusting `ca_bundle`.
 
     `keep(hook)` drops webhooks whose handler the install does not enable (a
-    webhook with no handler would fail every request it matches).
+    webhook with no handler would fail every request it matches); `prefix`
+    goes before each configuration's name, as a release's kustomization puts it.
     """
     out = []
     for doc in configs:
@@ -82,5 +83,18 @@ def point_webhooks(
             ref.update(name=service, namespace=namespace)
             hooks.append({**hook, "clientConfig": {"service": ref, "caBundle": ca_bundle}})
         if hooks:
-            out.append({**doc, "webhooks": hooks})
+            meta = {**doc["metadata"], "name": prefix + doc["metadata"]["name"]}
+            out.append({**doc, "metadata": meta, "webhooks": hooks})
     return out
+
+
+def answers(api: Any, body: Manifest, namespace: str | None = None) -> str | None:
+    """None when a server-side dry run of creating `body` passes the webhooks, else what failed."""
+    from simcluster import kube
+
+    res = kube.dynamic(api).resources.get(api_version=body["apiVersion"], kind=body["kind"])
+    try:
+        res.create(body=body, namespace=namespace, dry_run="All")
+    except Exception as e:  # refused or unreachable: not ready yet
+        return f"its webhooks to answer ({str(e).splitlines()[0][:120]})"
+    return None

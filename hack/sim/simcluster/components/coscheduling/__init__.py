@@ -19,7 +19,7 @@ from pathlib import Path
 
 import yaml
 
-from simcluster.components import pod_ip_config
+from simcluster.components import objects
 from simcluster.components.base import Component, Context, Image, Manifest
 
 NAMESPACE = "scheduler-plugins"
@@ -61,39 +61,24 @@ def config_text() -> str:
     return yaml.safe_dump(cfg, sort_keys=False)
 
 
-def _binding(kind: str, role: str, name: str, namespace: str | None = None) -> Manifest:
-    meta = {"name": name, **({"namespace": namespace} if namespace else {})}
-    return {
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": f"{kind}Binding",
-        "metadata": meta,
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": role},
-        "subjects": [{"kind": "ServiceAccount", "name": NAME, "namespace": NAMESPACE}],
-    }
-
-
 def rbac() -> list[Manifest]:
     """The scheduler's built-in roles plus PodGroup access, for its ServiceAccount."""
-    podgroups = {
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "ClusterRole",
-        "metadata": {"name": f"{NAME}-podgroups"},
-        "rules": [
-            {"apiGroups": ["scheduling.x-k8s.io"], "resources": ["podgroups"],
-             "verbs": ["get", "list", "watch", "update", "patch"]},
-            {"apiGroups": ["scheduling.x-k8s.io"], "resources": ["podgroups/status"],
-             "verbs": ["get", "update", "patch"]},
-        ],
-    }  # fmt: skip
+    account = (NAMESPACE, NAME)
+    podgroups = [
+        {"apiGroups": ["scheduling.x-k8s.io"], "resources": ["podgroups"],
+         "verbs": ["get", "list", "watch", "update", "patch"]},
+        {"apiGroups": ["scheduling.x-k8s.io"], "resources": ["podgroups/status"],
+         "verbs": ["get", "update", "patch"]},
+    ]  # fmt: skip
     return [
-        {"apiVersion": "v1", "kind": "ServiceAccount",
-         "metadata": {"name": NAME, "namespace": NAMESPACE}},
-        podgroups,
-        _binding("ClusterRole", "system:kube-scheduler", f"{NAME}-as-kube-scheduler"),
-        _binding("ClusterRole", "system:volume-scheduler", f"{NAME}-as-volume-scheduler"),
-        _binding("ClusterRole", f"{NAME}-podgroups", f"{NAME}-podgroups"),
-        _binding("Role", "extension-apiserver-authentication-reader", f"{NAME}-auth-reader",
-                 "kube-system"),
+        objects.service_account(NAME, NAMESPACE),
+        *objects.bound_role("ClusterRole", f"{NAME}-podgroups", podgroups, account),
+        objects.binding("ClusterRole", f"{NAME}-as-kube-scheduler", "system:kube-scheduler",
+                        account),
+        objects.binding("ClusterRole", f"{NAME}-as-volume-scheduler", "system:volume-scheduler",
+                        account),
+        objects.binding("Role", f"{NAME}-auth-reader", "extension-apiserver-authentication-reader",
+                        account, "kube-system"),
     ]  # fmt: skip
 
 
@@ -105,40 +90,23 @@ def deployment() -> Manifest:
         "command": ["/bin/kube-scheduler"],
         "args": [f"--config=/config/{CONFIG_FILE}", "--bind-address=$(POD_IP)",
                  f"--secure-port={SECURE_PORT}", "--v=2"],
-        "env": [{"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}],
+        "env": [objects.pod_ip_env()],
         "readinessProbe": {"httpGet": {"path": "/healthz", "port": SECURE_PORT,
                                        "scheme": "HTTPS"},
                            "periodSeconds": 1, "failureThreshold": 60},
         "volumeMounts": [{"name": "config", "mountPath": "/config", "readOnly": True}],
     }  # fmt: skip
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": NAME, "namespace": NAMESPACE, "labels": LABELS},
-        "spec": {
-            "replicas": 1,
-            "selector": {"matchLabels": LABELS},
-            "template": {
-                "metadata": {"labels": LABELS},
-                "spec": {
-                    "serviceAccountName": NAME,
-                    "nodeSelector": {"aicr.dev/node-group": "system"},
-                    "containers": [container],
-                    "volumes": [{"name": "config", "configMap": {"name": CONFIG}}],
-                },
-            },
-        },
-    }
+    volumes = [{"name": "config", "configMap": {"name": CONFIG}}]
+    return objects.deployment(NAME, NAMESPACE, LABELS, [container], volumes)
 
 
 def manifests(ctx: Context) -> list[Manifest]:
     """Namespace, the PodGroup CRD, RBAC, config and the scheduler."""
-    crd = upstream() / "crd.yaml"
     return [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
-        *[d for d in yaml.safe_load_all(crd.read_text()) if d],
+        *objects.documents(upstream() / "crd.yaml"),
         *rbac(),
-        pod_ip_config.configmap(CONFIG, NAMESPACE, CONFIG_FILE, config_text()),
+        objects.configmap(CONFIG, NAMESPACE, CONFIG_FILE, config_text()),
         deployment(),
     ]
 

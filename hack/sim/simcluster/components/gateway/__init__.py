@@ -29,6 +29,7 @@ from pathlib import Path
 
 import yaml
 
+from simcluster.components import objects
 from simcluster.components.base import Component, Context, Image, Manifest
 
 NAMESPACE = "traefik"
@@ -94,16 +95,9 @@ def rbac() -> list[Manifest]:
          "resources": [f"{r}/status" for r in GATEWAY_RESOURCES], "verbs": ["update", "patch"]},
     ]  # fmt: skip
     return [
-        {"apiVersion": "v1", "kind": "ServiceAccount",
-         "metadata": {"name": NAME, "namespace": NAMESPACE}},
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-         "metadata": {"name": f"{NAME}-gateway"}, "rules": rules},
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-         "metadata": {"name": f"{NAME}-gateway"},
-         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                     "name": f"{NAME}-gateway"},
-         "subjects": [{"kind": "ServiceAccount", "name": NAME, "namespace": NAMESPACE}]},
-    ]  # fmt: skip
+        objects.service_account(NAME, NAMESPACE),
+        *objects.bound_role("ClusterRole", f"{NAME}-gateway", rules, (NAMESPACE, NAME)),
+    ]
 
 
 def deployment() -> Manifest:
@@ -112,7 +106,7 @@ def deployment() -> Manifest:
         "name": "traefik",
         "image": IMAGE,
         "args": args(),
-        "env": [{"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}],
+        "env": [objects.pod_ip_env()],
         "ports": [{"name": "web", "containerPort": WEB_PORT},
                   {"name": "ping", "containerPort": PING_PORT}],
         "readinessProbe": {"httpGet": {"path": "/ping", "port": PING_PORT},
@@ -120,24 +114,8 @@ def deployment() -> Manifest:
         "volumeMounts": [{"name": "dynamic", "mountPath": "/etc/traefik/dynamic",
                           "readOnly": True}],
     }  # fmt: skip
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": NAME, "namespace": NAMESPACE, "labels": LABELS},
-        "spec": {
-            "replicas": 1,
-            "selector": {"matchLabels": LABELS},
-            "template": {
-                "metadata": {"labels": LABELS},
-                "spec": {
-                    "serviceAccountName": NAME,
-                    "nodeSelector": {"aicr.dev/node-group": "system"},
-                    "containers": [container],
-                    "volumes": [{"name": "dynamic", "configMap": {"name": f"{NAME}-dynamic"}}],
-                },
-            },
-        },
-    }
+    volumes = [{"name": "dynamic", "configMap": {"name": f"{NAME}-dynamic"}}]
+    return objects.deployment(NAME, NAMESPACE, LABELS, [container], volumes)
 
 
 def gateway_objects() -> list[Manifest]:
@@ -162,18 +140,9 @@ def gateway_objects() -> list[Manifest]:
 
 def manifests(ctx: Context) -> list[Manifest]:
     """CRDs, Traefik with its RBAC and middleware, then the gateway objects."""
-    crds = [
-        d
-        for f in sorted(upstream().rglob("*.yaml"))
-        for d in yaml.safe_load_all(f.read_text())
-        if d
-    ]
-    dynamic = {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {"name": f"{NAME}-dynamic", "namespace": NAMESPACE},
-        "data": {"middlewares.yaml": dynamic_config()},
-    }
+    crds = objects.documents(upstream())
+    dynamic = objects.configmap(f"{NAME}-dynamic", NAMESPACE, "middlewares.yaml",
+                                      dynamic_config())  # fmt: skip
     return [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
         *crds,

@@ -23,6 +23,7 @@ from typing import Any
 
 import yaml
 
+from simcluster.components import objects
 from simcluster.components.base import Component, Context, Image, Manifest
 from simcluster.nodes import GPU_RESOURCE, LAYOUT, load_profile
 
@@ -107,28 +108,15 @@ LEASE_RULES = _rules("""
 """)
 
 
-def _role(
-    kind: str, name: str, rules: list[dict[str, Any]], namespace: str | None
-) -> list[Manifest]:
-    meta = {"name": name, **({"namespace": namespace} if namespace else {})}
-    return [
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind, "metadata": meta,
-         "rules": rules},
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": f"{kind}Binding", "metadata": meta,
-         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": name},
-         "subjects": [{"kind": "ServiceAccount", "name": NAME, "namespace": NAMESPACE}]},
-    ]  # fmt: skip
-
-
 def rbac() -> list[Manifest]:
     """ServiceAccount, the chart's core and KWOK ClusterRoles and the node-lease Role."""
+    account = (NAMESPACE, NAME)
     return [
-        {"apiVersion": "v1", "kind": "ServiceAccount",
-         "metadata": {"name": NAME, "namespace": NAMESPACE}},
-        *_role("ClusterRole", f"{NAME}-core", CORE_RULES, None),
-        *_role("ClusterRole", NAME, KWOK_RULES, None),
-        *_role("Role", f"{NAME}-lease", LEASE_RULES, "kube-node-lease"),
-    ]  # fmt: skip
+        objects.service_account(NAME, NAMESPACE),
+        *objects.bound_role("ClusterRole", f"{NAME}-core", CORE_RULES, account),
+        *objects.bound_role("ClusterRole", NAME, KWOK_RULES, account),
+        *objects.bound_role("Role", f"{NAME}-lease", LEASE_RULES, account, "kube-node-lease"),
+    ]
 
 
 def deployment() -> Manifest:
@@ -155,26 +143,8 @@ def deployment() -> Manifest:
         "volumeMounts": [{"name": "instance-types", "mountPath": "/etc/karpenter",
                           "readOnly": True}],
     }  # fmt: skip
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": NAME, "namespace": NAMESPACE, "labels": LABELS},
-        "spec": {
-            "replicas": 1,
-            "selector": {"matchLabels": LABELS},
-            "template": {
-                "metadata": {"labels": LABELS},
-                "spec": {
-                    "serviceAccountName": NAME,
-                    "nodeSelector": {"aicr.dev/node-group": "system"},
-                    "containers": [container],
-                    "volumes": [
-                        {"name": "instance-types", "configMap": {"name": INSTANCE_TYPES}}
-                    ],
-                },
-            },
-        },
-    }
+    volumes = [{"name": "instance-types", "configMap": {"name": INSTANCE_TYPES}}]
+    return objects.deployment(NAME, NAMESPACE, LABELS, [container], volumes)
 
 
 def node_pool() -> list[Manifest]:
@@ -210,14 +180,9 @@ def node_pool() -> list[Manifest]:
 
 def manifests(ctx: Context) -> list[Manifest]:
     """CRDs, RBAC, the instance types, the controller, then the NodePool once the CRDs exist."""
-    files = sorted((upstream() / "crds").glob("*.yaml")) + sorted(upstream().glob("*.yaml"))
-    crds = [d for f in files for d in yaml.safe_load_all(f.read_text()) if d]
-    catalogue = {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {"name": INSTANCE_TYPES, "namespace": NAMESPACE},
-        "data": {"instance-types.json": json.dumps(instance_types(), indent=1)},
-    }
+    crds = objects.documents(upstream())
+    catalogue = objects.configmap(INSTANCE_TYPES, NAMESPACE, "instance-types.json",
+                                        json.dumps(instance_types(), indent=1))  # fmt: skip
     return [*crds, *rbac(), catalogue, deployment(), *node_pool()]
 
 

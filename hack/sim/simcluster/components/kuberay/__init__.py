@@ -17,10 +17,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from simcluster.components import objects
 from simcluster.components.base import Component, Context, Image, Manifest
-from simcluster.components.serving import point_webhooks, serving, webhook_service
+from simcluster.components.serving import answers, point_webhooks, serving, webhook_service
 
 NAMESPACE = "ray-system"
 NAME = "kuberay-operator"
@@ -40,10 +39,6 @@ def upstream() -> Path:
     return COMPONENT.bin_dir().parent / "upstream"
 
 
-def _docs(path: Path) -> list[Manifest]:
-    return [d for d in yaml.safe_load_all(path.read_text()) if d]
-
-
 def deployment() -> Manifest:
     """The operator, webhooks on."""
     container = {
@@ -51,32 +46,15 @@ def deployment() -> Manifest:
         "image": IMAGE,
         "args": ["--metrics-addr=$(POD_IP):8080", f"--health-probe-bind-address=$(POD_IP):"
                  f"{HEALTH_PORT}", "--enable-leader-election=false"],
-        "env": [{"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
-                {"name": "ENABLE_WEBHOOKS", "value": "true"}],
+        "env": [objects.pod_ip_env(), {"name": "ENABLE_WEBHOOKS", "value": "true"}],
         "ports": [{"name": "webhook-server", "containerPort": WEBHOOK_PORT}],
         "readinessProbe": {"httpGet": {"path": "/readyz", "port": HEALTH_PORT},
                            "periodSeconds": 1, "failureThreshold": 60},
         "volumeMounts": [{"name": "cert", "mountPath": "/tmp/k8s-webhook-server/serving-certs",
                           "readOnly": True}],
     }  # fmt: skip
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": NAME, "namespace": NAMESPACE, "labels": LABELS},
-        "spec": {
-            "replicas": 1,
-            "selector": {"matchLabels": LABELS},
-            "template": {
-                "metadata": {"labels": LABELS},
-                "spec": {
-                    "serviceAccountName": NAME,
-                    "nodeSelector": {"aicr.dev/node-group": "system"},
-                    "containers": [container],
-                    "volumes": [{"name": "cert", "secret": {"secretName": CERT_SECRET}}],
-                },
-            },
-        },
-    }
+    volumes = [{"name": "cert", "secret": {"secretName": CERT_SECRET}}]
+    return objects.deployment(NAME, NAMESPACE, LABELS, [container], volumes)
 
 
 def served(hook: dict[str, Any]) -> bool:
@@ -87,24 +65,15 @@ def served(hook: dict[str, Any]) -> bool:
 def manifests(ctx: Context) -> list[Manifest]:
     """Namespace, CRDs, RBAC, the issued certificate, the operator and its webhook."""
     src = upstream()
-    crds = [d for f in sorted((src / "bases").glob("*.yaml")) for d in _docs(f)]
-    role = next(d for d in _docs(src / "role.yaml") if d["kind"] == "ClusterRole")
+    role = objects.first(objects.documents(src / "role.yaml"), "ClusterRole")
     cert = serving(CERT_SECRET, SERVICE, NAMESPACE)
-    hooks = point_webhooks(_docs(src / "manifests.yaml"), SERVICE, NAMESPACE, cert.ca_bundle,
-                           keep=served)  # fmt: skip
-    for h in hooks:
-        h["metadata"]["name"] = "kuberay-" + h["metadata"]["name"]
+    hooks = point_webhooks(objects.documents(src / "manifests.yaml"), SERVICE, NAMESPACE,
+                           cert.ca_bundle, keep=served, prefix="kuberay-")  # fmt: skip
     return [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
-        *crds,
-        {"apiVersion": "v1", "kind": "ServiceAccount",
-         "metadata": {"name": NAME, "namespace": NAMESPACE}},
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-         "metadata": {"name": NAME}, "rules": role["rules"]},
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-         "metadata": {"name": NAME},
-         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": NAME},
-         "subjects": [{"kind": "ServiceAccount", "name": NAME, "namespace": NAMESPACE}]},
+        *objects.documents(src / "bases"),
+        objects.service_account(NAME, NAMESPACE),
+        *objects.bound_role("ClusterRole", NAME, role["rules"], (NAMESPACE, NAME)),
         cert.secret,
         webhook_service(SERVICE, NAMESPACE, LABELS, WEBHOOK_PORT),
         deployment(),
@@ -114,17 +83,10 @@ def manifests(ctx: Context) -> list[Manifest]:
 
 def ready(api: Any) -> str | None:
     """Ready once a RayCluster passes its webhook (a server-side dry run)."""
-    from simcluster import kube
-
-    clusters = kube.dynamic(api).resources.get(api_version="ray.io/v1", kind="RayCluster")
     pod = {"spec": {"containers": [{"name": "ray", "image": "docker.io/rayproject/ray:2.46.0"}]}}
     probe = {"apiVersion": "ray.io/v1", "kind": "RayCluster", "metadata": {"name": "sim-ready"},
              "spec": {"headGroupSpec": {"rayStartParams": {}, "template": pod}}}  # fmt: skip
-    try:
-        clusters.create(body=probe, namespace=NAMESPACE, dry_run="All")
-    except Exception as e:  # refused or unreachable: not ready yet
-        return f"its webhook to answer ({str(e).splitlines()[0][:120]})"
-    return None
+    return answers(api, probe, NAMESPACE)
 
 
 COMPONENT = Component(

@@ -20,9 +20,9 @@ from typing import Any
 
 import yaml
 
-from simcluster.components import pod_ip_config
+from simcluster.components import objects, pod_ip_config
 from simcluster.components.base import Component, Context, Image, Manifest
-from simcluster.components.serving import point_webhooks, serving, webhook_service
+from simcluster.components.serving import answers, point_webhooks, serving, webhook_service
 
 NAMESPACE = "kueue-system"
 NAME = "kueue-controller-manager"
@@ -45,10 +45,6 @@ def upstream() -> Path:
     return COMPONENT.bin_dir().parent / "upstream"
 
 
-def _docs(path: Path) -> list[Manifest]:
-    return [d for d in yaml.safe_load_all(path.read_text()) if d]
-
-
 def config_text() -> str:
     """The manager's Configuration; `@POD_IP@` is the pod's own address."""
     ip = pod_ip_config.PLACEHOLDER
@@ -69,25 +65,13 @@ def config_text() -> str:
 
 def rbac(role_rules: list[dict[str, Any]], secret_rules: list[dict[str, Any]]) -> list[Manifest]:
     """ServiceAccount, the release's manager ClusterRole and its secrets Role, bound to it."""
+    account = (NAMESPACE, NAME)
     return [
-        {"apiVersion": "v1", "kind": "ServiceAccount",
-         "metadata": {"name": NAME, "namespace": NAMESPACE}},
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-         "metadata": {"name": "kueue-manager-role"}, "rules": role_rules},
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-         "metadata": {"name": "kueue-manager-rolebinding"},
-         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                     "name": "kueue-manager-role"},
-         "subjects": [{"kind": "ServiceAccount", "name": NAME, "namespace": NAMESPACE}]},
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
-         "metadata": {"name": "kueue-manager-secrets-role", "namespace": NAMESPACE},
-         "rules": secret_rules},
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-         "metadata": {"name": "kueue-manager-secrets-rolebinding", "namespace": NAMESPACE},
-         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
-                     "name": "kueue-manager-secrets-role"},
-         "subjects": [{"kind": "ServiceAccount", "name": NAME, "namespace": NAMESPACE}]},
-    ]  # fmt: skip
+        objects.service_account(NAME, NAMESPACE),
+        *objects.bound_role("ClusterRole", "kueue-manager-role", role_rules, account),
+        *objects.bound_role("Role", "kueue-manager-secrets-role", secret_rules, account,
+                            NAMESPACE),
+    ]
 
 
 def deployment() -> Manifest:
@@ -108,29 +92,10 @@ def deployment() -> Manifest:
                           "initialDelaySeconds": 15, "periodSeconds": 20},
         "volumeMounts": [pod_ip_config.mount(), *certs],
     }  # fmt: skip
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": NAME, "namespace": NAMESPACE, "labels": LABELS},
-        "spec": {
-            "replicas": 1,
-            "selector": {"matchLabels": LABELS},
-            "template": {
-                "metadata": {"labels": LABELS},
-                "spec": {
-                    "serviceAccountName": NAME,
-                    "nodeSelector": {"aicr.dev/node-group": "system"},
-                    "initContainers": [pod_ip_config.init_container(CONFIG_FILE)],
-                    "containers": [container],
-                    "volumes": [
-                        *pod_ip_config.volumes(CONFIG),
-                        {"name": "cert", "secret": {"secretName": CERT_SECRET}},
-                    ],
-                    "terminationGracePeriodSeconds": 10,
-                },
-            },
-        },
-    }
+    volumes = [*pod_ip_config.volumes(CONFIG),
+               {"name": "cert", "secret": {"secretName": CERT_SECRET}}]  # fmt: skip
+    return objects.deployment(NAME, NAMESPACE, LABELS, [container], volumes,
+                              init=[pod_ip_config.init_container(CONFIG_FILE)])  # fmt: skip
 
 
 def served(hook: dict[str, Any]) -> bool:
@@ -142,20 +107,17 @@ def served(hook: dict[str, Any]) -> bool:
 def manifests(ctx: Context) -> list[Manifest]:
     """Everything the install creates, CRDs first, webhooks last (once their Service exists)."""
     src = upstream()
-    crds = [d for f in sorted((src / "bases").glob("*.yaml")) for d in _docs(f)]
-    role = next(d for d in _docs(src / "role.yaml") if d["kind"] == "ClusterRole")
-    secrets = next(d for d in _docs(src / "manager_secrets_role.yaml") if d["kind"] == "Role")
+    role = objects.first(objects.documents(src / "role.yaml"), "ClusterRole")
+    secrets = objects.first(objects.documents(src / "manager_secrets_role.yaml"), "Role")
     cert = serving(CERT_SECRET, SERVICE, NAMESPACE)
-    hooks = point_webhooks(_docs(src / "manifests.yaml"), SERVICE, NAMESPACE, cert.ca_bundle,
-                           keep=served)  # fmt: skip
-    for h in hooks:
-        h["metadata"]["name"] = "kueue-" + h["metadata"]["name"]
+    hooks = point_webhooks(objects.documents(src / "manifests.yaml"), SERVICE, NAMESPACE,
+                           cert.ca_bundle, keep=served, prefix="kueue-")  # fmt: skip
     return [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
-        *crds,
+        *objects.documents(src / "bases"),
         *rbac(role["rules"], secrets["rules"]),
         cert.secret,
-        pod_ip_config.configmap(CONFIG, NAMESPACE, CONFIG_FILE, config_text()),
+        objects.configmap(CONFIG, NAMESPACE, CONFIG_FILE, config_text()),
         webhook_service(SERVICE, NAMESPACE, LABELS, WEBHOOK_PORT),
         deployment(),
         *hooks,
@@ -164,15 +126,8 @@ def manifests(ctx: Context) -> list[Manifest]:
 
 def ready(api: Any) -> str | None:
     """Ready once a ResourceFlavor passes its webhooks (a server-side dry run)."""
-    from simcluster import kube
-
-    flavors = kube.dynamic(api).resources.get(api_version=API, kind="ResourceFlavor")
-    probe = {"apiVersion": API, "kind": "ResourceFlavor", "metadata": {"name": "sim-ready"}}
-    try:
-        flavors.create(body=probe, dry_run="All")
-    except Exception as e:  # refused or unreachable: not ready yet
-        return f"its webhooks to answer ({str(e).splitlines()[0][:120]})"
-    return None
+    return answers(api, {"apiVersion": API, "kind": "ResourceFlavor",
+                         "metadata": {"name": "sim-ready"}})  # fmt: skip
 
 
 COMPONENT = Component(
