@@ -6,6 +6,7 @@ namespaces, GPU modes, scenarios, faults and API-server restarts.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -229,24 +230,28 @@ class SimCluster:
         """Remove components installed by `start_components`, newest first."""
         components.remove(self.sim, list(reversed(names)))
 
-    def http_get(self, url: str, timeout: float = 10.0) -> tuple[int, str]:
-        """GET `url` from a process inside the cluster's network namespace: (status, body).
+    def http_get(
+        self, url: str, timeout: float = 10.0, headers: dict[str, str] | None = None
+    ) -> tuple[int, str]:
+        """GET `url` (with `headers`) from a process inside the cluster's network namespace.
 
         Pod and Service addresses exist only there, and the test process's own
         network guard allows loopback only, so the request runs under
-        `hack/sim/sim exec`. Status 0 with the error as body when it fails.
+        `hack/sim/sim exec`. Returns (status, body); status 0 with the error as body when it fails.
         """
         script = (
-            "import sys, urllib.request, urllib.error\n"
+            "import json, sys, urllib.request, urllib.error\n"
             "o = urllib.request.build_opener(urllib.request.ProxyHandler({}))\n"
-            "try:\n r = o.open(sys.argv[1], timeout=float(sys.argv[2]))\n"
+            "q = urllib.request.Request(sys.argv[1], headers=json.loads(sys.argv[3]))\n"
+            "try:\n r = o.open(q, timeout=float(sys.argv[2]))\n"
             " c, b = r.status, r.read()\n"
             "except urllib.error.HTTPError as e:\n c, b = e.code, e.read()\n"
             "except OSError as e:\n c, b = 0, str(e).encode()\n"
             "sys.stdout.write(f'{c}\\n'); sys.stdout.flush(); sys.stdout.buffer.write(b)\n"
         )
         proc = subprocess.run(
-            [str(SIM_CLI), "exec", "--", sys.executable, "-c", script, url, str(timeout)],
+            [str(SIM_CLI), "exec", "--", sys.executable, "-c", script, url, str(timeout),
+             json.dumps(headers or {})],
             env={**os.environ, "AICR_SIM_DIR": str(self.sim.dir)}, capture_output=True,
             timeout=timeout + 30, check=True,
         )  # fmt: skip

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import base64
-import urllib.error
-import urllib.request
 from typing import Any
 
 import pytest
@@ -39,20 +37,11 @@ def backend() -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
-def get(url: str, key: str | None) -> int:
-    """Status code of a GET (no proxy: the address exists only inside the sim's namespace)."""
-    req = urllib.request.Request(url)
-    if key:
-        req.add_header("Authorization", "Basic " + base64.b64encode(
-            f"{gateway.USER}:{key}".encode()).decode())  # fmt: skip
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    try:
-        with opener.open(req, timeout=5) as r:
-            return int(r.status)
-    except urllib.error.HTTPError as e:
-        return int(e.code)
-    except OSError:
-        return 0
+def get(cluster: SimCluster, url: str, key: str | None) -> int:
+    """Status of a GET through the gateway (from inside the sim's namespace), with `key` or none."""
+    token = base64.b64encode(f"{gateway.USER}:{key}".encode()).decode()
+    headers = {"Authorization": f"Basic {token}"} if key else {}
+    return cluster.http_get(url, timeout=5, headers=headers)[0]
 
 
 @logged
@@ -62,10 +51,10 @@ def test_a_route_is_served_with_the_key_and_refused_without(
     cluster.apply(backend(), namespace)
     url = gateway.address(cluster.api())
     assert url
-    cluster.wait_for(lambda: get(url, gateway.API_KEY) == 200, timeout=60,
+    cluster.wait_for(lambda: get(cluster, url, gateway.API_KEY) == 200, timeout=60,
                      message="the route to answer with the key")  # fmt: skip
-    assert get(url, None) == 401
-    assert get(url, "wrong") == 401
+    assert get(cluster, url, None) == 401
+    assert get(cluster, url, "wrong") == 401
     cluster.fault("gateway-auth-open")
-    cluster.wait_for(lambda: (u := gateway.address(cluster.api())) and get(u, None) == 200,
+    cluster.wait_for(lambda: (u := gateway.address(cluster.api())) and get(cluster, u, None) == 200,
                      timeout=60, message="keyless requests served")  # fmt: skip

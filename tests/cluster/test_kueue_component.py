@@ -78,7 +78,8 @@ def test_a_job_within_quota_runs_and_one_over_it_starts_no_pod(
     cluster.wait_for(lambda: len([p for p in pods_of(cluster, namespace, "fits")
                                   if p.spec.node_name]) == 2,
                      timeout=60, message="both pods of the admitted Job bound")  # fmt: skip
-    cluster.apply(job("too-big", queue, 3, "1"), namespace)  # 2 + 3 CPUs > 4
+    # 3 x 2 CPUs exceed the whole quota of 4: never admitted, even once "fits" has finished.
+    cluster.apply(job("too-big", queue, 3, "2"), namespace)
     batch = client.BatchV1Api(cluster.api())
     assert batch.read_namespaced_job("too-big", namespace).spec.suspend is True
     end = time.monotonic() + 5

@@ -177,3 +177,15 @@ def test_component_images_are_distinct_and_not_generic_names() -> None:
     assert len(repos) == len(set(repos))
     # The runtime owns every pod of such an image, whoever made it.
     assert not {"operator", "controller", "manager", "server"} & set(repos)
+
+
+def test_traefik_never_calls_home_and_asks_for_the_key() -> None:
+    from simcluster.components import gateway
+
+    args = gateway.args()
+    assert "--global.checkNewVersion=false" in args
+    assert "--global.sendAnonymousUsage=false" in args
+    assert f"--entryPoints.web.http.middlewares={gateway.MIDDLEWARE}" in args
+    assert not any(gateway.MIDDLEWARE in a for a in gateway.args(auth=False))
+    users = yaml.safe_load(gateway.dynamic_config())["http"]["middlewares"]["api-key"]
+    assert users["basicAuth"]["users"][0].startswith(f"{gateway.USER}:{{SHA}}")

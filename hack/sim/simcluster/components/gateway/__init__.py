@@ -55,6 +55,9 @@ def upstream() -> Path:
 def args(auth: bool = True) -> list[str]:
     """Traefik's static configuration as flags; without `auth` the API key is not asked for."""
     out = [
+        # Traefik otherwise dials its vendor for version checks (nothing may leave the sim).
+        "--global.checkNewVersion=false",
+        "--global.sendAnonymousUsage=false",
         f"--entryPoints.web.address=$(POD_IP):{WEB_PORT}",
         f"--entryPoints.ping.address=$(POD_IP):{PING_PORT}",
         "--ping.entryPoint=ping",
