@@ -95,10 +95,11 @@ def remove_all(api: client.ApiClient) -> list[str]:
     dyn = kube.dynamic(api)
     try:
         claims = dyn.resources.get(api_version="karpenter.sh/v1", kind="NodeClaim")
-    except Exception:  # Karpenter not installed: no NodeClaim kind
-        claims = None
+        items = claims.get().items
+    except Exception:  # Karpenter not installed (or just removed): no NodeClaims
+        claims, items = None, []
     if claims is not None:
-        for c in claims.get().items:
+        for c in items:
             kube.ignore_not_found(lambda c=c: claims.delete(name=c.metadata.name))
     names = provisioned_nodes(api)
     core = client.CoreV1Api(api)

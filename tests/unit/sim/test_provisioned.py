@@ -57,3 +57,20 @@ def test_the_recorded_mode_is_what_was_switched_to(tmp_path: Any) -> None:
     assert gpu_modes.recorded_mode(tmp_path) == "dra"
     (tmp_path / gpu_modes.MODE_FILE).write_text("nonsense\n")
     assert gpu_modes.recorded_mode(tmp_path) == "device-plugin"
+
+
+def test_reset_after_karpenter_is_removed_finds_no_node_claims(monkeypatch: Any) -> None:
+    """Discovery may still list NodeClaim after its CRD went: listing then answers 404."""
+    from types import SimpleNamespace
+
+    from kubernetes.dynamic.exceptions import NotFoundError
+
+    def gone() -> Any:
+        raise NotFoundError(SimpleNamespace(status=404, reason="Not Found", data=b"", headers={},
+                                            getheaders=lambda: {}))  # fmt: skip
+
+    stale = SimpleNamespace(get=gone)
+    dyn = SimpleNamespace(resources=SimpleNamespace(get=lambda **kw: stale))
+    monkeypatch.setattr(provisioned.kube, "dynamic", lambda api: dyn)
+    monkeypatch.setattr(provisioned, "provisioned_nodes", lambda api: [])
+    assert provisioned.remove_all(object()) == []  # type: ignore[arg-type]
