@@ -106,12 +106,38 @@ def own_custom_objects(refs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [r for r in refs if r["apiVersion"].split("/")[0] in groups]
 
 
+def custom_objects(dyn: Any, refs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every object in the cluster of the kinds the install's CRDs define (users' ones too).
+
+    Their controller's finalizers (Kueue's on Workloads and queues) hold them,
+    and with them the CRD, once the controller is gone.
+    """
+    crds = dyn.resources.get(api_version="apiextensions.k8s.io/v1", kind="CustomResourceDefinition")
+    out = []
+    for r in refs:
+        if r["kind"] != "CustomResourceDefinition":
+            continue
+        crd = kube.ignore_not_found(lambda r=r: crds.get(name=r["name"]))
+        if crd is None:
+            continue
+        spec = crd.spec
+        version = next(v.name for v in spec.versions if v.storage)
+        api_version = f"{spec.group}/{version}"
+        try:
+            items = dyn.resources.get(api_version=api_version, kind=spec.names.kind).get().items
+        except Exception:  # not served (any more): nothing to finish
+            continue
+        out += [{"apiVersion": api_version, "kind": spec.names.kind, "name": o.metadata.name,
+                 "namespace": o.metadata.namespace} for o in items]  # fmt: skip
+    return out
+
+
 def remove(sim: Sim, names: Iterable[str], timeout: float = 60.0) -> None:
     """Delete what the install of each named component applied, and wait until it is gone.
 
-    The component's own custom objects go first, while its controller still
-    runs to finish them (Karpenter removes a NodePool's nodes, then its
-    finalizer); then everything else.
+    Every object of the component's own kinds goes first, while its controller
+    still runs to finish them (Karpenter removes a NodePool's nodes, Kueue its
+    Workloads' finalizers); then everything else.
     """
     done = journal(sim)
     dyn = kube.dynamic(kube.api_client(sim.kubeconfig))
@@ -120,8 +146,10 @@ def remove(sim: Sim, names: Iterable[str], timeout: float = 60.0) -> None:
         refs = done.pop(name, [])
         still_used = {(r["kind"], r["name"]) for other in done.values() for r in other}
         first = own_custom_objects(refs)
+        first += [o for o in custom_objects(dyn, refs) if o not in first]
         rest = [r for r in refs if r not in first
                 and not (r["kind"] == "Namespace" and (r["kind"], r["name"]) in still_used)]
+        _record(sim, done)  # no longer installed, even if what it left is slow to go
         for batch in (first, rest):
             for ref in reversed(batch):
                 res = dyn.resources.get(api_version=ref["apiVersion"], kind=ref["kind"])
@@ -130,7 +158,6 @@ def remove(sim: Sim, names: Iterable[str], timeout: float = 60.0) -> None:
                                                       propagation_policy="Foreground")
                 )
             _wait_gone(dyn, batch, deadline, timeout)
-        _record(sim, done)
 
 
 def _wait_gone(dyn: Any, refs: list[dict[str, Any]], deadline: float, timeout: float) -> None:
