@@ -180,10 +180,10 @@ def test_prometheus_url_goes_to_every_check_that_queries_prometheus(
 
 
 def test_adapter_down_needs_the_adapter_running(tmp_path: Path) -> None:
-    from simcluster.components import faults
+    from simcluster.faults import registry as fault_registry
     from simcluster.faults.registry import FaultInputError
 
     with pytest.raises(FaultInputError, match=re.escape(
-            "the fault needs the prometheus-adapter component (`hack/sim/sim up --with "
-            "prometheus-adapter`), which is not running")):  # fmt: skip
-        faults.scale(Sim(tmp_path), "prometheus-adapter", "monitoring", "prometheus-adapter", 0)
+            "fault adapter-down needs prometheus-adapter installed (`hack/sim/sim up --with "
+            "prometheus-adapter`)")):  # fmt: skip
+        fault_registry.apply(Sim(tmp_path), "adapter-down")
