@@ -30,6 +30,7 @@ from simcluster.gpu.model import node_profile
 from simcluster.runtime.pod_files import PodFiles
 
 POLL = 0.5
+API_TIMEOUT = 5  # seconds: a hung request must not freeze the page and its faults for good
 
 
 def holders(pods_dir: Path, pods: list[dict[str, Any]]) -> dict[int, Holder]:
@@ -70,12 +71,15 @@ class Exporter:
 
     def refresh(self) -> list[str]:
         """Read the node and its pods; rebuild the page; return the node's faults."""
-        node = self.api.sanitize_for_serialization(self.core.read_node(self.node))
+        raw = self.core.read_node(self.node, _request_timeout=API_TIMEOUT)
+        node = self.api.sanitize_for_serialization(raw)
         profile = node_profile(node)
         if profile is None:
             self.page = ""
             return []
-        pods = self.core.list_pod_for_all_namespaces(field_selector=f"spec.nodeName={self.node}")
+        pods = self.core.list_pod_for_all_namespaces(
+            field_selector=f"spec.nodeName={self.node}", _request_timeout=API_TIMEOUT
+        )
         running = [self.api.sanitize_for_serialization(p) for p in pods.items
                    if p.status.phase == "Running"]  # fmt: skip
         faults: list[str] = profile["faults"]
