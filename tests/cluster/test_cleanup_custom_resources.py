@@ -48,6 +48,17 @@ def rest(cluster: SimCluster) -> Iterator[RestKube]:
         if exc.status != 404:
             raise
 
+    def gone() -> bool:  # the next test's create is refused while the CRD is terminating
+        try:
+            ext.read_custom_resource_definition(RAY_CRD["metadata"]["name"])
+        except client.ApiException as exc:
+            if exc.status == 404:
+                return True
+            raise
+        return False
+
+    cluster.wait_for(gone, 60, message="RayCluster CRD gone")
+
 
 def _raycluster(rest: RestKube, namespace: str) -> tuple[str, ProbeSession]:
     """A run id, and a check's probe session that created RayCluster ``rc`` with it."""
