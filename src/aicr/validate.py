@@ -175,6 +175,7 @@ class Inputs:
     prepared: dict[str, Any] = field(default_factory=dict)  # check name -> preflight facts
     texts: dict[str, Input] = field(default_factory=dict)  # recipe/snapshot/config digests
     pools: list[Pool] | None = None  # --aks-gpu-pools, projected into every snapshot
+    pod_security: dict[str, str] = field(default_factory=dict)  # check name -> workload level
 
 
 def new_run_id(prefix: str | None = None) -> str:
@@ -266,12 +267,16 @@ def load_inputs(request: ValidateRequest) -> Inputs:
     from aicr.checks import check_params, preflight
 
     problems: list[Problem] = []
+    pod_security: dict[str, str] = {}
     for c in plan.checks:
         if c.skip_reason is None:
             try:
-                check_params(c.name, config.check(c.name).params, config_lines)
+                params = check_params(c.name, config.check(c.name).params, config_lines)
             except SchemaError as exc:
                 problems += exc.problems
+                continue
+            if (level := params.workload_pod_security()) is not None:
+                pod_security[c.name] = level
     if problems:
         raise SchemaError(problems)
     prepared = {
@@ -280,7 +285,7 @@ def load_inputs(request: ValidateRequest) -> Inputs:
         if c.skip_reason is None
         and (out := preflight(c.name, recipe, request.data_dir, request.recipe)) is not None
     }
-    return Inputs(recipe, snapshot, config, plan, warnings, prepared, texts, pools)
+    return Inputs(recipe, snapshot, config, plan, warnings, prepared, texts, pools, pod_security)
 
 
 def _make_executor(kind: str) -> Executor:
@@ -326,6 +331,7 @@ def _context(
         no_cleanup=request.no_cleanup,
         data_dir=request.data_dir,
         check_inputs=inputs.prepared,
+        workload_pod_security=inputs.pod_security,
         events=events,
         cancel=cancel,
     )

@@ -13,6 +13,10 @@ import pytest
 from deployhelp import run_check
 from harness import SimCluster
 
+from aicr.k8s import KubeTarget
+from aicr.runner import names
+from aicr.runner.cleanup import cleanup
+
 CHECK = "nccl-all-reduce-bw"
 NODE1 = "gpu-h100-1"
 BUSBW = "out-of-place busbw 157.39 GB/s at 17179869184 B"
@@ -25,7 +29,9 @@ def gpus(cluster: SimCluster) -> SimCluster:
     return cluster
 
 
-def validate(cluster: SimCluster, tmp_path: Path, gate: str, **params: Any) -> dict[str, Any]:
+def validate(
+    cluster: SimCluster, tmp_path: Path, gate: str, no_cleanup: bool = False, **params: Any
+) -> dict[str, Any]:
     config = tmp_path / "config.yaml"
     knobs = {"worker_start_seconds": 60, "run_seconds": 60, **params}
     config.write_text(
@@ -34,8 +40,9 @@ def validate(cluster: SimCluster, tmp_path: Path, gate: str, **params: Any) -> d
     )
     constraint = f"    - name: {CHECK}\n      value: '{gate}'\n"
     return run_check(
-        cluster, tmp_path, CHECK, "  []\n", constraint, phase="performance", config=str(config)
-    )
+        cluster, tmp_path, CHECK, "  []\n", constraint, phase="performance", config=str(config),
+        no_cleanup=no_cleanup,
+    )  # fmt: skip
 
 
 def steps(test: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -61,6 +68,33 @@ def test_passes_at_the_gate_across_both_nodes(gpus: SimCluster, tmp_path: Path) 
     assert "nccl-worker-1 on gpu-h100-" in judged and "(8 GPUs): ranks 8-15; devices 0 [" in judged
     assert "# Collective test concluded: all_reduce_perf" in got["launcher log"]["answer"]
     assert "nccl-tests" in got["images"]["answer"] and got["workloads"]["status"] == "passed"
+
+
+def test_ipc_lock_runs_in_a_privileged_namespace_with_unprivileged_pods(
+    gpus: SimCluster, tmp_path: Path
+) -> None:
+    test = validate(gpus, tmp_path, ">= 150", capabilities=["IPC_LOCK"], no_cleanup=True)
+    kept = gpus.core().list_namespace(label_selector=f"{names.CHECK_LABEL}={CHECK}").items
+    try:
+        assert test["status"] == "passed", test["message"]
+        assert len(kept) == 1, [n.metadata.name for n in kept]
+        labels = kept[0].metadata.labels
+        assert labels[names.PART_LABEL] == "workloads"
+        assert {labels[f"pod-security.kubernetes.io/{m}"] for m in ("enforce", "warn", "audit")} \
+            == {"privileged"}  # fmt: skip
+        # the pods as the API server admitted them: IPC_LOCK only, nothing privileged
+        seen = steps(test)["pod security"]["answer"].splitlines()
+        assert seen[0] == "workload namespace Pod Security: privileged"
+        fields = ("/node: privileged False, allowPrivilegeEscalation False, "
+                  "capabilities.add [IPC_LOCK], hostNetwork False")  # fmt: skip
+        assert len(seen) == 3 and all(
+            line.startswith(f"nccl-worker-{i}-") and line.endswith(fields)
+            for i, line in enumerate(seen[1:])
+        ), seen
+    finally:
+        for ns in kept:
+            run_id = ns.metadata.labels[names.RUN_ID_LABEL]
+            assert cleanup(KubeTarget(str(gpus.kubeconfig)), run_id, all_runs=False) == []
 
 
 def test_fails_on_the_gate_with_both_numbers(gpus: SimCluster, tmp_path: Path) -> None:

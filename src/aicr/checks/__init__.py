@@ -62,6 +62,15 @@ class CheckParams(Document):
         description="Wait this long before the check runs (tests and benchmarks only).",
     )  # fmt: skip
 
+    def workload_pod_security(self) -> str | None:
+        """The Pod Security level these params need in the check's workload namespace.
+
+        None keeps the catalog's default (``runner.manifests.workload_pod_security``);
+        a check whose params ask for more (a capability outside baseline) says so here,
+        and the run labels that run-unique namespace alone with it.
+        """
+        return None
+
 
 def params_model(name: str) -> type[CheckParams]:
     """Check ``name``'s params model (``CheckParams`` when it declares none)."""

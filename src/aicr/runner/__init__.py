@@ -74,6 +74,8 @@ class RunContext:
     data_dir: str | None = None
     # per-check facts resolved before any cluster work (``aicr.checks.preflight``)
     check_inputs: dict[str, Any] = field(default_factory=dict, compare=False)
+    # check name -> the Pod Security level its params need in its workload namespace
+    workload_pod_security: dict[str, str] = field(default_factory=dict, compare=False)
     events: EventSink = field(default=discard, compare=False)
     cancel: threading.Event = field(default_factory=threading.Event, compare=False)
 

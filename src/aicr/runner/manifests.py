@@ -235,8 +235,11 @@ def result_configmap(ctx: RunContext, check: PlannedCheck) -> Manifest:
 def workload_pod_security(spec: CheckSpec) -> str:
     """GPU test pods run CUDA images that often need root: baseline; everything else restricted.
 
-    ``privileged`` is never given: nothing a check runs needs host access, and a
-    check able to create privileged pods would hold node-level power.
+    This is the default. A check's params may ask for more (``CheckParams.
+    workload_pod_security``: nccl-all-reduce-bw's ``IPC_LOCK`` for an RDMA fabric is
+    outside baseline, and Pod Security has no level between baseline and privileged);
+    the run then labels that run-unique namespace alone, and the pods the check makes
+    there still set ``privileged: false`` and add only the capabilities asked for.
     """
     return "baseline" if spec.gpus is not None else "restricted"
 
@@ -252,9 +255,8 @@ def workload_objects(ctx: RunContext, check: PlannedCheck) -> list[Manifest]:
         return []
     ns = names.workload_namespace(ctx.run_id, check.name)
     labels = {**_check_labels(ctx, check, "workloads")}
-    namespace_obj = namespace(
-        ctx.run_id, ns, part="workloads", pod_security=workload_pod_security(check.spec)
-    )
+    level = ctx.workload_pod_security.get(check.name) or workload_pod_security(check.spec)
+    namespace_obj = namespace(ctx.run_id, ns, part="workloads", pod_security=level)
     namespace_obj["metadata"]["labels"].update(labels)
     role = {
         "apiVersion": "rbac.authorization.k8s.io/v1",

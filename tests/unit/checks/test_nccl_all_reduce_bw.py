@@ -139,8 +139,9 @@ def test_job_path_workers_one_per_node_all_gpus_never_privileged() -> None:
     assert job["spec"]["template"]["metadata"]["labels"]["aicr.dev/run-id"] == "r1"
     c = spec["containers"][0]
     assert c["resources"]["limits"] == {"nvidia.com/gpu": "8", "rdma/ib": "1"}
-    assert c["securityContext"]["capabilities"] == {"add": ["IPC_LOCK"]}
-    assert c["securityContext"]["privileged"] is False
+    assert c["securityContext"] == {"privileged": False, "allowPrivilegeEscalation": False,
+                                    "capabilities": {"add": ["IPC_LOCK"]}}  # fmt: skip
+    assert "hostNetwork" not in spec and "hostIPC" not in spec and "hostPID" not in spec
     anti = spec["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
     assert anti[0]["topologyKey"] == "kubernetes.io/hostname"
 
@@ -307,7 +308,11 @@ def cluster(
                     "namespace": job["metadata"]["namespace"],
                     "labels": dict(template["metadata"]["labels"]),
                 },
-                "spec": {"hostname": f"{name}-{i}", "nodeName": f"gpu-{i}"},
+                "spec": {
+                    "hostname": f"{name}-{i}",
+                    "nodeName": f"gpu-{i}",
+                    "containers": template["spec"]["containers"],
+                },
                 "status": {
                     "phase": phase,
                     "containerStatuses": [
@@ -360,6 +365,24 @@ def test_check_passes_on_the_operatorless_path_and_cleans_up() -> None:
     assert where in judged.answer
     secret = "".join(s.answer for s in result.evidence)
     assert "PRIVATE KEY" not in secret
+
+
+def test_ipc_lock_run_records_the_namespace_level_and_unprivileged_workers() -> None:
+    kube = cluster(2)
+    params = "{worker_start_seconds: 5, run_seconds: 5, capabilities: [IPC_LOCK]}"
+    result = check(kube, params=params)
+    assert result.status == Status.PASSED, result.message
+    seen = next(s for s in result.evidence if s.title == "pod security")
+    assert seen.answer.splitlines() == [
+        "workload namespace Pod Security: privileged",
+        "nccl-worker-0-x/node: privileged False, allowPrivilegeEscalation False, "
+        "capabilities.add [IPC_LOCK], hostNetwork False",
+        "nccl-worker-1-x/node: privileged False, allowPrivilegeEscalation False, "
+        "capabilities.add [IPC_LOCK], hostNetwork False",
+    ]
+    default = next(s for s in check(cluster(2), params="{run_seconds: 5}").evidence
+                   if s.title == "pod security")  # fmt: skip
+    assert default.answer.splitlines()[0] == "workload namespace Pod Security: baseline"
 
 
 def test_check_fails_below_the_gate() -> None:
@@ -458,15 +481,59 @@ def test_a_truncated_run_is_other_with_the_launcher_exit() -> None:
     assert any(s.title == "worker log nccl-worker-1-x" for s in result.evidence)
 
 
-def test_capabilities_beyond_baseline_are_refused_naming_the_field() -> None:
+def test_capabilities_no_fabric_needs_are_refused_naming_the_field() -> None:
     from aicr.checks import check_params
     from aicr.errors import SchemaError
 
-    with pytest.raises(SchemaError) as err:
-        check_params("nccl-all-reduce-bw", {"capabilities": ["IPC_LOCK"]}, None)
-    text = str(err.value)
-    assert "spec.validate.checks.nccl-all-reduce-bw.params.capabilities" in text
-    assert "IPC_LOCK" in text and "baseline" in text
-    assert check_params("nccl-all-reduce-bw", {"capabilities": ["NET_BIND_SERVICE"]}, None)
+    for cap in ("SYS_ADMIN", "NET_ADMIN", "ALL"):
+        with pytest.raises(SchemaError) as err:
+            check_params("nccl-all-reduce-bw", {"capabilities": ["IPC_LOCK", cap]}, None)
+        text = str(err.value)
+        assert "spec.validate.checks.nccl-all-reduce-bw.params.capabilities" in text
+        assert f"{cap}: not a capability an NCCL fabric needs" in text and "IPC_LOCK" in text
     with pytest.raises(SchemaError, match="NCCL-IB"):
         check_params("nccl-all-reduce-bw", {"env": {"NCCL-IB": "1"}}, None)
+
+
+def test_ipc_lock_makes_only_the_workload_namespace_privileged() -> None:
+    from aicr.checks import check_params
+
+    rdma = check_params("nccl-all-reduce-bw", {"capabilities": ["cap_ipc_lock"]}, None)
+    assert rdma.capabilities == ["IPC_LOCK"] and rdma.workload_pod_security() == "privileged"
+    plain = check_params("nccl-all-reduce-bw", {"capabilities": ["NET_BIND_SERVICE"]}, None)
+    assert plain.workload_pod_security() is None  # the catalog default: baseline
+
+
+def test_dry_run_labels_the_nccl_workload_namespace_privileged_for_ipc_lock(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import yaml
+
+    from aicr.cli.main import run
+
+    recipe = tmp_path / "recipe.yaml"
+    recipe.write_text(
+        "kind: RecipeResult\napiVersion: aicr.nvidia.com/v1alpha1\ncomponentRefs: []\n" + GATED
+    )
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        "kind: ValidateConfig\napiVersion: aicr.nvidia.com/v1alpha1\nspec:\n  validate:\n"
+        "    checks:\n      nccl-all-reduce-bw:\n        params: {capabilities: [IPC_LOCK]}\n"
+    )
+
+    def levels(*extra: str) -> dict[str, str]:
+        code = run(["validate", "-r", str(recipe), "--dry-run", "--phase", "performance", *extra])
+        out, err = capsys.readouterr()
+        assert code == 0, err
+        return {
+            d["metadata"]["name"]: d["metadata"]["labels"]["pod-security.kubernetes.io/enforce"]
+            for d in yaml.safe_load_all(out)
+            if d["kind"] == "Namespace"
+        }
+
+    asked = levels("--config", str(config))
+    workloads = [n for n in asked if n.endswith("-nccl-all-reduce-bw-w")]
+    assert len(workloads) == 1 and asked[workloads[0]] == "privileged"
+    assert [v for n, v in asked.items() if n not in workloads] == ["restricted"]  # the run's
+    default = levels()
+    assert [v for n, v in default.items() if n.endswith("-nccl-all-reduce-bw-w")] == ["baseline"]

@@ -37,6 +37,7 @@ from aicr.errors import InputError, Problem
 from aicr.phases import Phase
 from aicr.recipe.model import Recipe
 from aicr.result import CheckResult
+from aicr.runner.manifests import workload_pod_security
 
 CONSTRAINT = "nccl-all-reduce-bw"
 IMAGE_PATH = (
@@ -44,10 +45,14 @@ IMAGE_PATH = (
     "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 )
 SIZE = r"^[0-9]+[KMG]?$"
-# What Pod Security baseline lets a container add (the workload namespace's level).
+# What Pod Security baseline lets a container add (the workload namespace's default level).
 BASELINE_CAPABILITIES = ("AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL",
                          "MKNOD", "NET_BIND_SERVICE", "SETFCAP", "SETGID", "SETPCAP", "SETUID",
                          "SYS_CHROOT")  # fmt: skip
+# What an RDMA fabric may add beyond baseline: IPC_LOCK pins the memory that InfiniBand
+# verbs and EFA register. Pod Security has no level between baseline and privileged, so
+# asking for it labels the run's workload namespace privileged; the pods stay unprivileged.
+FABRIC_CAPABILITIES = ("IPC_LOCK",)
 
 
 class Params(CheckParams):
@@ -78,7 +83,8 @@ class Params(CheckParams):
     )
     capabilities: list[str] = Field(
         default_factory=list,
-        description="Capabilities added to the workers; only those Pod Security baseline allows.",
+        description="Capabilities added to the workers: those Pod Security baseline allows, "
+        "and IPC_LOCK (RDMA memory registration), which makes the workload namespace privileged.",
     )
     resources: dict[str, str] = Field(
         default_factory=dict,
@@ -93,16 +99,20 @@ class Params(CheckParams):
 
     @field_validator("capabilities")
     @classmethod
-    def _baseline(cls, caps: list[str]) -> list[str]:
-        refused = [c for c in caps if c.upper().removeprefix("CAP_") not in BASELINE_CAPABILITIES]
+    def _allowed(cls, caps: list[str]) -> list[str]:
+        allowed = (*BASELINE_CAPABILITIES, *FABRIC_CAPABILITIES)
+        names = [c.upper().removeprefix("CAP_") for c in caps]
+        refused = [c for c, n in zip(caps, names, strict=True) if n not in allowed]
         if refused:
             raise ValueError(
-                f"{', '.join(refused)}: Pod Security baseline, the level of the check's workload "
-                "namespace, refuses it (aicr never grants privileged); for RDMA memory "
-                "registration (IPC_LOCK) give the nodes' container runtime an unlimited memlock "
-                f"limit instead; allowed: {', '.join(BASELINE_CAPABILITIES)}"
+                f"{', '.join(refused)}: not a capability an NCCL fabric needs (aicr never "
+                f"grants privileged containers); allowed: {', '.join(allowed)}"
             )
-        return caps
+        return list(dict.fromkeys(names))
+
+    def workload_pod_security(self) -> str | None:
+        """``privileged`` when a capability is outside baseline (IPC_LOCK), else the default."""
+        return "privileged" if set(self.capabilities) - set(BASELINE_CAPABILITIES) else None
 
     @field_validator("env")
     @classmethod
@@ -231,6 +241,15 @@ def run(ctx: CheckContext) -> CheckResult:
             f"{len(started)} of {launch.nodes} worker pods exist"
         )
         return _other(ctx, f"workers did not all start within {workers.seconds:g}s: {where}")
+    level = params.workload_pod_security() or workload_pod_security(ctx.spec)
+    ctx.record(
+        "pod security",
+        "the workload namespace's level the run was asked for; the worker pods' security fields",
+        evidence.pod_security(level, started),
+        "never privileged; IPC_LOCK, outside baseline, makes the namespace privileged"
+        if level == "privileged"
+        else "never privileged",
+    )
     if launcher == "job":
         ctx.probes.create(build.launcher_job(launch))
     done = ctx.probes.wait(

@@ -14,9 +14,10 @@ In every case each worker is one pod per node with all its GPUs running the imag
 forwarded (``-x NAME``). The keys are mounted at ``SSH_MOUNT`` (the operators'
 ``sshAuthMountPath``; their file names ``id_rsa`` and ``authorized_keys``) and copied
 into ``~/.ssh`` with the modes ssh insists on. Workers get the capabilities the
-fabric needs (``IPC_LOCK`` for InfiniBand/EFA memory registration), never
-``privileged``. The run's labels and the ``--node-selector``/``--toleration``
-placement reach every pod template, however deep the operator's object nests it.
+fabric needs (``IPC_LOCK`` for InfiniBand/EFA memory registration; the run then
+labels the workload namespace privileged), never ``privileged`` or host
+namespaces. The run's labels and the ``--node-selector``/``--toleration`` placement
+reach every pod template, however deep the operator's object nests it.
 """
 
 from __future__ import annotations

@@ -43,6 +43,24 @@ def workload(launch: Launch, launcher: Launcher) -> str:
     )
 
 
+def pod_security(level: str, pods: list[Obj]) -> str:
+    """The workload namespace's level, then each pod's security fields as the API returned them."""
+    lines = [f"workload namespace Pod Security: {level}"]
+    for p in pods:
+        spec = p.get("spec") or {}
+        for c in spec.get("containers") or []:
+            sc = c.get("securityContext") or {}
+            added = (sc.get("capabilities") or {}).get("add") or []
+            lines.append(
+                f"{p['metadata']['name']}/{c.get('name')}: "
+                f"privileged {bool(sc.get('privileged'))}, "
+                f"allowPrivilegeEscalation {sc.get('allowPrivilegeEscalation')}, "
+                f"capabilities.add [{', '.join(added)}], "
+                f"hostNetwork {bool(spec.get('hostNetwork'))}"
+            )
+    return "\n".join(lines)
+
+
 def table(report: Report) -> str:
     """The table as read: one line per size, out-of-place and in-place busbw and #wrong."""
     if not report.rows:
