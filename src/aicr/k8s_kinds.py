@@ -84,6 +84,8 @@ KINDS: dict[str, Kind] = {
         Kind("ResourceClaimTemplate", "resource.k8s.io/v1", "resourceclaimtemplates"),
         Kind("HorizontalPodAutoscaler", "autoscaling/v2", "horizontalpodautoscalers"),
         Kind("RuntimeClass", "node.k8s.io/v1", "runtimeclasses", False),
+        Kind("ValidatingWebhookConfiguration", "admissionregistration.k8s.io/v1",
+             "validatingwebhookconfigurations", False),
         # custom resources: one row each (REST only, no generated client)
         Kind("PersistentVolumeClaim", "v1", "persistentvolumeclaims"),
         Kind("ClusterPolicy", "nvidia.com/v1", "clusterpolicies", False),

@@ -163,9 +163,10 @@ class KubeApi:
         """GET ``path`` as text (a pod log)."""
         return self._request("GET", path, params=params, accept="*/*").text
 
-    def create(self, path: str, body: Obj) -> Obj:
-        """POST ``body`` to the collection ``path``; the created object."""
-        return self._json(self._request("POST", path, json=body))
+    def create(self, path: str, body: Obj, dry_run: bool = False) -> Obj:
+        """POST ``body`` to the collection ``path``; the created (or dry-run) object."""
+        params = {"dryRun": "All"} if dry_run else None
+        return self._json(self._request("POST", path, json=body, params=params))
 
     def delete(self, path: str, grace_seconds: int | None = None) -> None:
         """DELETE ``path``, dependents in the background; a 404 (already gone) is fine."""

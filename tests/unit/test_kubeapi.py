@@ -131,6 +131,15 @@ def test_create_posts_and_delete_accepts_404() -> None:
         "gracePeriodSeconds": 0}  # fmt: skip
 
 
+def test_a_dry_run_create_asks_for_every_admission_stage_and_stores_nothing() -> None:
+    path = "/apis/ray.io/v1/namespaces/ns/rayclusters"
+    server = Server({("POST", path): (201, {"metadata": {"name": "rc"}})})
+    with _api(server, ["t"]) as api:
+        api.create(path, {"metadata": {"name": "rc"}}, dry_run=True)
+        api.create(path, {"metadata": {"name": "rc"}})
+    assert [dict(r.url.params) for r in server.seen] == [{"dryRun": "All"}, {}]
+
+
 def test_watch_streams_events_with_the_server_timeout_below_the_read_timeout() -> None:
     events = [{"type": "ADDED", "object": {"metadata": {"name": "a"}}},
               {"type": "MODIFIED", "object": {"metadata": {"name": "a"}}}]  # fmt: skip

@@ -56,8 +56,12 @@ class Kube(KubeReader, Protocol):
     ) -> Iterator[Obj]:
         """Events ``{"type", "object"}`` after ``resource_version``, for at most ``seconds``."""
 
-    def create(self, obj: Obj) -> Obj:
-        """Create ``obj`` (its namespace from ``metadata.namespace``); the created object."""
+    def create(self, obj: Obj, dry_run: bool = False) -> Obj:
+        """Create ``obj`` (its namespace from ``metadata.namespace``); the created object.
+
+        ``dry_run`` asks for a server-side dry run: every admission stage runs
+        (webhooks included), nothing is stored.
+        """
 
     def delete(self, kind: str, name: str, namespace: str | None = None) -> None:
         """Delete one object at once; already gone is fine."""
@@ -130,10 +134,10 @@ class RestKube:
         params = {"labelSelector": label_selector} if label_selector else None
         return self.api.watch(_kind(kind).path(namespace), resource_version, seconds, params)
 
-    def create(self, obj: Obj) -> Obj:
-        """POST to the object's collection."""
+    def create(self, obj: Obj, dry_run: bool = False) -> Obj:
+        """POST to the object's collection (``?dryRun=All`` for a dry run)."""
         namespace = (obj.get("metadata") or {}).get("namespace")
-        return self.api.create(kind_of(obj).path(namespace), obj)
+        return self.api.create(kind_of(obj).path(namespace), obj, dry_run=dry_run)
 
     def delete(self, kind: str, name: str, namespace: str | None = None) -> None:
         """DELETE with no grace period; 404 is fine."""

@@ -87,7 +87,12 @@ class FakeKube:
                                                             meta.get("namespace"))]  # fmt: skip
         self.objects.append(obj)
 
-    def create(self, obj: Obj) -> Obj:
+    def create(self, obj: Obj, dry_run: bool = False) -> Obj:
+        if dry_run:  # admission only: `fail["dry-run"]` is what the webhooks answer
+            self.calls.append(("dry-run", obj["kind"], obj["metadata"].get("namespace") or "",
+                               obj["metadata"]["name"]))  # fmt: skip
+            self._check("dry-run")
+            return copy.deepcopy(obj)
         self._check("create")
         meta = obj["metadata"]
         self.calls.append(("create", obj["kind"], meta.get("namespace") or "", meta["name"]))
