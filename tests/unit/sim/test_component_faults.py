@@ -11,7 +11,7 @@ import pytest
 from simcluster.__main__ import main
 from simcluster.cluster import Sim
 from simcluster.components import faults as components
-from simcluster.components import gateway
+from simcluster.components import gateway, kuberay
 from simcluster.faults import registry
 
 
@@ -61,6 +61,7 @@ def install(sim: Sim, *names: str) -> FakeApps:
         ("kueue-system", "kueue-controller-manager"): {"replicas": 1, "annotations": {}},
         ("kube-system", "karpenter"): {"replicas": 2, "annotations": {}},
         (gateway.NAMESPACE, gateway.NAME): {"replicas": 1, "annotations": {}, "args": []},
+        (kuberay.NAMESPACE, kuberay.NAME): {"replicas": 1, "annotations": {}, "args": []},
     }
     return APPS
 
@@ -72,6 +73,9 @@ def test_a_component_fault_without_its_component_is_bad_input(
     assert main(["fault", "autoscaler-stopped"], sim=sim) == 2
     assert "needs karpenter installed" in capsys.readouterr().err
     assert main(["fault", "gateway-auth-open"], sim=sim) == 2
+    assert main(["fault", "webhook-fail-open"], sim=sim) == 2
+    assert main(["fault", "operator-not-reconciling"], sim=sim) == 2
+    assert "needs kuberay installed" in capsys.readouterr().err
     assert registry.active(sim) == []
 
 
@@ -95,3 +99,13 @@ def test_gateway_auth_open_drops_the_api_key_middleware_and_heal_restores_it(sim
     registry.heal(sim)
     assert apps.deps[(gateway.NAMESPACE, gateway.NAME)]["args"] == gateway.args()
     assert any(gateway.MIDDLEWARE in a for a in gateway.args())
+
+
+def test_operator_not_reconciling_narrows_its_watch_and_heal_restores_it(sim: Sim) -> None:
+    apps = install(sim, "kuberay")
+    registry.apply(sim, "operator-not-reconciling")
+    args = apps.deps[(kuberay.NAMESPACE, kuberay.NAME)]["args"]
+    assert f"--watch-namespace={kuberay.NOWHERE}" in args
+    registry.heal(sim)
+    assert apps.deps[(kuberay.NAMESPACE, kuberay.NAME)]["args"] == kuberay.args()
+    assert not any("--watch-namespace" in a for a in kuberay.args())

@@ -4,7 +4,8 @@ What is modelled (and nothing more): a component that is down has its
 Deployment scaled to zero, so its pod is deleted and the Service in front of
 it has no endpoint (as after a crash loop or an eviction); healing scales it
 back to what it had, kept in the annotation `sim.aicr.dev/replicas-before-fault`.
-A misconfigured one gets other container args (a new pod rolls out).
+A misconfigured one gets other container args (a new pod rolls out), or its
+webhooks another failurePolicy.
 """
 
 from __future__ import annotations
@@ -68,3 +69,11 @@ def set_args(sim: Sim, namespace: str, name: str, args: list[str]) -> None:
     container = dep.spec.template.spec.containers[0].name
     body = {"spec": {"template": {"spec": {"containers": [{"name": container, "args": args}]}}}}
     apps.patch_namespaced_deployment(name, namespace, body)
+
+
+def set_failure_policy(sim: Sim, config: str, policy: str) -> None:
+    """Set every webhook of ValidatingWebhookConfiguration `config` to `policy` (Fail/Ignore)."""
+    adm = client.AdmissionregistrationV1Api(kube.api_client(sim.kubeconfig))
+    current = adm.read_validating_webhook_configuration(config)
+    hooks = [{"name": h.name, "failurePolicy": policy} for h in current.webhooks or []]
+    adm.patch_validating_webhook_configuration(config, {"webhooks": hooks})

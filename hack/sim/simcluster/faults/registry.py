@@ -109,6 +109,38 @@ def _gateway_auth(on: bool) -> Action:
     return act
 
 
+def _kuberay(fault: str, act: Callable[[Sim, Any], None], healing: bool) -> Action:
+    """An action on the installed KubeRay (the module, given to `act`)."""
+
+    def action(sim: Sim, node: str | None) -> None:
+        from simcluster.components import kuberay
+
+        where = {"kuberay": (kuberay.NAMESPACE, kuberay.NAME)}
+        if not components.installed_workloads(sim, where):
+            if healing:
+                return  # KubeRay is gone: nothing left to heal
+            raise FaultInputError(
+                f"fault {fault} needs kuberay installed (`hack/sim/sim up --with kuberay`)"
+            )
+        act(sim, kuberay)
+
+    return action
+
+
+def _kuberay_args(reconciling: bool) -> Action:
+    def act(sim: Sim, k: Any) -> None:
+        components.set_args(sim, k.NAMESPACE, k.NAME, k.args(reconciling=reconciling))
+
+    return _kuberay("operator-not-reconciling", act, healing=reconciling)
+
+
+def _kuberay_policy(policy: str) -> Action:
+    def act(sim: Sim, k: Any) -> None:
+        components.set_failure_policy(sim, k.WEBHOOK_CONFIG, policy)
+
+    return _kuberay("webhook-fail-open", act, healing=policy == "Fail")
+
+
 def _api(sim: Sim) -> client.ApiClient:
     return kube.api_client(sim.kubeconfig)
 
@@ -225,6 +257,22 @@ FAULTS: tuple[Fault, ...] = (
         "webhook ... no endpoints available for service`",
         {"kueue": ("kueue-system", "kueue-controller-manager"),
          "kuberay": ("ray-system", "kuberay-operator")},
+    ),
+    Fault(
+        "webhook-fail-open",
+        "the operator's validating webhooks are registered with failurePolicy: Ignore: when "
+        "they cannot be called, the API server admits what they match without review",
+        "cluster",
+        _kuberay_policy("Ignore"),
+        _kuberay_policy("Fail"),
+    ),
+    Fault(
+        "operator-not-reconciling",
+        "the operator's pod serves its webhooks but its controllers reconcile nothing (it "
+        "watches only a namespace that does not exist): custom resources never get a status",
+        "cluster",
+        _kuberay_args(False),
+        _kuberay_args(True),
     ),
     _component_fault(
         "autoscaler-stopped",

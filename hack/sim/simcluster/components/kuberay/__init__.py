@@ -39,13 +39,23 @@ def upstream() -> Path:
     return COMPONENT.bin_dir().parent / "upstream"
 
 
+WEBHOOK_CONFIG = "kuberay-validating-webhook-configuration"
+NOWHERE = "sim-reconciles-nothing"  # a namespace that never exists
+
+
+def args(reconciling: bool = True) -> list[str]:
+    """The operator's flags; not reconciling, it watches only a namespace that never exists."""
+    out = ["--metrics-addr=$(POD_IP):8080",
+           f"--health-probe-bind-address=$(POD_IP):{HEALTH_PORT}", "--enable-leader-election=false"]
+    return out if reconciling else [*out, f"--watch-namespace={NOWHERE}"]  # fmt: skip
+
+
 def deployment() -> Manifest:
     """The operator, webhooks on."""
     container = {
         "name": "kuberay-operator",
         "image": IMAGE,
-        "args": ["--metrics-addr=$(POD_IP):8080", f"--health-probe-bind-address=$(POD_IP):"
-                 f"{HEALTH_PORT}", "--enable-leader-election=false"],
+        "args": args(),
         "env": [objects.pod_ip_env(), {"name": "ENABLE_WEBHOOKS", "value": "true"}],
         "ports": [{"name": "webhook-server", "containerPort": WEBHOOK_PORT}],
         "readinessProbe": {"httpGet": {"path": "/readyz", "port": HEALTH_PORT},
