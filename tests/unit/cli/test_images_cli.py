@@ -20,6 +20,7 @@ INFERENCE = [  # inference-perf: its load generator, and the serving stacks it m
     "docker.io/vllm/vllm-openai:v0.11.0",
     "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.6.1",
 ]
+RAY = "docker.io/rayproject/ray:2.46.0"  # robust-controller's RayCluster head
 ENV = "AICR_VALIDATOR_IMAGE_REGISTRY"
 
 
@@ -54,7 +55,7 @@ def images(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, list[st
 
 
 def test_without_a_recipe_every_check_counts(capsys: pytest.CaptureFixture[str]) -> None:
-    assert images(capsys) == (0, [VALIDATOR, CUDA, UBUNTU, DCGM, NCCL, *INFERENCE], "")
+    assert images(capsys) == (0, [VALIDATOR, CUDA, UBUNTU, DCGM, NCCL, *INFERENCE, RAY], "")
 
 
 def test_only_the_planned_checks_images(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -75,6 +76,7 @@ def test_the_config_registry_moves_every_image(
         "mirror.local:5000/ai/nvidia/cloud-native/dcgm:4.2.3-1-ubuntu22.04",
         f"mirror.local:5000/ai/hpc-cloud/{NCCL_TAG}",
         *(f"mirror.local:5000/ai/{i.split('/', 1)[1]}" for i in INFERENCE),
+        "mirror.local:5000/ai/rayproject/ray:2.46.0",
     ], "")  # fmt: skip
     monkeypatch.setenv(ENV, "env.local")
     assert images(capsys, "--config", cfg)[1] == [
@@ -84,6 +86,7 @@ def test_the_config_registry_moves_every_image(
         "env.local/nvidia/cloud-native/dcgm:4.2.3-1-ubuntu22.04",
         f"env.local/hpc-cloud/{NCCL_TAG}",
         *(f"env.local/{i.split('/', 1)[1]}" for i in INFERENCE),
+        "env.local/rayproject/ray:2.46.0",
     ]
 
 
@@ -92,7 +95,7 @@ def test_a_check_param_replaces_its_image(
 ) -> None:
     cfg = config(tmp_path, "{checks: {check-nvidia-smi: {params: {image: 'my.reg/cuda:1'}}}}")
     # dra-support, which runs the same pinned image, keeps it: the param is per check
-    expected = [VALIDATOR, "my.reg/cuda:1", CUDA, UBUNTU, DCGM, NCCL, *INFERENCE]
+    expected = [VALIDATOR, "my.reg/cuda:1", CUDA, UBUNTU, DCGM, NCCL, *INFERENCE, RAY]
     assert images(capsys, "--config", cfg) == (0, expected, "")
 
 
