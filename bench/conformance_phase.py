@@ -56,10 +56,11 @@ from aicr.phases import Phase  # noqa: E402
 OPERATOR_NS, DRA_NS = "gpu-operator", "nvidia-dra-driver"
 DRA_PLUGIN = "nvidia-dra-driver-gpu-kubelet-plugin"
 # The implemented conformance checks the healthy cluster below satisfies, in catalog order.
-COVERED = ("dra-support", "driver-runtime-management", "workload-sandboxing",
+COVERED = ("dra-support", "gang-scheduling", "driver-runtime-management", "workload-sandboxing",
            "gpu-operator-health", "platform-health", "robust-controller")  # fmt: skip
-# The real components the covered checks judge (as `hack/sim/sim up --with` names them).
-COMPONENTS = "kuberay"
+# The real components the covered checks judge (as `hack/sim/sim up --with` names them);
+# gang-scheduling's gangs are CPU-only in DRA mode.
+COMPONENTS = "kuberay,kueue"
 SANDBOX = {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "gvisor"},
            "handler": "runsc"}  # fmt: skip
 SNAPSHOT = ROOT / "tests" / "data" / "snapshots" / "ok.yaml"
@@ -76,6 +77,7 @@ def recipe(checks: list[str], dra: bool) -> str:
         f"    overrides: {{resources: {{gpus: {{enabled: {on}}}}}, "
         f"gpuResourcesEnabledOverride: {on}}}\n"
         "  - name: kuberay-operator\n    namespace: ray-system\n"
+        "  - name: kueue\n    namespace: kueue-system\n"
         f"validation:\n  conformance:\n    checks: [{', '.join(checks)}]\n"
     )
 

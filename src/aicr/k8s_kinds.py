@@ -98,6 +98,16 @@ KINDS: dict[str, Kind] = {
         Kind("ResourceFlavor", "kueue.x-k8s.io/v1beta1", "resourceflavors", False),
         Kind("LocalQueue", "kueue.x-k8s.io/v1beta1", "localqueues"),
         Kind("Workload", "kueue.x-k8s.io/v1beta1", "workloads"),
+        # Kueue 0.15+ stores v1beta2 (same shapes for what aicr writes); cleanup uses the
+        # rows above, which both versions serve.
+        Kind("ClusterQueue", "kueue.x-k8s.io/v1beta2", "clusterqueues", False,
+             key="ClusterQueue.v1beta2"),
+        Kind("ResourceFlavor", "kueue.x-k8s.io/v1beta2", "resourceflavors", False,
+             key="ResourceFlavor.v1beta2"),
+        Kind("LocalQueue", "kueue.x-k8s.io/v1beta2", "localqueues", key="LocalQueue.v1beta2"),
+        Kind("Workload", "kueue.x-k8s.io/v1beta2", "workloads", key="Workload.v1beta2"),
+        Kind("PodGroup", "scheduling.volcano.sh/v1beta1", "podgroups",
+             key="PodGroup.scheduling.volcano.sh"),
         Kind("RayCluster", "ray.io/v1", "rayclusters"),
         Kind("RayJob", "ray.io/v1", "rayjobs"),
         Kind("TrainJob", "trainer.kubeflow.org/v1alpha1", "trainjobs"),
@@ -115,9 +125,13 @@ def by_resource(group: str, plural: str) -> Kind | None:
 
 
 def of(obj: dict[str, object]) -> Kind:
-    """The kind of an API-shaped object (by its apiVersion's group and its kind); KeyError."""
-    group = str(obj.get("apiVersion") or "").rpartition("/")[0]
-    for k in KINDS.values():
-        if k.name == obj.get("kind") and k.group == group:
+    """The kind of an API-shaped object: its exact apiVersion's row, else its group's; KeyError."""
+    version = str(obj.get("apiVersion") or "")
+    group = version.rpartition("/")[0]
+    same = [k for k in KINDS.values() if k.name == obj.get("kind") and k.group == group]
+    for k in same:
+        if k.api_version == version:
             return k
+    if same:
+        return same[0]
     raise KeyError(f"{obj.get('apiVersion')} {obj.get('kind')}")

@@ -72,6 +72,9 @@ class Kube(KubeReader, Protocol):
     def served(self, api_version: str) -> builtins.list[str] | None:
         """The resources API discovery lists for ``api_version``; None when it is not served."""
 
+    def groups(self) -> dict[str, builtins.list[str]]:
+        """Every served API group (``/apis``) and its versions, the preferred one first."""
+
 
 class RestKube:
     """``Kube`` over the REST client (``aicr.kubeapi``)."""
@@ -155,6 +158,15 @@ class RestKube:
                 return None
             raise
         return [str(r.get("name")) for r in data.get("resources") or []]
+
+    def groups(self) -> dict[str, builtins.list[str]]:
+        """GET ``/apis``: each group's versions, the preferred one first."""
+        found: dict[str, builtins.list[str]] = {}
+        for g in self.api.get("/apis").get("groups") or []:
+            preferred = (g.get("preferredVersion") or {}).get("version")
+            versions = [str(v.get("version")) for v in g.get("versions") or []]
+            found[str(g.get("name"))] = sorted(versions, key=lambda v: v != preferred)
+        return found
 
     def logs(self, pod: str, namespace: str, container: str | None = None) -> str:
         """GET the pod's log subresource."""

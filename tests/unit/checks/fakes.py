@@ -35,6 +35,7 @@ class FakeKube:
         self.logs_of: dict[str | tuple[str, str], str] = {}  # pod, or (pod, container)
         self.fail: dict[str, Exception] = {}
         self.discovery: dict[str, list[str]] = {}  # api version -> served resources
+        self.api_groups: dict[str, list[str]] = {}  # group -> versions, preferred first
         self._queue: list[Obj] = []  # watch events not yet delivered
         self._version = 0
 
@@ -45,7 +46,8 @@ class FakeKube:
     def get(self, kind: str, name: str, namespace: str | None = None) -> Obj | None:
         for o in self.objects:
             meta = o["metadata"]
-            if o["kind"] == kind and meta["name"] == name and meta.get("namespace") == namespace:
+            if (o["kind"] == kind.split(".")[0] and meta["name"] == name
+                    and meta.get("namespace") == namespace):
                 return o
         return None
 
@@ -115,6 +117,10 @@ class FakeKube:
     def served(self, api_version: str) -> list[str] | None:
         self._check("served")
         return self.discovery.get(api_version)
+
+    def groups(self) -> dict[str, list[str]]:
+        self._check("groups")
+        return dict(self.api_groups)
 
     def logs(self, pod: str, namespace: str, container: str | None = None) -> str:
         self._check("logs")

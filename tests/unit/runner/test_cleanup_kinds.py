@@ -83,5 +83,5 @@ def test_cleanup_deletes_custom_resources_by_rest_path_and_skips_unserved_apis()
         assert cleanup.cleanup_with(api, "r1", timeout=1) == []
     assert ("DELETE", "/apis/ray.io/v1/namespaces/w/rayclusters/rc") in seen
     lists = [p for m, p in seen if m == "GET"]
-    assert "/api/v1/pods" in lists and "/apis/kueue.x-k8s.io/v1beta1/workloads" in lists
+    assert "/api/v1/pods" in lists and "/apis/kueue.x-k8s.io/v1beta1/clusterqueues" in lists
     assert selectors == {names.run_selector("r1")}

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from simcluster.__main__ import main
 from simcluster.cluster import Sim
+from simcluster.components import coscheduling, gateway, kuberay
 from simcluster.components import faults as components
-from simcluster.components import gateway, kuberay
 from simcluster.faults import registry
 
 
@@ -62,6 +62,8 @@ def install(sim: Sim, *names: str) -> FakeApps:
         ("kube-system", "karpenter"): {"replicas": 2, "annotations": {}},
         (gateway.NAMESPACE, gateway.NAME): {"replicas": 1, "annotations": {}, "args": []},
         (kuberay.NAMESPACE, kuberay.NAME): {"replicas": 1, "annotations": {}, "args": []},
+        (coscheduling.NAMESPACE, coscheduling.NAME): {"replicas": 1, "annotations": {},
+                                                      "args": []},
     }
     return APPS
 
@@ -109,3 +111,32 @@ def test_operator_not_reconciling_narrows_its_watch_and_heal_restores_it(sim: Si
     registry.heal(sim)
     assert apps.deps[(kuberay.NAMESPACE, kuberay.NAME)]["args"] == kuberay.args()
     assert not any("--watch-namespace" in a for a in kuberay.args())
+
+
+def test_gang_plugin_disabled_switches_to_the_config_without_coscheduling(sim: Sim) -> None:
+    apps = install(sim, "coscheduling")
+    registry.apply(sim, "gang-plugin-disabled")
+    where = (coscheduling.NAMESPACE, coscheduling.NAME)
+    assert f"--config=/config/{coscheduling.NO_GANG_FILE}" in apps.deps[where]["args"]
+    data = coscheduling.config_map()["data"]
+    assert "Coscheduling" in data[coscheduling.CONFIG_FILE]
+    assert "Coscheduling" not in data[coscheduling.NO_GANG_FILE]
+    assert coscheduling.SCHEDULER_NAME in data[coscheduling.NO_GANG_FILE]
+    registry.heal(sim)
+    assert apps.deps[where]["args"] == coscheduling.args()
+
+
+def test_gang_scheduler_down_stops_the_second_scheduler(sim: Sim) -> None:
+    apps = install(sim, "coscheduling")
+    registry.apply(sim, "gang-scheduler-down")
+    assert apps.deps[(coscheduling.NAMESPACE, coscheduling.NAME)]["replicas"] == 0
+    registry.heal(sim)
+    assert apps.deps[(coscheduling.NAMESPACE, coscheduling.NAME)]["replicas"] == 1
+
+
+def test_gang_plugin_disabled_needs_coscheduling(
+    sim: Sim, capsys: pytest.CaptureFixture[str]
+) -> None:
+    install(sim, "kueue")
+    assert main(["fault", "gang-plugin-disabled"], sim=sim) == 2
+    assert "needs coscheduling installed" in capsys.readouterr().err

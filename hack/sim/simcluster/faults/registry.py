@@ -13,6 +13,7 @@ fault takes no node.
 from __future__ import annotations
 
 import difflib
+import importlib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -94,19 +95,40 @@ def _component_fault(name: str, models: str, workloads: dict[str, tuple[str, str
     )
 
 
-def _gateway_auth(on: bool) -> Action:
-    def act(sim: Sim, node: str | None) -> None:
-        from simcluster.components import gateway
+def _args_fault(name: str, models: str, component: str, args: Callable[[bool], list[str]]) -> Fault:
+    """A cluster fault: `component`'s Deployment rolls out with `args(False)`; heal: `args(True)`.
 
-        if not components.installed_workloads(sim, {"gateway": (gateway.NAMESPACE, gateway.NAME)}):
-            if on:
-                return  # healing a gateway that is gone: nothing left to heal
-            raise FaultInputError(
-                "fault gateway-auth-open needs gateway installed (`hack/sim/sim up --with gateway`)"
-            )
-        components.set_args(sim, gateway.NAMESPACE, gateway.NAME, gateway.args(auth=on))
+    The component's module names its Deployment (`NAMESPACE`, `NAME`).
+    """
 
-    return act
+    def set_to(on: bool) -> Action:
+        def act(sim: Sim, node: str | None) -> None:
+            module = importlib.import_module(f"simcluster.components.{component}")
+            where = (module.NAMESPACE, module.NAME)
+            if not components.installed_workloads(sim, {component: where}):
+                if on:
+                    return  # healing a component that is gone: nothing left to heal
+                raise FaultInputError(
+                    f"fault {name} needs {component} installed "
+                    f"(`hack/sim/sim up --with {component}`)"
+                )
+            components.set_args(sim, *where, args(on))
+
+        return act
+
+    return Fault(name, models, "cluster", set_to(False), set_to(True))
+
+
+def _gateway_args(auth: bool) -> list[str]:
+    from simcluster.components import gateway
+
+    return gateway.args(auth=auth)
+
+
+def _coscheduling_args(gang: bool) -> list[str]:
+    from simcluster.components import coscheduling
+
+    return coscheduling.args(gang=gang)
 
 
 def _kuberay(fault: str, act: Callable[[Sim, Any], None], healing: bool) -> Action:
@@ -280,13 +302,25 @@ FAULTS: tuple[Fault, ...] = (
         "pods that no node fits get no new node",
         {"karpenter": ("kube-system", "karpenter")},
     ),
-    Fault(
+    _args_fault(
         "gateway-auth-open",
         "the gateway's API-key authentication is left out of its configuration: keyless "
         "requests are served",
-        "cluster",
-        _gateway_auth(False),
-        _gateway_auth(True),
+        "gateway",
+        _gateway_args,
+    ),
+    _component_fault(
+        "gang-scheduler-down",
+        "the second scheduler is not running (crash loop, OOMKilled, scaled down): pods that "
+        "name it stay Pending, not scheduled, with no condition",
+        {"coscheduling": ("scheduler-plugins", "scheduler-plugins-scheduler")},
+    ),
+    _args_fault(
+        "gang-plugin-disabled",
+        "the gang scheduler's profile leaves its Coscheduling plugin out: a PodGroup's pods "
+        "are bound one by one as they fit, so a gang that cannot fit starts in part",
+        "coscheduling",
+        _coscheduling_args,
     ),
     _component_fault(
         "adapter-down",

@@ -10,7 +10,10 @@ CRD of the same release. Its ServiceAccount gets the built-in
 the authentication ConfigMap, and the PodGroup access the plugin needs. It
 serves health on its pod IP (10259). Test-time knob: a PodGroup waits at
 Permit at most 10 s (`permitWaitingTimeSeconds`), then its pods are rejected
-and retried after 2 s (`podGroupBackoffSeconds`). No webhooks.
+and retried after 2 s (`podGroupBackoffSeconds`). No webhooks. Fault
+`gang-plugin-disabled`: the scheduler restarts with a second config of the
+same ConfigMap whose profile (same name) leaves Coscheduling out, so a
+PodGroup's pods are bound one by one as they fit (a misconfigured install).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ NAME = "scheduler-plugins-scheduler"
 SCHEDULER_NAME = "scheduler-plugins-scheduler"
 CONFIG = "scheduler-config"
 CONFIG_FILE = "scheduler-config.yaml"
+NO_GANG_FILE = "scheduler-config-no-gang.yaml"  # the gang-plugin-disabled fault's
 IMAGE = "registry.k8s.io/scheduler-plugins/kube-scheduler:v0.34.7"
 LABELS = {"app": NAME, "component": "scheduler"}
 SECURE_PORT = 10259
@@ -39,26 +43,33 @@ def upstream() -> Path:
     return COMPONENT.bin_dir().parent / "upstream"
 
 
-def config_text() -> str:
-    """The KubeSchedulerConfiguration: one Coscheduling profile, in-cluster credentials."""
+def config_text(gang: bool = True) -> str:
+    """The KubeSchedulerConfiguration: one profile, Coscheduling in it unless ``gang`` is off."""
+    profile = {
+        "schedulerName": SCHEDULER_NAME,
+        "plugins": {
+            "queueSort": {"enabled": [{"name": "Coscheduling"}], "disabled": [{"name": "*"}]},
+            "multiPoint": {"enabled": [{"name": "Coscheduling"}]},
+        },
+        "pluginConfig": [{
+            "name": "Coscheduling",
+            "args": {"permitWaitingTimeSeconds": PERMIT_WAITING_SECONDS,
+                     "podGroupBackoffSeconds": BACKOFF_SECONDS},
+        }],
+    }  # fmt: skip
     cfg = {
         "apiVersion": "kubescheduler.config.k8s.io/v1",
         "kind": "KubeSchedulerConfiguration",
         "leaderElection": {"leaderElect": False},
-        "profiles": [{
-            "schedulerName": SCHEDULER_NAME,
-            "plugins": {
-                "queueSort": {"enabled": [{"name": "Coscheduling"}], "disabled": [{"name": "*"}]},
-                "multiPoint": {"enabled": [{"name": "Coscheduling"}]},
-            },
-            "pluginConfig": [{
-                "name": "Coscheduling",
-                "args": {"permitWaitingTimeSeconds": PERMIT_WAITING_SECONDS,
-                         "podGroupBackoffSeconds": BACKOFF_SECONDS},
-            }],
-        }],
-    }  # fmt: skip
+        "profiles": [profile if gang else {"schedulerName": SCHEDULER_NAME}],
+    }
     return yaml.safe_dump(cfg, sort_keys=False)
+
+
+def args(gang: bool = True) -> list[str]:
+    """The scheduler's args: its config file (the one without Coscheduling when ``gang`` is off)."""
+    return [f"--config=/config/{CONFIG_FILE if gang else NO_GANG_FILE}",
+            "--bind-address=$(POD_IP)", f"--secure-port={SECURE_PORT}", "--v=2"]  # fmt: skip
 
 
 def rbac() -> list[Manifest]:
@@ -88,8 +99,7 @@ def deployment() -> Manifest:
         "name": "scheduler",
         "image": IMAGE,
         "command": ["/bin/kube-scheduler"],
-        "args": [f"--config=/config/{CONFIG_FILE}", "--bind-address=$(POD_IP)",
-                 f"--secure-port={SECURE_PORT}", "--v=2"],
+        "args": args(),
         "env": [objects.pod_ip_env()],
         "readinessProbe": {"httpGet": {"path": "/healthz", "port": SECURE_PORT,
                                        "scheme": "HTTPS"},
@@ -100,13 +110,20 @@ def deployment() -> Manifest:
     return objects.deployment(NAME, NAMESPACE, LABELS, [container], volumes)
 
 
+def config_map() -> Manifest:
+    """Both configs: the one in use, and the one the gang-plugin-disabled fault switches to."""
+    cm = objects.configmap(CONFIG, NAMESPACE, CONFIG_FILE, config_text())
+    cm["data"][NO_GANG_FILE] = config_text(gang=False)
+    return cm
+
+
 def manifests(ctx: Context) -> list[Manifest]:
     """Namespace, the PodGroup CRD, RBAC, config and the scheduler."""
     return [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
         *objects.documents(upstream() / "crd.yaml"),
         *rbac(),
-        objects.configmap(CONFIG, NAMESPACE, CONFIG_FILE, config_text()),
+        config_map(),
         deployment(),
     ]
 

@@ -1,0 +1,322 @@
+"""The pure parts of gang-scheduling: sizing the gangs, their objects, and judging what happened.
+
+No client and no I/O: functions of the API's dicts, tested as tables. Labels,
+the namespace and ``--node-selector`` / ``--toleration`` placement are added
+by the probe session when the objects are created.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from aicr.checks.conformance.gang_scheduling.mechanisms import (
+    COSCHEDULING,
+    KAI,
+    KUEUE,
+    VOLCANO,
+    Mechanism,
+)
+from aicr.checks.gpu import GPU_RESOURCE
+from aicr.checks.probe_pods import gpu_toleration, pinned_to, restricted_pod_spec
+from aicr.checks.smi_probes import TERMINAL_PHASES, NodePlan
+
+Obj = dict[str, Any]
+IMAGE = "ubuntu"  # in aicr/checks/images.yaml
+CONTAINER = "member"
+COMMAND = ["sleep", "3600"]  # held until the check deletes it
+MEMBER_CPU_MILLIS = 10  # what each member of a gang that only has to run requests
+GANG_LABEL = "aicr.dev/gang"
+POSITIVE, NEGATIVE = "gang-fits", "gang-short"
+KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+COSCHEDULING_LABEL = "scheduling.x-k8s.io/pod-group"
+KAI_QUEUE_LABEL = "kai.scheduler/queue"
+KAI_GROUP_ANNOTATION = "pod-group-name"
+VOLCANO_GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
+
+
+def millicores(raw: Any) -> int:
+    """A CPU quantity ("2", "1500m", "0.5") in millicores; 0 when absent or unparsable."""
+    text = str(raw or "0").strip()
+    try:
+        if text.endswith("m"):
+            return int(Decimal(text[:-1]))
+        return int(Decimal(text) * 1000)
+    except (InvalidOperation, ValueError):
+        return 0
+
+
+def cpu_requests(pod: Obj) -> int:
+    """Millicores a pod's containers request."""
+    spec = pod.get("spec") or {}
+    return sum(millicores(((c.get("resources") or {}).get("requests") or {}).get("cpu"))
+               for c in spec.get("containers") or [])  # fmt: skip
+
+
+def cpu_use(nodes: list[Obj], pods: list[Obj]) -> tuple[dict[str, int], dict[str, int]]:
+    """``(allocatable, requested)`` millicores per node, counting non-terminated pods."""
+    capacity = {
+        n["metadata"]["name"]: millicores(
+            ((n.get("status") or {}).get("allocatable") or {}).get("cpu")
+        )
+        for n in nodes
+    }
+    used: dict[str, int] = {}
+    for p in pods:
+        node = (p.get("spec") or {}).get("nodeName")
+        if node and (p.get("status") or {}).get("phase") not in TERMINAL_PHASES:
+            used[node] = used.get(node, 0) + cpu_requests(p)
+    return capacity, used
+
+
+@dataclass(frozen=True)
+class Gang:
+    """One gang: its name, size, what each member requests, and the node it is pinned to."""
+
+    name: str
+    size: int
+    gpus: int  # per member
+    cpu_millis: int  # per member
+    node: str | None = None  # pinned by required node affinity
+
+    @property
+    def members(self) -> list[str]:
+        """The member pods' names (for the gangs the check creates as pods)."""
+        return [f"{self.name}-{i}" for i in range(self.size)]
+
+    @property
+    def selector(self) -> str:
+        """The label selector of its members."""
+        return f"{GANG_LABEL}={self.name}"
+
+    def describe(self) -> str:
+        """What the gang asks for, as a phrase."""
+        each = f"{self.cpu_millis}m CPU" + (f" and {self.gpus} GPU" if self.gpus else "")
+        where = f", pinned to {self.node}" if self.node else ""
+        return f"{self.size} pods of {each} each{where}"
+
+
+@dataclass(frozen=True)
+class Sizing:
+    """The positive gang, and the facts the negative one is built from."""
+
+    positive: Gang
+    gpu: bool
+    why: str  # why GPU-requesting or CPU-only, for the evidence
+
+
+def size_positive(size: int, gpu_plan: NodePlan | None, why_not_gpu: str | None) -> Sizing:
+    """The positive gang: ``size`` GPU-requesting pods when that many GPUs are free, else CPU."""
+    free = sum(t.gpus for t in gpu_plan.targets) if gpu_plan else 0
+    if why_not_gpu is None and free >= size:
+        return Sizing(Gang(POSITIVE, size, 1, MEMBER_CPU_MILLIS), True,
+                      f"GPU-requesting: {free} free GPUs on the schedulable GPU nodes")  # fmt: skip
+    why = why_not_gpu or f"only {free} free GPUs on the schedulable GPU nodes, {size} needed"
+    return Sizing(Gang(POSITIVE, size, 0, MEMBER_CPU_MILLIS), False, f"CPU-only: {why}")
+
+
+def size_pinned_negative(
+    gpu: bool, gpu_plan: NodePlan | None, cpu_free: dict[str, int]
+) -> Gang | str:
+    """A gang that cannot fit on one node by construction, or why none can be built.
+
+    GPU: one more member than the node with the most free GPUs has, one GPU
+    each. CPU (``cpu_free``: free millicores of the schedulable nodes in scope):
+    two members of three quarters of the freest node's CPU each, so one fits and
+    both do not, even if a quarter more is freed meanwhile.
+    """
+    if gpu and gpu_plan and gpu_plan.targets:
+        t = min(gpu_plan.targets, key=lambda t: (-t.gpus, t.node))
+        return Gang(NEGATIVE, t.gpus + 1, 1, MEMBER_CPU_MILLIS, t.node)
+    best = min(cpu_free.items(), key=lambda c: (-c[1], c[0]), default=None)
+    if best is None or best[1] < 4:
+        return "no schedulable node in scope has free CPU to pin a gang to"
+    return Gang(NEGATIVE, 2, 0, math.ceil(best[1] * 3 / 4), best[0])
+
+
+def kueue_negative(positive: Gang) -> Gang:
+    """One member more than the quota the check sets (exactly the positive gang's)."""
+    return Gang(NEGATIVE, positive.size + 1, positive.gpus, positive.cpu_millis)
+
+
+# ---- objects ------------------------------------------------------------------------
+def _member_spec(gang: Gang, image: str, scheduler: str | None) -> Obj:
+    requests = {"cpu": f"{gang.cpu_millis}m"}
+    limits: dict[str, str] = {}
+    if gang.gpus:
+        requests[GPU_RESOURCE] = limits[GPU_RESOURCE] = str(gang.gpus)
+    resources: Obj = {"requests": requests, **({"limits": limits} if limits else {})}
+    container = {"name": CONTAINER, "image": image, "command": list(COMMAND),
+                 "resources": resources}  # fmt: skip
+    spec = restricted_pod_spec([container])
+    spec["terminationGracePeriodSeconds"] = 0
+    spec["tolerations"] = [gpu_toleration()]  # a CPU gang may be pinned to a GPU node
+    if gang.node:
+        spec["affinity"] = pinned_to(gang.node)
+    if scheduler:
+        spec["schedulerName"] = scheduler
+    return spec
+
+
+def pod_group(mechanism: Mechanism, version: str, gang: Gang, queue: str | None) -> Obj:
+    """The PodGroup that makes ``gang`` one unit (minMember = its size)."""
+    spec: Obj = {"minMember": gang.size}
+    if mechanism in (KAI, VOLCANO) and queue:
+        spec["queue"] = queue
+    return {"apiVersion": f"{mechanism.group}/{version}", "kind": "PodGroup",
+            "metadata": {"name": gang.name}, "spec": spec}  # fmt: skip
+
+
+def member_pods(
+    mechanism: Mechanism, gang: Gang, image: str, scheduler: str | None, queue: str | None
+) -> list[Obj]:
+    """The gang's pods, each tied to its PodGroup the way ``mechanism`` reads it."""
+    labels = {GANG_LABEL: gang.name}
+    annotations: dict[str, str] = {}
+    if mechanism is COSCHEDULING:
+        labels[COSCHEDULING_LABEL] = gang.name
+    elif mechanism is KAI:
+        annotations[KAI_GROUP_ANNOTATION] = gang.name
+        if queue:
+            labels[KAI_QUEUE_LABEL] = queue
+    elif mechanism is VOLCANO:
+        annotations[VOLCANO_GROUP_ANNOTATION] = gang.name
+    pods = []
+    for name in gang.members:
+        meta: Obj = {"name": name, "labels": dict(labels)}
+        if annotations:
+            meta["annotations"] = dict(annotations)
+        pods.append({"apiVersion": "v1", "kind": "Pod", "metadata": meta,
+                     "spec": _member_spec(gang, image, scheduler)})  # fmt: skip
+    return pods
+
+
+def kueue_quota(version: str, name: str, gang: Gang) -> list[Obj]:
+    """ResourceFlavor and ClusterQueue holding exactly ``gang``'s requests (cluster-scoped)."""
+    api = f"{KUEUE.group}/{version}"
+    quotas = [{"name": "cpu", "nominalQuota": f"{gang.size * gang.cpu_millis}m"}]
+    if gang.gpus:
+        quotas.append({"name": GPU_RESOURCE, "nominalQuota": str(gang.size * gang.gpus)})
+    queue = {
+        "apiVersion": api, "kind": "ClusterQueue", "metadata": {"name": name},
+        "spec": {"namespaceSelector": {}, "resourceGroups": [{
+            "coveredResources": [q["name"] for q in quotas],
+            "flavors": [{"name": name, "resources": quotas}]}]},
+    }  # fmt: skip
+    return [{"apiVersion": api, "kind": "ResourceFlavor", "metadata": {"name": name}}, queue]
+
+
+def local_queue(version: str, name: str) -> Obj:
+    """The LocalQueue in the workload namespace that feeds the check's ClusterQueue."""
+    return {"apiVersion": f"{KUEUE.group}/{version}", "kind": "LocalQueue",
+            "metadata": {"name": name}, "spec": {"clusterQueue": name}}  # fmt: skip
+
+
+def kueue_job(gang: Gang, image: str, queue: str, labels: dict[str, str]) -> Obj:
+    """A suspended Job of ``gang.size`` parallel pods in ``queue``: Kueue admits it whole."""
+    template_labels = {**labels, GANG_LABEL: gang.name}
+    spec = _member_spec(gang, image, None)
+    return {
+        "apiVersion": "batch/v1", "kind": "Job",
+        "metadata": {"name": gang.name, "labels": {KUEUE_QUEUE_LABEL: queue}},
+        "spec": {"parallelism": gang.size, "completions": gang.size, "suspend": True,
+                 "backoffLimit": 0,
+                 "template": {"metadata": {"labels": template_labels}, "spec": spec}},
+    }  # fmt: skip
+
+
+# ---- judging --------------------------------------------------------------------------
+def is_bound(pod: Obj) -> bool:
+    """The scheduler gave the pod a node."""
+    return bool((pod.get("spec") or {}).get("nodeName"))
+
+
+def is_running(pod: Obj) -> bool:
+    """Bound and running."""
+    return is_bound(pod) and (pod.get("status") or {}).get("phase") == "Running"
+
+
+def condition(obj: Obj | None, kind: str) -> Obj | None:
+    """The status condition of type ``kind``, if any."""
+    return next((c for c in ((obj or {}).get("status") or {}).get("conditions") or []
+                 if c.get("type") == kind), None)  # fmt: skip
+
+
+def _said(cond: Obj) -> str:
+    reason = f" ({cond.get('reason')})" if cond.get("reason") else ""
+    return f"{cond.get('type')}={cond.get('status')}{reason}: {cond.get('message', '')}".rstrip()
+
+
+def owned_by(objs: list[Obj], kind: str, name: str) -> Obj | None:
+    """The first object an owner reference ties to ``kind`` ``name``."""
+    for o in objs:
+        for ref in (o.get("metadata") or {}).get("ownerReferences") or []:
+            if ref.get("kind") == kind and ref.get("name") == name:
+                return o
+    return None
+
+
+def workload_admitted(workload: Obj | None, size: int) -> str | None:
+    """Why a Kueue Workload does not show ``size`` pods admitted as one unit; None when it does."""
+    if workload is None:
+        return "Kueue created no Workload for the Job"
+    admitted = condition(workload, "Admitted")
+    if not admitted or admitted.get("status") != "True":
+        return f"the Workload is not admitted: {_said(admitted) if admitted else 'no condition'}"
+    counts = [int(p.get("count") or 0) for p in (workload.get("spec") or {}).get("podSets") or []]
+    if sum(counts) != size:
+        return f"the Workload admits {sum(counts)} pods, not the gang's {size}"
+    return None
+
+
+def waiting_evidence(mechanism: Mechanism, admission: Obj | None, pods: list[Obj]) -> str | None:
+    """What shows the mechanism holding the gang back, or None when nothing does.
+
+    Kueue: its Workload is not admitted (QuotaReserved or Admitted false).
+    PodGroup schedulers: the PodGroup's own status says so (KAI's
+    UnschedulableOnNodePool scheduling condition, Volcano's Unschedulable
+    condition, coscheduling's Pending/Scheduling phase with none running),
+    or the scheduler marked the members unschedulable (PodScheduled=False).
+    """
+    if mechanism is KUEUE:
+        if admission is None:
+            return None
+        for kind in ("QuotaReserved", "Admitted"):
+            cond = condition(admission, kind)
+            if cond and cond.get("status") == "False":
+                return f"Workload {admission['metadata']['name']}: {_said(cond)}"
+        return None
+    found = []
+    status = (admission or {}).get("status") or {}
+    if mechanism is KAI:
+        found += [f"{c.get('type')} ({c.get('reason')}): {c.get('message', '')}".rstrip()
+                  for c in status.get("schedulingConditions") or []
+                  if c.get("type") == "UnschedulableOnNodePool"]  # fmt: skip
+    elif mechanism is VOLCANO:
+        cond = condition(admission, "Unschedulable")
+        if cond and cond.get("status") == "True":
+            found.append(_said(cond))
+    elif status.get("phase") in ("Pending", "Scheduling") and not status.get("running"):
+        found.append(f"phase {status['phase']}, 0 running")
+    if admission is not None and found:
+        return f"PodGroup {admission['metadata']['name']}: " + "; ".join(found)
+    held = [
+        (p["metadata"]["name"], cond)
+        for p in pods
+        if (cond := condition(p, "PodScheduled")) and cond.get("status") == "False"
+    ]
+    if held:
+        name, cond = held[0]
+        return (
+            f"{len(held)}/{len(pods)} members unschedulable; {name}: "
+            f"{cond.get('reason', '')}: {cond.get('message', '')}".rstrip()
+        )
+    return None
+
+
+def bound_names(pods: dict[str, Obj], members: list[str] | None = None) -> list[str]:
+    """``name on node`` of each pod that was bound (among ``members`` when given), sorted."""
+    return [f"{n} on {p['spec']['nodeName']}" for n, p in sorted(pods.items())
+            if is_bound(p) and (members is None or n in members)]  # fmt: skip
