@@ -4,7 +4,8 @@ Run as `python -m simcluster.runtime.enter <spec.json>`. The bind mounts live
 only in the new namespace, so the container sees its ConfigMaps, Secrets and
 token at the pod's own mount paths (for example
 /var/run/secrets/kubernetes.io/serviceaccount) while the host does not. A
-missing mount point is created on the host as an empty directory or file.
+missing mount point is made in a private layer (`private_layer`) over its
+nearest existing host folder, so nothing is ever created on the host.
 The container gets a /dev of its own (`private_dev`): the base devices and
 only the GPUs allocated to it. The process also gets a UTS namespace with the
 pod's hostname and joins its pod's network namespace (the pod sandbox, with
@@ -18,6 +19,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import re
 import stat
 import sys
 from pathlib import Path
@@ -32,6 +34,7 @@ CLONE_NEWNET = 0x40000000
 MS_RDONLY = 1
 MS_REMOUNT = 32
 MS_BIND = 4096
+MS_MOVE = 8192
 MS_REC = 16384
 MS_PRIVATE = 1 << 18
 
@@ -135,12 +138,93 @@ def bind(source: str, target: str, read_only: bool) -> None:
         _mount(None, target, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_REC)
 
 
+def _within(path: str, top: str) -> bool:
+    """True if `path` is `top` or below it."""
+    return path == top or path.startswith(top.rstrip("/") + "/")
+
+
+def layer_anchors(targets: list[str]) -> list[str]:
+    """Host folders to cover with a private layer so that every missing target can be made.
+
+    For each target missing on the host: its nearest existing ancestor. Targets
+    in the private /dev or below an earlier target (made inside that volume, as
+    a kubelet does) need none. Only the outermost folders are returned.
+    """
+    found: list[str] = []
+    earlier: list[str] = []
+    for target in targets:
+        real = os.path.realpath(target)
+        inside = _within(real, "/dev") or any(_within(real, t) for t in earlier)
+        earlier.append(real)
+        if inside or os.path.exists(real):
+            continue
+        anchor = os.path.dirname(real)
+        while not os.path.exists(anchor):
+            anchor = os.path.dirname(anchor)
+        found.append(anchor)
+    outer: list[str] = []
+    for a in sorted(set(found), key=len):
+        if not any(_within(a, o) for o in outer):
+            outer.append(a)
+    return outer
+
+
+def _mount_points() -> list[str]:
+    """Mount points of this namespace, as /proc/self/mountinfo lists them (octal escapes undone)."""
+    with open("/proc/self/mountinfo") as f:
+        fields = [line.split()[4] for line in f]
+    return [re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), p) for p in fields]
+
+
+def private_layer(anchor: str, scratch: str, n: int) -> None:
+    """Cover host folder `anchor` with an overlay whose writes stay in this namespace.
+
+    The upper layer lives in `scratch`, a tmpfs of this mount namespace only:
+    mount points made under `anchor` afterwards exist for this container alone,
+    and the host (and every other container or simulated cluster sharing it)
+    never sees them created or removed. Mounts below `anchor` are bound back
+    on top; for `/` the overlay becomes the process's root.
+    """
+    if any(c in anchor for c in ",:\\"):
+        raise OSError(f"cannot layer {anchor}: its name holds ',', ':' or a backslash")
+    layer = f"{scratch}/{n}"
+    for part in ("upper", "work", "root"):
+        os.makedirs(f"{layer}/{part}")
+    root = f"{layer}/root"
+    below = sorted({p for p in _mount_points() if p != anchor and _within(p, anchor)
+                    and not _within(p, scratch)})  # fmt: skip
+    outer = [p for i, p in enumerate(below) if not any(_within(p, q) for q in below[:i])]
+    options = f"lowerdir={anchor},upperdir={layer}/upper,workdir={layer}/work"
+    _mount("overlay", root, 0, "overlay", options)
+    for p in outer:
+        _mount(p, root + p[len(anchor.rstrip("/")) :], MS_BIND | MS_REC)
+    if anchor == "/":
+        os.chdir(root)
+        _mount(root, "/", MS_MOVE)
+        os.chroot(".")
+        os.chdir("/")
+    else:
+        _mount(root, anchor, MS_MOVE)
+
+
+def private_layers(targets: list[str], scratch: str) -> list[str]:
+    """Layer every folder a missing target needs (`layer_anchors`); the folders layered."""
+    anchors = layer_anchors(targets)
+    if anchors:
+        _mount("tmpfs", scratch, MS_NOSUID | MS_NODEV, "tmpfs", "mode=700")
+    for n, anchor in enumerate(anchors):
+        private_layer(anchor, scratch, n)
+    return anchors
+
+
 def restore_hidden(keep: list[tuple[str, int]], targets: list[str]) -> None:
     """Bind back host folders the process needs that a pod volume now hides.
 
     The simulated "image" is the host: the interpreter, the project and the run
     folder. A pod's emptyDir at /tmp would hide them when the checkout lives
     under /tmp; a real image keeps its own files, so they are mounted back on top.
+    Below a private layer they are bound back too, so what the container writes
+    there (its termination log, the GPU model's state) still reaches the host.
     """
     for path, fd in keep:
         if any(Path(path).is_relative_to(t) and Path(path) != Path(t) for t in targets):
@@ -150,6 +234,9 @@ def restore_hidden(keep: list[tuple[str, int]], targets: list[str]) -> None:
 def main(spec_path: str) -> None:
     """Apply the spec and replace this process with the container command."""
     spec = json.loads(Path(spec_path).read_text())
+    # Written through a handle: a private layer may cover the container's folder's path.
+    start_error = Path(spec["startErrorFile"])
+    folder = os.open(start_error.parent, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         private_namespace()
         if spec.get("netns"):
@@ -162,19 +249,24 @@ def main(spec_path: str) -> None:
         sources = [os.open(m["source"], os.O_PATH | os.O_CLOEXEC) for m in spec["mounts"]]
         keep = [(p, os.open(p, os.O_PATH | os.O_CLOEXEC)) for p in spec.get("keep", [])
                 if os.path.isdir(p)]  # fmt: skip
+        targets = [m["target"] for m in spec["mounts"]]
+        layered = private_layers(targets, spec["layers"])
         private_dev(list(spec.get("gpus") or []))
         for m, fd in zip(spec["mounts"], sources, strict=True):
             bind(f"/proc/self/fd/{fd}", m["target"], bool(m.get("readOnly")))
-        restore_hidden(keep, [m["target"] for m in spec["mounts"]])
+        restore_hidden(keep, targets + layered)
         for fd in [*sources, *(fd for _, fd in keep)]:
             os.close(fd)
         os.chdir(spec.get("cwd") or "/")
         os.execvpe(spec["argv"][0], spec["argv"], spec["env"])
     except OSError as e:
-        Path(spec["startErrorFile"]).write_text(
+        message = (
             f"failed to create containerd task: failed to create shim task: OCI runtime create "
             f"failed: runc create failed: unable to start container process: {e}"
         )
+        fd = os.open(start_error.name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644, dir_fd=folder)
+        with os.fdopen(fd, "w") as out:
+            out.write(message)
         sys.exit(128)
 
 

@@ -393,11 +393,7 @@ class PodWorker(threading.Thread):
                 self.deleting.wait()
                 return 1
             if json.loads(spec.read_text())["argv"]:
-                held = MOUNT_POINTS.acquire(json.loads(spec.read_text())["mounts"])
-                try:
-                    code = self._spawn_and_wait(c, cs, spec, cid, logw)
-                finally:
-                    MOUNT_POINTS.release(held)
+                code = self._spawn_and_wait(c, cs, spec, cid, logw)
             else:
                 code = 128
         finally:
@@ -440,6 +436,8 @@ class PodWorker(threading.Thread):
         ]
         home = cdir / "home"
         home.mkdir(exist_ok=True)
+        layers = cdir / "layers"
+        layers.mkdir(exist_ok=True)
         # The API server answers on the pods' gateway, and on loopback for hostNetwork pods.
         api_host = GATEWAY if self.sandbox else pod_status.HOST_IP
         base = {
@@ -499,6 +497,7 @@ class PodWorker(threading.Thread):
                 "readOnly": False,
             }
         )
+        keep = (paths.PROJECT_ROOT, self.ctx.sim_dir, cdir)
         spec = {
             "argv": argv,
             "env": env,
@@ -512,7 +511,8 @@ class PodWorker(threading.Thread):
             "netns": self.sandbox.netns_path if self.sandbox else None,
             "netnsId": self.sandbox.netns if self.sandbox else None,
             # Host folders that stand in for the image's own files (see enter.restore_hidden).
-            "keep": sorted({sys.prefix, sys.base_prefix, str(paths.PROJECT_ROOT), str(cdir)}),
+            "keep": sorted({sys.prefix, sys.base_prefix, *map(str, keep)}),
+            "layers": str(layers),  # where enter's private layers live (a tmpfs there)
         }
         if sandboxed:
             box_id = gvisor.container_id(f"{self.uid}-{c['name']}-{run}")
@@ -697,59 +697,3 @@ def _kill_group(proc: subprocess.Popen[bytes], grace: float) -> None:
         proc.wait()
     except ProcessLookupError:
         pass
-
-
-class MountPoints:
-    """Host mount points the running containers share, each removed when its last user ends.
-
-    A bind mount needs an existing target, so a missing one is created on the
-    host. It must outlive every container using it: unlinking a mount point on
-    the host detaches the bind mounts on it in every namespace (Linux >= 3.18),
-    and a container still running would then write its termination message to
-    the host's /dev/termination-log. Runs leave no empty /etc/<something>
-    folders or /dev/termination-log behind.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._users: dict[Path, int] = {}
-
-    def acquire(self, mounts: list[dict[str, Any]]) -> list[Path]:
-        """Make sure every target exists; the paths this container now holds, parents first."""
-        held: list[Path] = []
-        with self._lock:
-            for m in mounts:
-                target = Path(m["target"])
-                if target.is_relative_to("/dev"):  # made in the container's own /dev
-                    continue
-                is_dir = Path(m["source"]).is_dir()
-                for p in [*reversed(target.parents), target]:
-                    if p not in self._users:
-                        if p.exists():
-                            continue  # the host's own: never ours to remove
-                        if p == target and not is_dir:
-                            p.touch()
-                        else:
-                            p.mkdir()
-                    self._users[p] = self._users.get(p, 0) + 1
-                    held.append(p)
-        return held
-
-    def release(self, held: list[Path]) -> None:
-        """Drop this container's hold; remove what nobody holds any more, deepest first."""
-        with self._lock:
-            for p in reversed(held):
-                self._users[p] -= 1
-                if self._users[p]:
-                    continue
-                del self._users[p]
-                try:
-                    if p.is_dir():
-                        p.rmdir()
-                    elif p.stat().st_size == 0:
-                        p.unlink()
-                except OSError:
-                    pass
-
-
-MOUNT_POINTS = MountPoints()
