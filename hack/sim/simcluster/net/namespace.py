@@ -87,7 +87,7 @@ def set_up(host_ns: str) -> None:
     batch = [
         "link set lo up",
         f"addr add {addresses.SERVICE_CIDR} dev lo",
-        f"link add {addresses.BRIDGE} type bridge",
+        f"link add {addresses.BRIDGE} address {addresses.BRIDGE_MAC} type bridge",
         f"addr add {gateway} dev {addresses.BRIDGE}",
         f"link set {addresses.BRIDGE} up",
         f"route add unreachable {addresses.KWOK_POD_CIDR}",  # KWOK's pods: nothing answers
