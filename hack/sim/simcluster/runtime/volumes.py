@@ -6,6 +6,7 @@ emptyDir, and hostPath: the path under the pod's node's root
 (hack/sim/profiles/roots/<profile>), never the machine the simulation runs on,
 and always mounted read-only. The service-account token comes from the
 TokenRequest API, bound to the pod, so the process has exactly the pod's RBAC.
+Files of a volume are shown and replaced all at once (`volume_writer`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from kubernetes import client
 
 from simcluster.net.addresses import LOOPBACK as HOST_IP  # every node's InternalIP
 from simcluster.nodes import node_root
+from simcluster.runtime import volume_writer
 from simcluster.runtime.pod_files import PodFiles
 
 
@@ -56,6 +58,14 @@ def _resource_field(pod: dict[str, Any], container: str | None, ref: dict[str, A
     kind, _, res = ref["resource"].partition(".")
     value = ((c.get("resources") or {}).get(kind) or {}).get(res)
     return str(value) if value is not None else "0"
+
+
+def _mode(vol: dict[str, Any]) -> int:
+    """The volume's defaultMode, or the API's default 0644."""
+    for key in ("configMap", "secret", "projected", "downwardAPI"):
+        if key in vol and vol[key].get("defaultMode") is not None:
+            return int(vol[key]["defaultMode"])
+    return 0o644
 
 
 class PodMaterialiser:
@@ -181,8 +191,8 @@ class PodMaterialiser:
         return path
 
     def refresh(self, folders: dict[str, Path]) -> bool:
-        """Rewrite ConfigMap and Secret volume files whose source changed, as the kubelet's
-        sync does (config reloaders rely on it); True when a file changed."""
+        """Replace ConfigMap and Secret volume files whose source changed, as the kubelet's
+        sync does (config reloaders rely on it), all at once; True when a file changed."""
         changed = False
         for vol in self.pod["spec"].get("volumes") or []:
             if not ("configMap" in vol or "secret" in vol) or vol["name"] not in folders:
@@ -191,12 +201,9 @@ class PodMaterialiser:
                 files = self.volume_files(vol) or {}
             except (VolumeError, client.ApiException):
                 continue  # deleted meanwhile: a kubelet keeps the last files too
-            for rel, content in files.items():
-                p = folders[vol["name"]] / rel
-                if not p.is_file() or p.read_bytes() != content:
-                    p.parent.mkdir(parents=True, exist_ok=True)
-                    p.write_bytes(content)
-                    changed = True
+            if volume_writer.current(folders[vol["name"]]) != files:
+                volume_writer.write(folders[vol["name"]], files, _mode(vol))
+                changed = True
         return changed
 
     def materialise(self) -> dict[str, Path]:
@@ -207,17 +214,11 @@ class PodMaterialiser:
                 out[vol["name"]] = self.host_path(vol)
                 continue
             d = self.files.volume(vol["name"])
-            d.mkdir(parents=True, exist_ok=True)
             files = self.volume_files(vol)
-            mode = None
-            for key in ("configMap", "secret", "projected", "downwardAPI"):
-                if key in vol:
-                    mode = vol[key].get("defaultMode")
-            for rel, content in (files or {}).items():
-                p = d / rel
-                p.parent.mkdir(parents=True, exist_ok=True)
-                p.write_bytes(content)
-                p.chmod(mode if mode is not None else 0o644)
+            if files is None:  # emptyDir
+                d.mkdir(parents=True, exist_ok=True)
+            else:
+                volume_writer.write(d, files, _mode(vol))
             out[vol["name"]] = d
         return out
 
