@@ -115,6 +115,8 @@ KINDS: dict[str, Kind] = {
         Kind("MPIJob", "kubeflow.org/v2beta1", "mpijobs"),
         Kind("PyTorchJob", "kubeflow.org/v1", "pytorchjobs"),
         Kind("HTTPRoute", "gateway.networking.k8s.io/v1", "httproutes"),
+        Kind("Gateway", "gateway.networking.k8s.io/v1", "gateways"),
+        Kind("GatewayClass", "gateway.networking.k8s.io/v1", "gatewayclasses", False),
     )
 }  # fmt: skip
 

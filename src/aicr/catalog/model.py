@@ -103,6 +103,11 @@ class CheckSpec(Document):
         default_factory=list,
         description="API access inside the run-unique namespaces the check creates.",
     )
+    param_secrets: list[str] = Field(
+        default_factory=list,
+        description="Params whose secretRef (namespace, name) names a Secret the check reads; "
+        "the run grants get on exactly that Secret, in its namespace.",
+    )
     resources: Resources = Field(default_factory=Resources)
 
     @field_validator("timeout", mode="before")

@@ -218,6 +218,34 @@ def result_rbac(ctx: RunContext, check: PlannedCheck) -> list[Manifest]:
     return [role, _binding("RoleBinding", "Role", ctx, check, ctx.namespace)]
 
 
+def secret_rbac(ctx: RunContext, check: PlannedCheck) -> list[Manifest]:
+    """A Role + binding per ``paramSecrets`` entry: ``get`` on exactly one Secret.
+
+    The Secret is the one ``params.<entry>.secretRef`` names, in its own namespace
+    (nothing when the param is unset).
+    """
+    out: list[Manifest] = []
+    params = ctx.config.check(check.name).params
+    labels = _check_labels(ctx, check, "check")
+    for entry in check.spec.param_secrets:
+        secret_ref = (params.get(entry) or {}).get("secretRef") or {}
+        namespace, secret = secret_ref.get("namespace"), secret_ref.get("name")
+        if not namespace or not secret:
+            continue
+        name = f"{names.check_name(ctx.run_id, check.name)}-{entry.lower()}"
+        role = {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "Role",
+            "metadata": _meta(name, labels, namespace),
+            "rules": [{"apiGroups": [""], "resources": ["secrets"], "resourceNames": [secret],
+                       "verbs": ["get"]}],
+        }  # fmt: skip
+        binding = _binding("RoleBinding", "Role", ctx, check, namespace)
+        binding["metadata"]["name"] = binding["roleRef"]["name"] = name
+        out += [role, binding]
+    return out
+
+
 def result_configmap(ctx: RunContext, check: PlannedCheck) -> Manifest:
     """The empty result object the check fills in."""
     return {
@@ -475,6 +503,7 @@ def check_objects(
         service_account(ctx, check),
         *cluster_rbac(ctx, check),
         *result_rbac(ctx, check),
+        *secret_rbac(ctx, check),
         result_configmap(ctx, check),
         *workload_objects(ctx, check),
         job(ctx, check, prometheus),

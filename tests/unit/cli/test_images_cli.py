@@ -15,6 +15,7 @@ UBUNTU = "docker.io/library/ubuntu:22.04"
 DCGM = "nvcr.io/nvidia/cloud-native/dcgm:4.2.3-1-ubuntu22.04"  # accelerator-metrics' GPU load
 NCCL_TAG = "nccl-tests:cuda12.8.1-efa1.43.2-ofiv1.16.3-ncclv2.27.7-1-testsv2.16.9"
 NCCL = f"public.ecr.aws/hpc-cloud/{NCCL_TAG}"
+PYTHON = "docker.io/library/python:3.12.8-slim-bookworm"  # inference-gateway's echo and client
 INFERENCE = [  # inference-perf: its load generator, and the serving stacks it may deploy
     "ghcr.io/aicr-dev/aicr-aiperf:0.13.0",
     "docker.io/vllm/vllm-openai:v0.11.0",
@@ -55,7 +56,8 @@ def images(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, list[st
 
 
 def test_without_a_recipe_every_check_counts(capsys: pytest.CaptureFixture[str]) -> None:
-    assert images(capsys) == (0, [VALIDATOR, CUDA, UBUNTU, DCGM, NCCL, *INFERENCE, RAY], "")
+    everything = [VALIDATOR, CUDA, UBUNTU, DCGM, NCCL, *INFERENCE, RAY, PYTHON]
+    assert images(capsys) == (0, everything, "")
 
 
 def test_only_the_planned_checks_images(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -77,6 +79,7 @@ def test_the_config_registry_moves_every_image(
         f"mirror.local:5000/ai/hpc-cloud/{NCCL_TAG}",
         *(f"mirror.local:5000/ai/{i.split('/', 1)[1]}" for i in INFERENCE),
         "mirror.local:5000/ai/rayproject/ray:2.46.0",
+        "mirror.local:5000/ai/library/python:3.12.8-slim-bookworm",
     ], "")  # fmt: skip
     monkeypatch.setenv(ENV, "env.local")
     assert images(capsys, "--config", cfg)[1] == [
@@ -87,6 +90,7 @@ def test_the_config_registry_moves_every_image(
         f"env.local/hpc-cloud/{NCCL_TAG}",
         *(f"env.local/{i.split('/', 1)[1]}" for i in INFERENCE),
         "env.local/rayproject/ray:2.46.0",
+        "env.local/library/python:3.12.8-slim-bookworm",
     ]
 
 
@@ -95,7 +99,7 @@ def test_a_check_param_replaces_its_image(
 ) -> None:
     cfg = config(tmp_path, "{checks: {check-nvidia-smi: {params: {image: 'my.reg/cuda:1'}}}}")
     # dra-support, which runs the same pinned image, keeps it: the param is per check
-    expected = [VALIDATOR, "my.reg/cuda:1", CUDA, UBUNTU, DCGM, NCCL, *INFERENCE, RAY]
+    expected = [VALIDATOR, "my.reg/cuda:1", CUDA, UBUNTU, DCGM, NCCL, *INFERENCE, RAY, PYTHON]
     assert images(capsys, "--config", cfg) == (0, expected, "")
 
 

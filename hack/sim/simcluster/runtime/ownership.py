@@ -39,7 +39,7 @@ SMI = "nvidia-smi"
 # the inference load generator and server images as simcluster.serving.images plays them.
 NCCL_TESTS_REPO = "nccl-tests"  # played by the GPU model's sshd, mpirun and all_reduce_perf
 HOST_IMAGES = (VALIDATOR_REPO, "ubuntu", "busybox", "cuda", "aicr-aiperf", "vllm-openai",
-               NCCL_TESTS_REPO, "dcgm")  # dcgm: its dcgmproftester12 is the GPU model's
+               NCCL_TESTS_REPO, "dcgm", "python")  # dcgm: its dcgmproftester12 is the GPU model's
 
 UPSTREAM_NAMESPACE_PREFIX = "ai-conformance-"
 

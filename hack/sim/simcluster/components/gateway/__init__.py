@@ -10,8 +10,11 @@ pod IP (web 8000, ping 9000) and dials the endpoints of the Services routes
 name, which exist only inside the sim's network namespace. Every request
 needs the gateway's API key (HTTP basic credentials, user `aicr`, the key in
 the Secret `traefik/gateway-api-key`): the entry point's `api-key` middleware
-answers 401 without them (fault `gateway-auth-open` takes it away). It
-publishes the gateway address for the `inference-gateway` check.
+answers 401 without them (fault `gateway-auth-open` takes it away). Traefik
+writes its pod IP into the Gateway's `status.addresses`, which is where the
+`inference-gateway` check finds it, as on any cluster. `sim config` gives that
+check the Gateway's name and the API key's Secret (key `authorization`: the
+whole `Authorization` header value).
 
 Why Traefik rather than Envoy Gateway: one static binary is controller and
 proxy, it comes from a registry package in seconds (no Go build), and header
@@ -30,7 +33,7 @@ from pathlib import Path
 import yaml
 
 from simcluster.components import objects
-from simcluster.components.base import Component, Context, Image, Manifest
+from simcluster.components.base import Component, Context, Image, Manifest, Published
 
 NAMESPACE = "traefik"
 NAME = "traefik"
@@ -137,8 +140,14 @@ def gateway_objects() -> list[Manifest]:
                                                  "targetPort": WEB_PORT}]}},
         {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": KEY_SECRET,
                                                            "namespace": NAMESPACE},
-         "data": {"username": base64.b64encode(USER.encode()).decode(), "key": key}},
+         "data": {"username": base64.b64encode(USER.encode()).decode(), "key": key,
+                  "authorization": base64.b64encode(authorization().encode()).decode()}},
     ]  # fmt: skip
+
+
+def authorization(key: str = API_KEY) -> str:
+    """The Authorization header value the gateway accepts (HTTP basic, user `aicr`)."""
+    return "Basic " + base64.b64encode(f"{USER}:{key}".encode()).decode()
 
 
 def manifests(ctx: Context) -> list[Manifest]:
@@ -164,6 +173,13 @@ def address(api: object) -> str | None:
     return f"http://{ip}:{WEB_PORT}" if ip else None
 
 
+def publishes(api: object) -> Published:
+    """The inference-gateway check's Gateway and the API key its route requires."""
+    key = {"secretRef": {"namespace": NAMESPACE, "name": KEY_SECRET, "key": "authorization"},
+           "header": "Authorization"}  # fmt: skip
+    return {"inference-gateway": {"params": {"gateway": f"{NAMESPACE}/{GATEWAY}", "apiKey": key}}}
+
+
 def ready(api: object) -> str | None:
     """Ready once Traefik answers its ping."""
     return None if address(api) else "the Traefik pod to be ready"
@@ -177,4 +193,5 @@ COMPONENT = Component(
     manifests=manifests,
     also_pinned_by=("GATEWAY_API_VERSION", "GATEWAY_API_INFERENCE_VERSION"),
     ready=ready,
+    publishes=publishes,
 )

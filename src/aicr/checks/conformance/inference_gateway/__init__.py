@@ -1,0 +1,309 @@
+"""inference-gateway: the recipe's Gateway routes real requests by header and by weight.
+
+What it proves:
+- the Gateway (``params.gateway``, else those of ``params.gatewayClass``, else
+  any; no implementation is assumed) and its GatewayClass are ready: the class
+  Accepted by its controller, the Gateway Programmed with a published address
+  (``status.addresses``) and an HTTP listener; the HTTPRoutes attached to it
+  are counted by parent namespace and name;
+- the Gateway API Inference Extension's CRDs (InferencePool,
+  InferenceObjective) are reported, and required Established when
+  ``params.inferenceExtension`` is true;
+- traffic: two CPU echo backends and an HTTPRoute the check creates are
+  attached; a client pod inside the cluster sends requests to the Gateway's
+  published address: every request carrying ``OpenAI-Project:
+  ai-conformance-canary`` lands on canary, and 500 others split 70/30 within
+  5 percentage points (evidence: counts, the bound, and the chance that a
+  random balancer with exactly those weights misses it);
+- with ``params.apiKey`` (a Secret holding the key's header value, and the
+  header's name): the valid key is served (positive control), and requests
+  with no key, a bogus key, or the model only in a JSON body are each refused
+  with 401/403.
+
+What it does not: route to an InferencePool (endpoint picking is the
+extension's implementation's business), judge TLS listeners, or measure
+latency.
+
+How it fails: no Gateway, a GatewayClass not Accepted, a Gateway not
+Programmed or without an address, the check's route not attached within
+``routeSeconds`` (the controller's condition), requests not served, a canary
+request elsewhere, a split outside the bound, any security probe served
+(named), or a client pod that does not finish with its counts.
+"""
+
+from __future__ import annotations
+
+import base64
+
+from pydantic import Field, model_validator
+
+from aicr.checks import CheckContext, CheckParams
+from aicr.checks.conformance.inference_gateway import build, split
+from aicr.checks.images import workload_image
+from aicr.ctrf import Status
+from aicr.document import Document
+from aicr.result import CheckResult
+
+INFERENCE_COMPONENT_HINT = "inference-extension"  # recipe components whose name contains it
+
+
+class SecretRef(Document):
+    """A key of one Secret."""
+
+    namespace: str = Field(min_length=1, description="The Secret's namespace.")
+    name: str = Field(min_length=1, description="The Secret's name.")
+    key: str = Field(min_length=1, description="The data key holding the header's value.")
+
+
+class ApiKey(Document):
+    """The API key the route requires."""
+
+    secret_ref: SecretRef = Field(description="Where the header's full value is kept.")
+    header: str = Field(min_length=1, description="The request header that carries it.")
+
+
+class Params(CheckParams):
+    """``spec.validate.checks.inference-gateway.params``."""
+
+    gateway: str | None = Field(
+        default=None, pattern=r"^[a-z0-9-.]+/[a-z0-9-.]+$",
+        description="The Gateway to test, as namespace/name (default: discovered).",
+    )  # fmt: skip
+    gateway_class: str | None = Field(
+        default=None, min_length=1, description="Only Gateways of this GatewayClass.",
+    )  # fmt: skip
+    inference_extension: bool | None = Field(
+        default=None,
+        description="Require the Inference Extension's CRDs (default: when a recipe component's "
+        "name contains inference-extension).",
+    )  # fmt: skip
+    api_key: ApiKey | None = Field(
+        default=None, description="The route requires this API key: run the security probes.",
+    )  # fmt: skip
+    image: str | None = Field(
+        default=None, min_length=1,
+        description="Replaces the pinned Python image of the backends and the client.",
+    )  # fmt: skip
+    requests: int = Field(default=500, ge=20, description="Requests of the weighted split.")
+    header_requests: int = Field(default=50, ge=1, description="Requests with the canary header.")
+    weights: tuple[int, int] = Field(default=(70, 30), description="stable, canary weights.")
+    tolerance_points: float = Field(
+        default=5, gt=0, lt=50, description="Allowed distance of stable's share, in points.",
+    )  # fmt: skip
+    route_seconds: float = Field(
+        default=60, gt=0, description="How long the route may take to be attached and served.",
+    )  # fmt: skip
+    request_seconds: float = Field(default=5, gt=0, description="Timeout of one request.")
+
+    @model_validator(mode="after")
+    def _weights(self) -> Params:
+        if min(self.weights) < 1:
+            raise ValueError("weights: both must be at least 1")
+        return self
+
+
+def _class_and_gateway(ctx: CheckContext) -> build.Obj | None:
+    """The Gateway ready for traffic (its class Accepted), or None; records both steps."""
+    p = ctx.params
+    gateways = ctx.kube.list("Gateway")
+    with ctx.step("Gateway") as step:
+        step.asked = "Gateways " + (f"{p.gateway}" if p.gateway else
+                                    f"of class {p.gateway_class}" if p.gateway_class else
+                                    "in every namespace")  # fmt: skip
+        gateway, why = build.choose_gateway(gateways, p.gateway, p.gateway_class)
+        if gateway is None:
+            step.answer = ", ".join(build.ref(g) for g in gateways) or "none"
+            step.failed(why)
+            return None
+        class_name = str((gateway.get("spec") or {}).get("gatewayClassName"))
+        gateway_class = ctx.kube.get("GatewayClass", class_name)
+        step.answer = (f"{build.ref(gateway)} ({why}), class {class_name}: "
+                       f"{build.describe(build.condition(gateway, 'Programmed'), 'Programmed')}, "
+                       f"addresses {build.addresses(gateway) or 'none'}")  # fmt: skip
+        problem = build.judge_gateway(gateway)
+        if problem:
+            step.failed(f"{build.ref(gateway)} {problem}")
+            gateway = None
+        else:
+            step.passed(f"{build.ref(gateway)} Programmed at {build.gateway_url(gateway)}")
+    with ctx.step(f"GatewayClass {class_name}") as step:
+        step.asked = f"GatewayClass {class_name}: controller and Accepted condition"
+        controller = ((gateway_class or {}).get("spec") or {}).get("controllerName")
+        step.answer = (f"controller {controller}: "
+                       f"{build.describe(build.condition(gateway_class, 'Accepted'), 'Accepted')}"
+                       if gateway_class else "not found")  # fmt: skip
+        problem = build.judge_class(gateway_class, class_name)
+        if problem:
+            step.failed(problem)
+            return None
+        step.passed(f"Accepted by {controller}")
+    return gateway
+
+
+def _routes_before(ctx: CheckContext, gateway: build.Obj) -> None:
+    with ctx.step("HTTPRoutes attached") as step:
+        step.asked = f"HTTPRoutes in every namespace whose parentRef is {build.ref(gateway)}"
+        names = build.attached(ctx.kube.list("HTTPRoute"), gateway)
+        listeners = {str(ls.get("name")): ls.get("attachedRoutes")
+                     for ls in (gateway.get("status") or {}).get("listeners") or []}  # fmt: skip
+        step.answer = (f"{len(names)} attached: {', '.join(names) or 'none'}; the listeners "
+                       f"report attachedRoutes {listeners or 'nothing'}")  # fmt: skip
+        step.info("counted by parent namespace and name, before the check's own route")
+
+
+def _inference_extension(ctx: CheckContext) -> None:
+    wanted = ctx.params.inference_extension
+    if wanted is None:
+        wanted = any(INFERENCE_COMPONENT_HINT in c.name for c in ctx.recipe.component_refs)
+    with ctx.step("Inference Extension") as step:
+        step.asked = "CRDs " + ", ".join(build.INFERENCE_CRDS)
+        found = {n: ctx.kube.get("CustomResourceDefinition", n) for n in build.INFERENCE_CRDS}
+        state = {n: ("absent" if c is None else
+                     "Established" if build.is_true(build.condition(c, "Established")) else
+                     "not Established") for n, c in found.items()}  # fmt: skip
+        step.answer = "; ".join(f"{n}: {s}" for n, s in state.items())
+        missing = build.extension_missing(state)
+        if not wanted:
+            step.info("reported only: the recipe does not use the Inference Extension")
+        elif missing:
+            step.failed("the recipe uses the Inference Extension, but " + "; ".join(missing))
+        else:
+            step.passed("InferencePool and InferenceObjective CRDs are Established")
+
+
+def _key_value(ctx: CheckContext) -> str | None:
+    key = ctx.params.api_key
+    if key is None:
+        return None
+    ref = key.secret_ref
+    secret = ctx.kube.get("Secret", ref.name, ref.namespace)
+    if secret is None:
+        raise LookupError(f"params.apiKey.secretRef: Secret {ref.namespace}/{ref.name} not found")
+    data = (secret.get("data") or {}).get(ref.key)
+    if not data:
+        raise LookupError(f"params.apiKey.secretRef: Secret {ref.namespace}/{ref.name} has no "
+                          f"key {ref.key}")  # fmt: skip
+    return base64.b64decode(data).decode()
+
+
+def _deploy(ctx: CheckContext, gateway: build.Obj, image: str) -> bool:
+    """Backends, their Services and the route; True once the route is attached."""
+    for name in (build.STABLE, build.CANARY):
+        for obj in build.backend(name, image):
+            ctx.probes.create(obj)
+    ctx.probes.create(build.route(gateway, ctx.run_id, ctx.params.weights))
+    ns = ctx.workload_namespace
+    with ctx.step(f"route {ns}/{build.ROUTE} attached") as step:
+        step.asked = (f"HTTPRoute {ns}/{build.ROUTE} (prefix {build.path_prefix(ctx.run_id)}: "
+                      f"{build.CANARY_HEADER}: {build.CANARY_VALUE} -> {build.CANARY}; else "
+                      f"{build.STABLE}/{build.CANARY} {ctx.params.weights[0]}/"
+                      f"{ctx.params.weights[1]}) on {build.ref(gateway)}; echo pods "
+                      "ready")  # fmt: skip
+        waited = ctx.probes.wait("HTTPRoute", lambda r: build.judge_attached(r, gateway) is None,
+                                 budget=ctx.params.route_seconds)  # fmt: skip
+        last = waited.objects.get(build.ROUTE)
+        if not waited.done:
+            step.answer = str(((last or {}).get("status") or {}).get("parents") or "no status")
+            step.failed(f"not attached to {build.ref(gateway)} within "
+                        f"{ctx.params.route_seconds:g}s: "
+                        f"{build.judge_attached(last, gateway)}")  # fmt: skip
+            return False
+        names = build.attached(ctx.kube.list("HTTPRoute"), gateway)
+        pods = ctx.probes.wait("Pod", build.is_ready, budget=ctx.params.route_seconds)
+        step.answer = (f"Accepted and ResolvedRefs; now {len(names)} attached routes by "
+                       f"namespace and name")  # fmt: skip
+        if not pods.done:
+            step.failed("echo pods not ready: " + "; ".join(f"{k}: {v}" for k, v in
+                                                            pods.pending.items()))  # fmt: skip
+            return False
+        if f"{ns}/{build.ROUTE}" not in names:
+            step.failed("Accepted, yet not counted among the Gateway's routes")
+            return False
+        step.passed(f"attached to {build.ref(gateway)}")
+    return True
+
+
+def _traffic(ctx: CheckContext, gateway: build.Obj, image: str, key: str | None) -> None:
+    p = ctx.params
+    probes = build.probes(p.requests, p.header_requests, key is not None)
+    header = p.api_key.header if p.api_key else None
+    if key is not None:
+        ctx.probes.create(build.key_secret(key))
+    url = build.gateway_url(gateway)
+    plan = build.plan(url, build.listener_host(gateway), probes, ctx.run_id, header,
+                      p.route_seconds, p.request_seconds)  # fmt: skip
+    ctx.probes.create(build.client_pod(image, plan, header))
+    total = sum(pr.count for pr in probes)
+    with ctx.step("traffic client") as step:
+        step.asked = (f"pod {ctx.workload_namespace}/{build.CLIENT} sends {total} requests to "
+                      f"{url} (the Gateway's published address)")  # fmt: skip
+        budget = p.route_seconds + total * p.request_seconds
+        done = ctx.probes.wait("Pod", build.client_done, budget=budget)
+        if build.CLIENT in done.pending:
+            step.failed(f"did not finish: {done.pending[build.CLIENT]}")
+            return
+        result = build.parse_result(ctx.probes.logs(build.CLIENT))
+        warm = result.get("warmup") or {}
+        step.answer = (f"first answer after {warm.get('tries')} tries (last status "
+                       f"{warm.get('lastStatus')})")  # fmt: skip
+        if not warm.get("ready"):
+            step.failed(f"no backend answered within {p.route_seconds:g}s (last status "
+                        f"{warm.get('lastStatus')}; 0 is no answer)")  # fmt: skip
+            return
+        step.passed("the Gateway answered from inside the cluster")
+    _judge(ctx, probes, result)
+
+
+def _judge(ctx: CheckContext, probes: list[build.Probe], result: build.Obj) -> None:
+    p = ctx.params
+    b = split.bound(p.requests, p.weights, p.tolerance_points)
+    for probe in probes:
+        with ctx.step(probe.name) as step:
+            statuses, backends = build.counts(result, probe.name)
+            step.asked = _asked(probe)
+            step.answer = f"statuses {build.show(statuses)}; backends {build.show(backends)}"
+            if probe.name == build.SPLIT:
+                step.answer += (f"; bound {b}; chance a random {p.weights[0]}/{p.weights[1]} "
+                                f"balancer misses it: {split.false_failure(b):.2%}")  # fmt: skip
+                problem = build.judge_split(statuses, backends, b)
+                ok = f"{backends.get(build.STABLE, 0)}/{backends.get(build.CANARY, 0)} within {b}"
+            elif probe.name == build.HEADER:
+                problem = build.judge_header(statuses, backends, probe.count)
+                ok = f"all {probe.count} reached {build.CANARY}"
+            else:
+                problem = build.judge_probe(probe, statuses)
+                ok = "refused (" + build.show(statuses) + ")" if probe.denied else "served (200)"
+            if problem:
+                step.failed(problem)
+            else:
+                step.passed(ok)
+
+
+def _asked(probe: build.Probe) -> str:
+    what = {"valid": "the valid key", "bogus": f"the bogus key {build.BOGUS_KEY}",
+            None: "no key"}[probe.key]  # fmt: skip
+    extra = f", header {dict(probe.headers)}" if probe.headers and not probe.body else ""
+    body = f", POST body {probe.body} (no x-ai-eg-* headers)" if probe.body else ""
+    return f"{probe.count} request(s) with {what}{extra}{body}"
+
+
+def run(ctx: CheckContext) -> CheckResult:
+    """Discover and judge the Gateway, then send the traffic and security probes through it."""
+    gateway = _class_and_gateway(ctx)
+    if gateway is not None:
+        _routes_before(ctx, gateway)
+    _inference_extension(ctx)
+    if gateway is not None:
+        key = _key_value(ctx)
+        image = workload_image(build.IMAGE, check=ctx.name, config=ctx.config)
+        if _deploy(ctx, gateway, image):
+            _traffic(ctx, gateway, image, key)
+    result = ctx.conclude("inference gateway steps")
+    if result.status != Status.PASSED or gateway is None:
+        return result
+    p = ctx.params
+    security = " API key enforced on 3 probes;" if p.api_key else " no API key configured;"
+    return ctx.passed(f"Gateway {build.ref(gateway)} Programmed at {build.gateway_url(gateway)};"
+                      f"{security} {p.header_requests}/{p.header_requests} canary-header "
+                      f"requests to canary; {p.weights[0]}/{p.weights[1]} split within "
+                      f"{p.tolerance_points:g} points over {p.requests} requests")  # fmt: skip
