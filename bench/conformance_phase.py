@@ -14,7 +14,8 @@ their reservations fit (aicr.runner.gpu_pool). The cluster is healthy: the GPU
 Operator and DRA-driver stand-ins (operand DaemonSets whose pods really run),
 a gVisor RuntimeClass and, by default, DRA allocation mode, so dra-support and
 driver-runtime-management take their GPUs through ResourceClaims; the real
-components of COMPONENTS (KubeRay, for robust-controller) are started with it.
+components of COMPONENTS (KubeRay, for robust-controller; Traefik, for inference-gateway,
+whose Gateway and API key come from `hack/sim/sim config`) are started with it.
 
     AICR_SIM_DIR=... PATH=.venv/bin:$PATH python bench/conformance_phase.py
 
@@ -57,10 +58,11 @@ OPERATOR_NS, DRA_NS = "gpu-operator", "nvidia-dra-driver"
 DRA_PLUGIN = "nvidia-dra-driver-gpu-kubelet-plugin"
 # The implemented conformance checks the healthy cluster below satisfies, in catalog order.
 COVERED = ("dra-support", "gang-scheduling", "driver-runtime-management", "workload-sandboxing",
-           "gpu-operator-health", "platform-health", "robust-controller")  # fmt: skip
+           "gpu-operator-health", "platform-health", "robust-controller",
+           "inference-gateway")  # fmt: skip
 # The real components the covered checks judge (as `hack/sim/sim up --with` names them);
 # gang-scheduling's gangs are CPU-only in DRA mode.
-COMPONENTS = "kuberay,kueue"
+COMPONENTS = "kuberay,kueue,gateway"
 SANDBOX = {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "gvisor"},
            "handler": "runsc"}  # fmt: skip
 SNAPSHOT = ROOT / "tests" / "data" / "snapshots" / "ok.yaml"
@@ -142,11 +144,11 @@ def validate(cluster: SimCluster, checks: list[str], work: Path, mode: str,
              parallel: int | None = None, delay: float = 0) -> PhaseRun:  # fmt: skip
     """One ``aicr validate --phase conformance``; exits unless every check passed."""
     (work / "recipe.yaml").write_text(recipe(checks, mode == "dra"))
-    padded = ", ".join(f"{c}: {{params: {{aicrDelaySeconds: {delay}}}}}" for c in checks)
-    (work / "config.yaml").write_text(
-        "kind: ValidateConfig\napiVersion: aicr.nvidia.com/v1alpha1\n"
-        f"spec: {{validate: {{checks: {{{padded if delay else ''}}}}}}}\n"
-    )
+    config = cluster.validate_config()  # what the components publish (sim config)
+    for check in checks if delay else []:
+        settings = config["spec"]["validate"]["checks"].setdefault(check, {})
+        settings.setdefault("params", {})["aicrDelaySeconds"] = delay
+    (work / "config.yaml").write_text(json.dumps(config))
     command = ["aicr", "validate", "-r", str(work / "recipe.yaml"), "-s", str(SNAPSHOT),
                "--config", str(work / "config.yaml"), "--phase", "conformance",
                "--kubeconfig", str(cluster.kubeconfig), "--image", cluster.validator_image,

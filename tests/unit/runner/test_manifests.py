@@ -100,6 +100,28 @@ def test_result_role_is_pinned_to_its_own_configmap(ctx: RunContext) -> None:
     ]
 
 
+def test_a_param_secret_gets_a_role_on_exactly_that_secret_in_its_namespace() -> None:
+    from aicr.config import parse_config
+
+    check = planned("inference-gateway")
+    bare = [o["metadata"]["namespace"] for o in by_kind(
+        manifests.check_objects(make_ctx(), check), "Role")]  # fmt: skip
+    config = parse_config(
+        "{kind: ValidateConfig, apiVersion: aicr.nvidia.com/v1alpha1, spec: {validate: {checks: "
+        "{inference-gateway: {params: {apiKey: {header: Authorization, secretRef: "
+        "{namespace: gw, name: key, key: value}}}}}}}}", "config.yaml")  # fmt: skip
+    objs = manifests.check_objects(make_ctx(config=config), check)
+    role = next(o for o in by_kind(objs, "Role") if o["metadata"]["namespace"] == "gw")
+    binding = next(o for o in by_kind(objs, "RoleBinding") if o["metadata"]["namespace"] == "gw")
+    assert "gw" not in bare
+    assert role["metadata"]["name"] == "aicr-r0123abcd-inference-gateway-apikey"
+    assert role["rules"] == [{"apiGroups": [""], "resources": ["secrets"],
+                              "resourceNames": ["key"], "verbs": ["get"]}]  # fmt: skip
+    assert binding["roleRef"]["name"] == role["metadata"]["name"]
+    assert binding["subjects"][0]["name"] == "aicr-r0123abcd-inference-gateway"
+    assert role["metadata"]["labels"]["aicr.dev/run-id"] == "r0123abcd"
+
+
 def test_job_spec_contract(ctx: RunContext) -> None:
     from datetime import timedelta
 

@@ -163,6 +163,20 @@ def _kuberay_policy(policy: str) -> Action:
     return _kuberay("webhook-fail-open", act, healing=policy == "Fail")
 
 
+def _gateway_routes(source: str) -> Action:
+    def act(sim: Sim, node: str | None) -> None:
+        from simcluster.components import gateway
+
+        if not components.installed_workloads(sim, {"gateway": (gateway.NAMESPACE, gateway.NAME)}):
+            if source == "All":
+                return  # healing a gateway that is gone: nothing left to heal
+            raise FaultInputError("fault gateway-routes-same-namespace needs gateway installed "
+                                  "(`hack/sim/sim up --with gateway`)")  # fmt: skip
+        gateway.allow_routes_from(_api(sim), source)
+
+    return act
+
+
 def _api(sim: Sim) -> client.ApiClient:
     return kube.api_client(sim.kubeconfig)
 
@@ -321,6 +335,15 @@ FAULTS: tuple[Fault, ...] = (
         "are bound one by one as they fit, so a gang that cannot fit starts in part",
         "coscheduling",
         _coscheduling_args,
+    ),
+    Fault(
+        "gateway-routes-same-namespace",
+        "the Gateway's listener admits routes only from its own namespace "
+        "(allowedRoutes.namespaces.from: Same, the Gateway API default): HTTPRoutes of other "
+        "namespaces are refused with NotAllowedByListeners",
+        "cluster",
+        _gateway_routes("Same"),
+        _gateway_routes("All"),
     ),
     _component_fault(
         "adapter-down",

@@ -29,6 +29,7 @@ from __future__ import annotations
 import base64
 import hashlib
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -124,6 +125,12 @@ def deployment() -> Manifest:
     return objects.deployment(NAME, NAMESPACE, LABELS, [container], volumes)
 
 
+def listeners(source: str) -> list[Manifest]:
+    """The Gateway's one HTTP listener, admitting routes from `source` namespaces (All, Same)."""
+    return [{"name": "web", "protocol": "HTTP", "port": WEB_PORT,
+             "allowedRoutes": {"namespaces": {"from": source}}}]  # fmt: skip
+
+
 def gateway_objects() -> list[Manifest]:
     """The GatewayClass, the Gateway, the Service in front of Traefik and the key Secret."""
     key = base64.b64encode(API_KEY.encode()).decode()
@@ -133,8 +140,7 @@ def gateway_objects() -> list[Manifest]:
         {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
          "metadata": {"name": GATEWAY, "namespace": NAMESPACE},
          "spec": {"gatewayClassName": GATEWAY_CLASS,
-                  "listeners": [{"name": "web", "protocol": "HTTP", "port": WEB_PORT,
-                                 "allowedRoutes": {"namespaces": {"from": "All"}}}]}},
+                  "listeners": listeners("All")}},
         {"apiVersion": "v1", "kind": "Service", "metadata": {"name": NAME, "namespace": NAMESPACE},
          "spec": {"selector": LABELS, "ports": [{"name": "web", "port": 80,
                                                  "targetPort": WEB_PORT}]}},
@@ -171,6 +177,15 @@ def address(api: object) -> str | None:
 
     ip = ready_pod_ip(api, NAMESPACE, "app.kubernetes.io/name=traefik")  # type: ignore[arg-type]
     return f"http://{ip}:{WEB_PORT}" if ip else None
+
+
+def allow_routes_from(api: Any, source: str) -> None:
+    """Set the Gateway's listener `allowedRoutes.namespaces.from` (`All`, `Same`)."""
+    from kubernetes import client
+
+    client.CustomObjectsApi(api).patch_namespaced_custom_object(
+        "gateway.networking.k8s.io", "v1", NAMESPACE, "gateways", GATEWAY,
+        {"spec": {"listeners": listeners(source)}})  # fmt: skip
 
 
 def publishes(api: object) -> Published:

@@ -106,38 +106,39 @@ def _class_and_gateway(ctx: CheckContext) -> build.Obj | None:
     """The Gateway ready for traffic (its class Accepted), or None; records both steps."""
     p = ctx.params
     gateways = ctx.kube.list("Gateway")
-    with ctx.step("Gateway") as step:
-        step.asked = "Gateways " + (f"{p.gateway}" if p.gateway else
-                                    f"of class {p.gateway_class}" if p.gateway_class else
-                                    "in every namespace")  # fmt: skip
-        gateway, why = build.choose_gateway(gateways, p.gateway, p.gateway_class)
-        if gateway is None:
+    gateway, why = build.choose_gateway(gateways, p.gateway, p.gateway_class)
+    if gateway is None:
+        with ctx.step("Gateway") as step:
+            step.asked = "Gateways " + (f"{p.gateway}" if p.gateway else
+                                        f"of class {p.gateway_class}" if p.gateway_class else
+                                        "in every namespace")  # fmt: skip
             step.answer = ", ".join(build.ref(g) for g in gateways) or "none"
             step.failed(why)
-            return None
-        class_name = str((gateway.get("spec") or {}).get("gatewayClassName"))
-        gateway_class = ctx.kube.get("GatewayClass", class_name)
-        step.answer = (f"{build.ref(gateway)} ({why}), class {class_name}: "
-                       f"{build.describe(build.condition(gateway, 'Programmed'), 'Programmed')}, "
-                       f"addresses {build.addresses(gateway) or 'none'}")  # fmt: skip
-        problem = build.judge_gateway(gateway)
-        if problem:
-            step.failed(f"{build.ref(gateway)} {problem}")
-            gateway = None
-        else:
-            step.passed(f"{build.ref(gateway)} Programmed at {build.gateway_url(gateway)}")
+        return None
+    class_name = str((gateway.get("spec") or {}).get("gatewayClassName"))
+    gateway_class = ctx.kube.get("GatewayClass", class_name)
     with ctx.step(f"GatewayClass {class_name}") as step:
-        step.asked = f"GatewayClass {class_name}: controller and Accepted condition"
+        step.asked = f"GatewayClass {class_name}: its controller and Accepted condition"
         controller = ((gateway_class or {}).get("spec") or {}).get("controllerName")
         step.answer = (f"controller {controller}: "
                        f"{build.describe(build.condition(gateway_class, 'Accepted'), 'Accepted')}"
                        if gateway_class else "not found")  # fmt: skip
-        problem = build.judge_class(gateway_class, class_name)
+        class_problem = build.judge_class(gateway_class, class_name)
+        if class_problem:
+            step.failed(class_problem)
+        else:
+            step.passed(f"Accepted by {controller}")
+    with ctx.step(f"Gateway {build.ref(gateway)}") as step:
+        step.asked = f"Gateway {build.ref(gateway)} ({why}): Programmed, addresses, listeners"
+        step.answer = (f"{build.describe(build.condition(gateway, 'Programmed'), 'Programmed')}; "
+                       f"addresses {build.addresses(gateway) or 'none'}; HTTP listener "
+                       f"{build.http_listener(gateway) or 'none'}")  # fmt: skip
+        problem = build.judge_gateway(gateway)
         if problem:
             step.failed(problem)
-            return None
-        step.passed(f"Accepted by {controller}")
-    return gateway
+        else:
+            step.passed(f"Programmed at {build.gateway_url(gateway)}")
+    return None if problem or class_problem else gateway
 
 
 def _routes_before(ctx: CheckContext, gateway: build.Obj) -> None:

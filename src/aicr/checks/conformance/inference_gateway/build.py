@@ -49,8 +49,13 @@ def extension_missing(state: dict[str, str]) -> list[str]:
 
 
 def condition(obj: Obj | None, kind: str) -> Obj | None:
-    """The status condition ``kind`` of ``obj`` (None when absent)."""
-    for c in ((obj or {}).get("status") or {}).get("conditions") or []:
+    """The status condition ``kind`` of ``obj`` (None when absent).
+
+    ``obj`` is an object (conditions under ``status``) or one entry of a route's
+    ``status.parents`` (conditions at its top).
+    """
+    found = (obj or {}).get("conditions") or ((obj or {}).get("status") or {}).get("conditions")
+    for c in found or []:
         if c.get("type") == kind:
             return dict(c)
     return None

@@ -56,5 +56,5 @@ def _log_pmf(n: int, k: int, p: float) -> float:
 
 def false_failure(b: Bound) -> float:
     """P(count outside the bound) when each request picks the first backend with ``b.share``."""
-    inside = math.fsum(math.exp(_log_pmf(b.requests, k, b.share)) for k in range(b.low, b.high + 1))
-    return min(1.0, max(0.0, 1.0 - inside))
+    outside = [*range(b.low), *range(b.high + 1, b.requests + 1)]  # the two tails, summed
+    return min(1.0, math.fsum(math.exp(_log_pmf(b.requests, k, b.share)) for k in outside))
