@@ -161,9 +161,11 @@ def test_a_weight_ignored_fails_the_split(cluster: SimCluster, tmp_path: Path) -
     finally:
         stop.set()
         rewriter.join(10)
-    assert (test["status"], test["message"]) == ("failed", (
-        "1/10 inference gateway steps failed: weighted split: stable/canary 250/250 (50.0% to "
-        "stable) outside 70% ± 5 points: 325..375 of 500"))  # fmt: skip
+    # Equal weights: a round-robin data plane answers 250/250 (the counts are in evidence).
+    assert test["status"] == "failed", test["message"]
+    assert test["message"].startswith(
+        "1/10 inference gateway steps failed: weighted split: stable/canary "), test["message"]
+    assert test["message"].endswith("outside 70% ± 5 points: 325..375 of 500"), test["message"]
 
 
 @logged
