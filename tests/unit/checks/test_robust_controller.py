@@ -35,7 +35,7 @@ from aicr.ctrf import Status
 from aicr.kubeapi import KubeApiError
 from aicr.recipe.load import parse_recipe
 from aicr.result import CheckResult
-from aicr.runner import names
+from aicr.runner import Placement, Toleration, names
 
 Obj = dict[str, Any]
 RUN = "r0123abcd"
@@ -160,6 +160,16 @@ def test_every_pod_template_passes_restricted_pod_security(op: Operator) -> None
             assert c["securityContext"] == {"allowPrivilegeEscalation": False,
                                             "capabilities": {"drop": ["ALL"]}}  # fmt: skip
             assert "nvidia.com/gpu" not in str(c["resources"])
+
+
+@pytest.mark.parametrize("op", [KUBERAY, DYNAMO, TRAINER], ids=lambda o: o.key)
+def test_the_workload_placement_reaches_every_pod_template(op: Operator) -> None:
+    placement = Placement(
+        node_selector={"pool": "cpu"}, tolerations=(Toleration("k", "NoSchedule"),)
+    )
+    text = str(op.valid(Workload("img", {}, placement)))
+    assert "'nodeSelector': {'pool': 'cpu'}" in text
+    assert "'tolerations': [{'key': 'k', 'operator': 'Equal', 'effect': 'NoSchedule'}]" in text
 
 
 class Operated(FakeKube):

@@ -113,7 +113,7 @@ def _namespace(ctx: CheckContext, op: Operator) -> str:
 def _workload(ctx: CheckContext, op: Operator) -> Workload:
     """The pinned image (or its params override) and the run's labels."""
     image = workload_image(op.image, check=ctx.name, config=ctx.config)
-    return Workload(image=image, labels=ctx.workload_labels())
+    return Workload(image=image, labels=ctx.workload_labels(), placement=ctx.workloads)
 
 
 def _controller(ctx: CheckContext, op: Operator, namespace: str) -> None:

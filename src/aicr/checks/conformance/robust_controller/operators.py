@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from aicr.checks.probe_pods import restricted_pod_spec
+from aicr.checks.probe_pods import place, restricted_pod_spec
+from aicr.runner import Placement
 
 Obj = dict[str, Any]
 INVALID = "aicr-invalid"  # the invalid object's name (a dry run: never stored)
@@ -32,10 +33,15 @@ TRAINER_GROUP = "trainer.kubeflow.org"
 
 @dataclass(frozen=True)
 class Workload:
-    """What a builder needs: the pinned image and the labels every pod must carry."""
+    """What a builder needs: the image, the labels every pod carries, where pods may go.
+
+    The probe session places only pod templates at ``spec.template``; the
+    operators' templates sit deeper, so the builders place them themselves.
+    """
 
     image: str
     labels: dict[str, str]
+    placement: Placement = field(default_factory=Placement)
 
 
 @dataclass(frozen=True)
@@ -93,7 +99,8 @@ def _pod(work: Workload, container: Obj, restart: str | None = None, uid: int | 
         spec["restartPolicy"] = restart
     if uid is not None:
         spec["securityContext"].update(runAsUser=uid, runAsGroup=uid)
-    return {"metadata": {"labels": dict(work.labels)}, "spec": spec}
+    placed = place({"kind": "Pod", "spec": spec}, work.placement)["spec"]
+    return {"metadata": {"labels": dict(work.labels)}, "spec": placed}
 
 
 # ---- KubeRay ---------------------------------------------------------------------------------
