@@ -11,9 +11,8 @@
 # took is printed. Go builds take /tmp/aicr-go.lock (one at a time per machine).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=pins.env
-source "$here/pins.env"
-cache_root=${AICR_SIM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/aicr-sim}
+# shellcheck source=cache.sh
+source "$here/cache.sh"
 export GOFLAGS="${GOFLAGS:-} -mod=mod"
 export CGO_ENABLED=0
 

@@ -10,8 +10,8 @@
 # /tmp/aicr-go.lock, so only one Go build runs at a time.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=pins.env
-source "$here/pins.env"
+# shellcheck source=cache.sh
+source "$here/cache.sh"
 src=${1:?usage: build-upstream-test.sh DIR (a checkout of kubernetes-sigs/ai-conformance at $AI_CONFORMANCE_REVISION)}
 log() { echo "upstream-build: $*" >&2; }
 
@@ -26,7 +26,6 @@ case "$head" in
      exit 2 ;;
 esac
 
-cache_root=${AICR_SIM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/aicr-sim}
 out="$cache_root/ai-conformance-$AI_CONFORMANCE_REVISION/ai-conformance.test"
 if [ -x "$out" ]; then echo "$out"; exit 0; fi
 mkdir -p "$(dirname "$out")"

@@ -8,9 +8,8 @@
 # modules to the matching published versions.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=pins.env
-source "$here/pins.env"
-cache_root=${AICR_SIM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/aicr-sim}
+# shellcheck source=cache.sh
+source "$here/cache.sh"
 key="k8s-${KUBERNETES_VERSION}_etcd-${ETCD_VERSION}_kwok-${KWOK_VERSION}"
 bin="$cache_root/$key/bin"
 want=(kube-apiserver kube-controller-manager kube-scheduler etcd kwok)

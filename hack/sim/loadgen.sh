@@ -4,17 +4,16 @@
 # tokenizer writer, plus a tiny tokenizer in a Hugging Face cache beside it, so the
 # generator runs with HF_HUB_OFFLINE=1 and never downloads anything at run time.
 # Reuses a complete install; prints its folder. The runtime plays the check's
-# `aiperf` image with it (simcluster/serving/images.py).
+# `aiperf` image with it (simcluster/images.py).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=pins.env
-source "$here/pins.env"
-cache_root=${AICR_SIM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/aicr-sim}
+# shellcheck source=cache.sh
+source "$here/cache.sh"
 reqs="$here/loadgen-requirements.txt"
-# Keyed by the pins and by what writes the stand-in tokenizer (simcluster.serving.images).
+# Keyed by the pins and by what writes the stand-in tokenizer (simcluster.images).
 digest=$(cat "$reqs" "$here/simcluster/serving/tokenizer.py" | sha256sum | cut -c1-12)
 dir="$cache_root/aiperf-${AIPERF_VERSION}_${digest}"
-# The repo id the stand-in tokenizer is cached under (simcluster.serving.images.TOKENIZER_REPO).
+# The repo id the stand-in tokenizer is cached under (simcluster.images.TOKENIZER_REPO).
 tokenizer_repo="aicr-sim/tokenizer"
 
 log() { echo "sim-loadgen: $*" >&2; }

@@ -5,9 +5,8 @@
 # (hack/sim/simcluster/runtime/sandbox.py). Needs apt-get (Debian, Ubuntu).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=pins.env
-source "$here/pins.env"
-cache_root=${AICR_SIM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/aicr-sim}
+# shellcheck source=cache.sh
+source "$here/cache.sh"
 dir="$cache_root/runsc-${RUNSC_DEB_VERSION//[~+]/_}"
 bin="$dir/bin/runsc"
 log() { echo "sim-build: $*" >&2; }

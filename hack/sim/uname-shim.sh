@@ -6,7 +6,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src="$here/simcluster/runtime/uname_shim.c"
-cache_root=${AICR_SIM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/aicr-sim}
+# shellcheck source=cache.sh
+source "$here/cache.sh"
 lib="$cache_root/uname-shim-$(sha256sum "$src" | cut -c1-12)/libuname.so"
 if [ -f "$lib" ]; then echo "$lib"; exit 0; fi
 cc=$(command -v cc || command -v gcc) || { echo "sim-build: no C compiler for the uname shim" >&2; exit 1; }

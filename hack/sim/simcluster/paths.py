@@ -27,7 +27,7 @@ def read_pins() -> dict[str, str]:
 
 
 def cache_root() -> Path:
-    """Root of the binary cache (outside git), as build.sh computes it."""
+    """Root of the binary cache (outside git), as hack/sim/cache.sh computes it."""
     if os.environ.get("AICR_SIM_CACHE"):
         return Path(os.environ["AICR_SIM_CACHE"])
     xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")

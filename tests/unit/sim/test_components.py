@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from simcluster import images
 from simcluster.__main__ import main
 from simcluster.cluster import Sim
-from simcluster.components import catalog, images, install, registry
+from simcluster.components import catalog, install, registry
 from simcluster.components.base import Context
 from simcluster.components.prometheus import COMPONENT as PROMETHEUS
 from simcluster.components.prometheus import scrape_config

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from simcluster import paths
-from simcluster.serving import images, server
+from simcluster import images, paths
+from simcluster.serving import server
 
 
 @pytest.fixture

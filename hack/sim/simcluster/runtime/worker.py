@@ -26,8 +26,7 @@ from typing import Any
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from simcluster import kube, paths, processes
-from simcluster.components import images as component_images
+from simcluster import images, kube, paths, processes
 from simcluster.faults import pods as pod_faults
 from simcluster.gpu import devices
 from simcluster.gpu.devices import DevicePlugin
@@ -51,7 +50,6 @@ from simcluster.runtime.ownership import (
 )
 from simcluster.runtime.pod_files import PodFiles
 from simcluster.runtime.volumes import PodMaterialiser, VolumeError, expand
-from simcluster.serving import images as serving_images
 
 log = logging.getLogger("runtime")
 BACKOFF_START = 10.0
@@ -450,7 +448,7 @@ class PodWorker(threading.Thread):
             "KUBERNETES_PORT": f"tcp://{api_host}:{port}",
         }
         env = self.mat.env(c, base)
-        argv = [expand(a, env) for a in component_images.argv(c, self.ctx.sim_dir, self.ctx.python)]
+        argv = [expand(a, env) for a in images.argv(c, self.ctx.sim_dir, self.ctx.python)]
         node = self._node()
         gpus = container_gpus(self.ctx.api, self._current_pod(), c, node, self.ctx.devices)
         profile = node_profile(node)
@@ -462,8 +460,8 @@ class PodWorker(threading.Thread):
         if runs_smi(c):  # the GPU node model plays nvidia-smi for this pod
             argv = smi_argv(cdir, argv, self.ctx.python)
         unplayable = None
-        if serving_images.plays(c):  # the inference server stand-in, the load generator
-            played = serving_images.play(c, argv, env, node, self.ctx.python)
+        if images.plays(c):  # the inference server stand-in, the load generator
+            played = images.play(c, argv, env, node, self.ctx.python)
             argv, env, unplayable = played.argv, played.env, played.problem
         if gpus:  # what the NVIDIA container toolkit gives a GPU container
             env["NVIDIA_VISIBLE_DEVICES"] = ",".join(gpu_uuid(self.node_name, i) for i in gpus)

@@ -1,5 +1,7 @@
-"""Which pod images the process runtime plays with the serving stand-in and the load generator.
+"""What the process runtime runs for a container of each image the sim plays.
 
+- a platform component's image (`components.registry`) runs the component's
+  cached binary as its entrypoint (`argv`);
 - the inference-perf check's load generator image (repository `aicr-aiperf`)
   runs its own command with the AIPerf installed in the sim cache first on
   PATH (`hack/sim/loadgen.sh`) and that install's Hugging Face cache, which
@@ -24,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from simcluster import paths
+from simcluster.components.registry import image_binary
 from simcluster.gpu.model import node_faults
 from simcluster.runtime.ownership import image_repo_name
 
@@ -42,9 +45,33 @@ FAULTS = ("inference-slow", "inference-slow-first-token", "model-loading")
 
 def loadgen_dir() -> Path:
     """Where `hack/sim/loadgen.sh` installs the load generator for the current pins."""
-    keyed = [paths.SIM_ROOT / "loadgen-requirements.txt", Path(__file__).with_name("tokenizer.py")]
+    keyed = [paths.SIM_ROOT / name
+             for name in ("loadgen-requirements.txt", "simcluster/serving/tokenizer.py")]
     digest = hashlib.sha256(b"".join(p.read_bytes() for p in keyed)).hexdigest()[:12]
     return paths.cache_root() / f"aiperf-{paths.read_pins()['AIPERF_VERSION']}_{digest}"
+
+
+def argv(container: dict[str, Any], sim_dir: Path, python: str) -> list[str]:
+    """The container's command line, the image's entrypoint being the component's binary.
+
+    As with a real image: `args` without `command` replace the image's default
+    arguments; a `command` naming the binary (`/bin/prometheus`) runs the
+    cached one; any other command runs as written.
+    """
+    command = [str(a) for a in container.get("command") or []]
+    args = [str(a) for a in container.get("args") or []]
+    found = image_binary(image_repo_name(str(container.get("image", ""))))
+    if found is None:
+        return [*command, *args]
+    component, image = found
+    if image.script is not None:  # a sim model: its flags come from the pod spec
+        return [python, str(image.script), "--sim-dir", str(sim_dir), *command[1:], *args]
+    binary = str(component.bin_dir() / image.binary)
+    if not command:
+        return [binary, *(args or image.args)]
+    if command[0].rsplit("/", 1)[-1] == image.binary:
+        return [binary, *command[1:], *args]
+    return [*command, *args]
 
 
 @dataclass(frozen=True)
@@ -57,7 +84,7 @@ class Played:
 
 
 def plays(container: dict[str, Any]) -> bool:
-    """True for the images this module plays."""
+    """True for the serving stand-in's and the load generator's images (`play`)."""
     return image_repo_name(container.get("image", "")) in REPOS
 
 
