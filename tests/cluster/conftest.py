@@ -150,6 +150,14 @@ def cluster(sim_cluster: SimCluster) -> Iterator[SimCluster]:
 
 
 @pytest.fixture
+def device_plugin(cluster: SimCluster) -> SimCluster:
+    """The cluster with its GPUs advertised by the device plugin (switched back if need be)."""
+    if cluster.mode != "device-plugin":
+        cluster.set_mode("device-plugin")
+    return cluster
+
+
+@pytest.fixture
 def namespace(sim_cluster: SimCluster) -> Iterator[str]:
     name = sim_cluster.fresh_namespace()
     yield name

@@ -22,13 +22,6 @@ NODE1 = "gpu-h100-1"
 BUSBW = "out-of-place busbw 157.39 GB/s at 17179869184 B"
 
 
-@pytest.fixture
-def gpus(cluster: SimCluster) -> SimCluster:
-    if cluster.mode != "device-plugin":
-        cluster.set_mode("device-plugin")
-    return cluster
-
-
 def validate(
     cluster: SimCluster, tmp_path: Path, gate: str, no_cleanup: bool = False, **params: Any
 ) -> dict[str, Any]:
@@ -49,8 +42,8 @@ def steps(test: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {s["title"]: s for s in test["extra"]["evidence"]}
 
 
-def test_passes_at_the_gate_across_both_nodes(gpus: SimCluster, tmp_path: Path) -> None:
-    test = validate(gpus, tmp_path, ">= 150")
+def test_passes_at_the_gate_across_both_nodes(device_plugin: SimCluster, tmp_path: Path) -> None:
+    test = validate(device_plugin, tmp_path, ">= 150")
     assert (test["status"], test["message"]) == (
         "passed",
         f"{BUSBW} satisfies >= 150 across 2 nodes x 8 GPUs (job)",
@@ -71,10 +64,10 @@ def test_passes_at_the_gate_across_both_nodes(gpus: SimCluster, tmp_path: Path) 
 
 
 def test_ipc_lock_runs_in_a_privileged_namespace_with_unprivileged_pods(
-    gpus: SimCluster, tmp_path: Path
+    device_plugin: SimCluster, tmp_path: Path
 ) -> None:
-    test = validate(gpus, tmp_path, ">= 150", capabilities=["IPC_LOCK"], no_cleanup=True)
-    kept = gpus.core().list_namespace(label_selector=f"{names.CHECK_LABEL}={CHECK}").items
+    test = validate(device_plugin, tmp_path, ">= 150", capabilities=["IPC_LOCK"], no_cleanup=True)
+    kept = device_plugin.core().list_namespace(label_selector=f"{names.CHECK_LABEL}={CHECK}").items
     try:
         assert test["status"] == "passed", test["message"]
         assert len(kept) == 1, [n.metadata.name for n in kept]
@@ -94,11 +87,11 @@ def test_ipc_lock_runs_in_a_privileged_namespace_with_unprivileged_pods(
     finally:
         for ns in kept:
             run_id = ns.metadata.labels[names.RUN_ID_LABEL]
-            assert cleanup(KubeTarget(str(gpus.kubeconfig)), run_id, all_runs=False) == []
+            assert cleanup(KubeTarget(str(device_plugin.kubeconfig)), run_id, all_runs=False) == []
 
 
-def test_fails_on_the_gate_with_both_numbers(gpus: SimCluster, tmp_path: Path) -> None:
-    test = validate(gpus, tmp_path, ">= 160")
+def test_fails_on_the_gate_with_both_numbers(device_plugin: SimCluster, tmp_path: Path) -> None:
+    test = validate(device_plugin, tmp_path, ">= 160")
     assert (test["status"], test["message"]) == ("failed", f"{BUSBW} does not satisfy >= 160")
 
 
@@ -118,16 +111,16 @@ def test_fails_on_the_gate_with_both_numbers(gpus: SimCluster, tmp_path: Path) -
     ],
 )
 def test_a_fabric_fault_fails(
-    gpus: SimCluster, tmp_path: Path, fault: str, status: str, message: str
+    device_plugin: SimCluster, tmp_path: Path, fault: str, status: str, message: str
 ) -> None:
-    gpus.fault(fault, NODE1)
-    test = validate(gpus, tmp_path, ">= 150")
+    device_plugin.fault(fault, NODE1)
+    test = validate(device_plugin, tmp_path, ">= 150")
     assert (test["status"], test["message"]) == (status, message)
 
 
-def test_a_worker_that_never_starts_is_other(gpus: SimCluster, tmp_path: Path) -> None:
-    gpus.fault("image-pull", NODE1)
-    test = validate(gpus, tmp_path, ">= 150", worker_start_seconds=8)
+def test_a_worker_that_never_starts_is_other(device_plugin: SimCluster, tmp_path: Path) -> None:
+    device_plugin.fault("image-pull", NODE1)
+    test = validate(device_plugin, tmp_path, ">= 150", worker_start_seconds=8)
     assert test["status"] == "other"
     assert test["message"].startswith("workers did not all start within 8s: nccl-worker-")
     assert "ImagePullBackOff" in test["message"] or "ErrImagePull" in test["message"]

@@ -458,6 +458,34 @@ def test_operator_paths_run_on_the_pods_the_operator_makes(
     assert next(s for s in result.evidence if s.title == "launcher").answer == launcher
 
 
+@pytest.mark.parametrize(
+    ("launcher", "served", "status", "why"),
+    [
+        ("trainjob", {build.TRAINER_API: ["trainjobs", "trainingruntimes"]}, None,
+         "TrainJob nccl has no status: no operator reconciled it"),
+        ("mpijob", {build.MPI_API: ["mpijobs"]},
+         {"conditions": [{"type": "Created", "status": "False", "reason": "Invalid",
+                          "message": "bad spec"}]},
+         "MPIJob nccl: Created=False Invalid: bad spec"),
+    ],
+)  # fmt: skip
+def test_an_operator_object_nothing_reconciles_is_other_with_its_status(
+    launcher: str, served: dict[str, list[str]], status: dict[str, Any] | None, why: str
+) -> None:
+    kube = FakeKube([gpu_node("gpu-0"), gpu_node("gpu-1")])
+    kube.discovery.update(served)
+    if status is not None:  # the operator looked at it and said why it made nothing
+        def judged(obj: dict[str, Any]) -> list[dict[str, Any]]:
+            next(o for o in kube.objects if o["kind"] == obj["kind"])["status"] = status
+            return []
+
+        kube.script["MPIJob"] = judged
+    result = check(kube, params="{worker_start_seconds: 0.5}")
+    assert (result.status, result.message) == (
+        Status.OTHER, f"workers did not all start within 0.5s: 0 of 2 worker pods exist; {why}"
+    )  # fmt: skip
+
+
 def test_topology_names_the_fabric_devices_each_node_advertises() -> None:
     from aicr.checks.performance.nccl_all_reduce_bw import evidence
 

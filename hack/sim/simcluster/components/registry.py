@@ -9,6 +9,7 @@ from simcluster.components.coscheduling import COMPONENT as COSCHEDULING
 from simcluster.components.dcgm_exporter import COMPONENT as DCGM_EXPORTER
 from simcluster.components.gateway import COMPONENT as GATEWAY
 from simcluster.components.karpenter import COMPONENT as KARPENTER
+from simcluster.components.kubeflow_crds import COMPONENT as KUBEFLOW_CRDS
 from simcluster.components.kuberay import COMPONENT as KUBERAY
 from simcluster.components.kueue import COMPONENT as KUEUE
 from simcluster.components.prometheus import COMPONENT as PROMETHEUS
@@ -25,6 +26,7 @@ COMPONENTS: tuple[Component, ...] = (
     KARPENTER,
     GATEWAY,
     KUBERAY,
+    KUBEFLOW_CRDS,
 )
 BY_NAME = {c.name: c for c in COMPONENTS}
 ALL = "all"

@@ -240,6 +240,8 @@ def run(ctx: CheckContext) -> CheckResult:
         where = "; ".join(f"{n}: {w}" for n, w in workers.pending.items()) or (
             f"{len(started)} of {launch.nodes} worker pods exist"
         )
+        if not workers.objects and launcher != "job":
+            where += "; " + _operator_state(ctx, launcher)
         return _other(ctx, f"workers did not all start within {workers.seconds:g}s: {where}")
     level = params.workload_pod_security() or workload_pod_security(ctx.spec)
     ctx.record(
@@ -305,6 +307,21 @@ def run(ctx: CheckContext) -> CheckResult:
         )
     return (
         ctx.other(verdict.message) if result.status == Status.OTHER else ctx.failed(verdict.message)
+    )
+
+
+def _operator_state(ctx: CheckContext, launcher: build.Launcher) -> str:
+    """Why an operator's object made no pods, as far as its status says."""
+    kind = "TrainJob" if launcher == "trainjob" else "MPIJob"
+    obj = ctx.kube.get(kind, build.NAME, ctx.workload_namespace)
+    if obj is None:
+        return f"{kind} {build.NAME} is gone"
+    conditions = (obj.get("status") or {}).get("conditions") or []
+    if not conditions:
+        return f"{kind} {build.NAME} has no status: no operator reconciled it"
+    return f"{kind} {build.NAME}: " + "; ".join(
+        f"{c.get('type')}={c.get('status')} {c.get('reason') or ''}: {c.get('message') or ''}"
+        for c in conditions
     )
 
 
