@@ -86,6 +86,7 @@ KINDS: dict[str, Kind] = {
         Kind("RuntimeClass", "node.k8s.io/v1", "runtimeclasses", False),
         Kind("ValidatingWebhookConfiguration", "admissionregistration.k8s.io/v1",
              "validatingwebhookconfigurations", False),
+        Kind("APIService", "apiregistration.k8s.io/v1", "apiservices", False),
         # custom resources: one row each (REST only, no generated client)
         Kind("PersistentVolumeClaim", "v1", "persistentvolumeclaims"),
         Kind("ClusterPolicy", "nvidia.com/v1", "clusterpolicies", False),

@@ -15,7 +15,7 @@ UBUNTU = "docker.io/library/ubuntu:22.04"
 DCGM = "nvcr.io/nvidia/cloud-native/dcgm:4.2.3-1-ubuntu22.04"  # accelerator-metrics' GPU load
 NCCL_TAG = "nccl-tests:cuda12.8.1-efa1.43.2-ofiv1.16.3-ncclv2.27.7-1-testsv2.16.9"
 NCCL = f"public.ecr.aws/hpc-cloud/{NCCL_TAG}"
-PYTHON = "docker.io/library/python:3.12.8-slim-bookworm"  # inference-gateway's echo and client
+PYTHON = "docker.io/library/python:3.12.8-slim-bookworm"  # gateway echo+client, HPA metric pods
 INFERENCE = [  # inference-perf: its load generator, and the serving stacks it may deploy
     "ghcr.io/aicr-dev/aicr-aiperf:0.13.0",
     "docker.io/vllm/vllm-openai:v0.11.0",

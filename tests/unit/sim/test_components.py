@@ -168,7 +168,7 @@ def test_prometheus_url_goes_to_every_check_that_queries_prometheus(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     checks = catalog.prometheus_checks()
-    assert {"accelerator-metrics", "ai-service-metrics", "pod-autoscaling"} <= set(checks)
+    assert {"accelerator-metrics", "ai-service-metrics"} <= set(checks)
     monkeypatch.setattr("simcluster.components.prometheus.url", lambda api: "http://10.244.0.5:9090")
     monkeypatch.setattr(install, "journal", lambda sim: {"prometheus": []})
     monkeypatch.setattr(install.kube, "api_client", lambda path: None)

@@ -7,8 +7,10 @@ bound to the HPA controller), its rules ConfigMap, the Service and the
 APIService `v1beta1.custom.metrics.k8s.io`, as the community chart lays them
 out, built from the adapter's Go module (`build.sh`). It queries Prometheus
 at its pod IP (the sim has no cluster DNS; on a cluster the chart gives the
-Service's DNS name). Rules: the chart's default, every `*_total` counter with
-namespace and pod labels served as `*_per_second`. Test-time knobs: a 15 s rate
+Service's DNS name). Rules: the chart's default ones for pod series, every
+gauge with namespace and pod labels served under its own name (the metric the
+pod-autoscaling check's HPA scales on) and every `*_total` counter served as
+`*_per_second`. Test-time knobs: a 15 s rate
 window and a 5 s relist interval, so a new series is served within seconds.
 Fault `adapter-down`: the Deployment is scaled to zero (the APIService goes
 unavailable, as when the adapter crashes), healed by scaling back to one.
@@ -42,13 +44,22 @@ RELIST = "5s"
 
 
 def rules() -> dict[str, Any]:
-    """The adapter's rules: counters with namespace and pod labels, as per-second rates."""
+    """The adapter's rules: gauges with namespace and pod labels under their own names, and
+    counters as per-second rates (the chart's default rules, reduced to pod series)."""
+    pod_series = {"overrides": {"namespace": {"resource": "namespace"},
+                                "pod": {"resource": "pod"}}}  # fmt: skip
     return {
         "rules": [
             {
+                "seriesQuery": '{namespace!="",pod!=""}',
+                "seriesFilters": [{"isNot": ".*_total$"}],
+                "resources": pod_series,
+                "name": {"matches": "^(.*)$", "as": "${1}"},
+                "metricsQuery": "sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)",
+            },
+            {
                 "seriesQuery": '{__name__=~".+_total",namespace!="",pod!=""}',
-                "resources": {"overrides": {"namespace": {"resource": "namespace"},
-                                            "pod": {"resource": "pod"}}},
+                "resources": pod_series,
                 "name": {"matches": "^(.*)_total$", "as": "${1}_per_second"},
                 "metricsQuery": f"sum(rate(<<.Series>>{{<<.LabelMatchers>>}}[{RATE_WINDOW}])) "
                                 "by (<<.GroupBy>>)",
