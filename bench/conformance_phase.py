@@ -12,10 +12,12 @@ Target (issue 17): ratio <= 1.2, i.e. the phase costs little more than its
 longest check, however many GPU checks it has: GPU checks overlap whenever
 their reservations fit (aicr.runner.gpu_pool). The cluster is healthy: the GPU
 Operator and DRA-driver stand-ins (operand DaemonSets whose pods really run),
-a gVisor RuntimeClass and, by default, DRA allocation mode, so dra-support and
-driver-runtime-management take their GPUs through ResourceClaims; the real
-components of COMPONENTS (KubeRay, for robust-controller; Traefik, for inference-gateway,
-whose Gateway and API key come from `hack/sim/sim config`) are started with it.
+a gVisor RuntimeClass and, by default, DRA allocation mode, so dra-support,
+pod-autoscaling and driver-runtime-management take their GPUs through
+ResourceClaims; the real components of COMPONENTS (KubeRay, for robust-controller;
+Traefik, for inference-gateway, whose Gateway and API key come from
+`hack/sim/sim config`; Prometheus and prometheus-adapter, pod-autoscaling's
+custom metrics API) are started with it.
 
     AICR_SIM_DIR=... PATH=.venv/bin:$PATH python bench/conformance_phase.py
 
@@ -57,12 +59,12 @@ from aicr.phases import Phase  # noqa: E402
 OPERATOR_NS, DRA_NS = "gpu-operator", "nvidia-dra-driver"
 DRA_PLUGIN = "nvidia-dra-driver-gpu-kubelet-plugin"
 # The implemented conformance checks the healthy cluster below satisfies, in catalog order.
-COVERED = ("dra-support", "gang-scheduling", "driver-runtime-management", "workload-sandboxing",
-           "gpu-operator-health", "platform-health", "robust-controller",
-           "inference-gateway")  # fmt: skip
+COVERED = ("dra-support", "gang-scheduling", "pod-autoscaling", "driver-runtime-management",
+           "workload-sandboxing", "gpu-operator-health", "platform-health",
+           "robust-controller", "inference-gateway")  # fmt: skip
 # The real components the covered checks judge (as `hack/sim/sim up --with` names them);
 # gang-scheduling's gangs are CPU-only in DRA mode.
-COMPONENTS = "kuberay,kueue,gateway"
+COMPONENTS = "kuberay,kueue,gateway,prometheus,prometheus-adapter"
 SANDBOX = {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "gvisor"},
            "handler": "runsc"}  # fmt: skip
 SNAPSHOT = ROOT / "tests" / "data" / "snapshots" / "ok.yaml"
