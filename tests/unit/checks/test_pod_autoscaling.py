@@ -213,31 +213,27 @@ def test_a_new_pod_off_the_gpu_nodes_fails(monkeypatch: pytest.MonkeyPatch) -> N
                               "GPU node: gpu-autoscaled-b on cpu")  # fmt: skip
 
 
-def test_a_pod_refusing_the_load_fails_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("error", "status", "message"), [
+    (httpx.ConnectError("connection refused"), Status.FAILED,
+     "1/3 autoscaling steps failed: scale up: could not set the load on pod gpu-autoscaled-a "
+     "(10.0.0.5): connection refused"),
+    (RuntimeError("boom"), Status.OTHER,
+     "1/3 autoscaling steps could not be judged: scale up: raised RuntimeError: boom"),
+], ids=["refused", "raised"])  # fmt: skip
+def test_a_failed_load_is_named_and_cleanup_still_runs(
+    monkeypatch: pytest.MonkeyPatch, error: Exception, status: Status, message: str
+) -> None:
     kube = healthy()
 
-    def refuse(pod: Obj, value: float) -> None:
-        raise httpx.ConnectError("connection refused")
+    def fail(pod: Obj, value: float) -> None:
+        raise error
 
-    monkeypatch.setattr(kube, "set_load", refuse)
+    monkeypatch.setattr(kube, "set_load", fail)
     result = run(kube, monkeypatch)
-    assert result.message == ("1/3 autoscaling steps failed: scale up: could not set the load on "
-                              "pod gpu-autoscaled-a (10.0.0.5): connection refused")  # fmt: skip
-
-
-def test_cleanup_runs_when_a_step_raises(monkeypatch: pytest.MonkeyPatch) -> None:
-    kube = healthy()
-
-    def broken(pod: Obj, value: float) -> None:
-        raise RuntimeError("boom")
-
-    monkeypatch.setattr(kube, "set_load", broken)
-    result = run(kube, monkeypatch)
-    assert (result.status, result.message) == (
-        Status.OTHER, "1/3 autoscaling steps could not be judged: scale up: raised RuntimeError: "
-        "boom")  # fmt: skip
+    assert (result.status, result.message) == (status, message)
     assert not [o for o in kube.objects if o["kind"] in ("Pod", "Deployment",
                                                          "HorizontalPodAutoscaler")]
+    assert steps(result)[-1] == ("workloads", StepStatus.PASSED)
 
 
 def test_the_workload_honours_the_placement(monkeypatch: pytest.MonkeyPatch) -> None:
