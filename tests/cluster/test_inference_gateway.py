@@ -98,6 +98,12 @@ def test_healthy_gateway_routes_by_header_and_weight_and_enforces_the_key(
         f"Gateway {GW} Programmed at " + str(gateway.address(cluster.api())) + "; API key "
         "enforced on 3 probes; 50/50 canary-header requests to canary; 70/30 split within 5 "
         "points over 500 requests"))  # fmt: skip
+    sections = {e["title"]: e for e in test["extra"]["evidence"]}
+    for title in ("weighted split", "header rule", "no key", "bogus key", "model only in body"):
+        print(f"{title}: {sections[title]['answer']}")  # the figures, for the record (-s)
+    assert "bound 70% ± 5 points: 325..375 of 500; chance a random 70/30 balancer misses it: " \
+        "1.27%" in sections["weighted split"]["answer"]  # fmt: skip
+    assert sections["no key"]["answer"].startswith("statuses 401x1")
 
 
 @logged

@@ -241,15 +241,24 @@ def test_the_client_counts_where_each_request_landed(
 ) -> None:
     monkeypatch.setenv("KEY", "Basic abc")
     monkeypatch.setenv("BOGUS", build.BOGUS_KEY)
-    probes = [build.Probe("a", 3, "valid"), build.Probe("b", 2, body=build.MODEL_BODY)]
+    probes = [build.Probe("a", 3, "valid", lands_on=("canary",)),
+              build.Probe("b", 2, body=build.MODEL_BODY)]  # fmt: skip
     plan = build.plan(f"http://127.0.0.1:{echoes['canary']}", None, probes, RUN,
                       "Authorization", 5, 5)  # fmt: skip
     result = traffic_client.run(plan)
-    assert result["warmup"] == {"ready": True, "tries": 1, "lastStatus": 200}
+    assert result["warmup"] == {"ready": True, "tries": 1, "lastStatus": 200, "waiting": {}}
     assert result["probes"] == {"a": {"statuses": {"200": 3}, "backends": {"canary": 3}},
                                 "b": {"statuses": {"200": 2}, "backends": {"canary": 2}}}
+
+
+def test_the_warm_up_waits_for_every_backend_a_probe_must_reach(echoes: dict[str, int]) -> None:
+    probes = [build.Probe("a", 1, lands_on=("stable", "canary"))]
+    plan = build.plan(f"http://127.0.0.1:{echoes['canary']}", None, probes, RUN, None, 0.2, 1)
+    warm = traffic_client.run(plan)["warmup"]
+    assert warm.pop("tries") >= 2  # it kept asking until the time was spent
+    assert warm == {"ready": False, "lastStatus": 200, "waiting": {"a": ["stable"]}}
     closed = build.plan("http://127.0.0.1:9", None, probes, RUN, None, 0, 1)
-    assert traffic_client.run(closed)["probes"]["a"] == {"statuses": {"0": 3}, "backends": {}}
+    assert traffic_client.run(closed)["probes"]["a"] == {"statuses": {"0": 1}, "backends": {}}
 
 
 # ---- run() on fakes --------------------------------------------------------------------
@@ -284,7 +293,7 @@ def healthy_counts(**changes: Obj) -> Obj:
               "valid key": {"statuses": {"200": 1}, "backends": {"stable": 1}},
               "no key": {"statuses": {"401": 1}}, "bogus key": {"statuses": {"401": 1}},
               "model only in body": {"statuses": {"401": 1}}}  # fmt: skip
-    return {"warmup": {"ready": True, "tries": 2, "lastStatus": 200}, "probes": {**probes,
+    return {"warmup": {"ready": True, "tries": 3, "lastStatus": 200}, "probes": {**probes,
                                                                                **changes}}
 
 
@@ -342,6 +351,17 @@ def test_a_keyless_200_fails_naming_the_probe() -> None:
     assert (result.status, result.message) == (Status.FAILED, (
         "1/10 inference gateway steps failed: no key: served without a valid key (200): the "
         "gateway lets `no key` through"))  # fmt: skip
+
+
+def test_a_backend_the_data_plane_never_reaches_fails_the_warm_up() -> None:
+    counts = healthy_counts()
+    counts["warmup"] = {"ready": False, "tries": 60, "lastStatus": 503,
+                        "waiting": {"weighted split": ["canary"], "header rule": ["canary"]}}
+    result = run(fake(counts))
+    assert (result.status, result.message) == (Status.FAILED, (
+        "1/4 inference gateway steps failed: traffic client: not every backend answered within "
+        "60s: weighted split never reached canary; header rule never reached canary (last "
+        "status 503; 0 is no answer)"))  # fmt: skip
 
 
 def test_without_an_api_key_no_security_probe_runs() -> None:

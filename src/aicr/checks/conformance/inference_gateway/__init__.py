@@ -245,13 +245,16 @@ def _traffic(ctx: CheckContext, gateway: build.Obj, image: str, key: str | None)
             return
         result = build.parse_result(ctx.probes.logs(build.CLIENT))
         warm = result.get("warmup") or {}
-        step.answer = (f"first answer after {warm.get('tries')} tries (last status "
-                       f"{warm.get('lastStatus')})")  # fmt: skip
+        step.answer = (f"warm-up: {warm.get('tries')} requests until the split had reached "
+                       f"{build.STABLE} and {build.CANARY} and the header rule {build.CANARY} "
+                       f"(last status {warm.get('lastStatus')})")  # fmt: skip
         if not warm.get("ready"):
-            step.failed(f"no backend answered within {p.route_seconds:g}s (last status "
-                        f"{warm.get('lastStatus')}; 0 is no answer)")  # fmt: skip
+            left = (warm.get("waiting") or {}).items()
+            waiting = "; ".join(f"{name} never reached {', '.join(b)}" for name, b in left)
+            step.failed(f"not every backend answered within {p.route_seconds:g}s: {waiting} "
+                        f"(last status {warm.get('lastStatus')}; 0 is no answer)")  # fmt: skip
             return
-        step.passed("the Gateway answered from inside the cluster")
+        step.passed("every backend answered through the Gateway, from inside the cluster")
     _judge(ctx, probes, result)
 
 

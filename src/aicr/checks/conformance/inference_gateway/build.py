@@ -288,6 +288,7 @@ class Probe:
     headers: tuple[tuple[str, str], ...] = ()
     body: str | None = None
     denied: bool = False  # must be refused (401/403) rather than served
+    lands_on: tuple[str, ...] = ()  # the backends it must reach (waited for before counting)
 
     def request(self, run_id: str) -> Obj:
         """The probe as the client's plan entry."""
@@ -305,8 +306,9 @@ MODEL_BODY = json.dumps({"model": "aicr-conformance", "messages": [
 def probes(requests: int, header_requests: int, with_key: bool) -> list[Probe]:
     """The traffic probes, then (with an API key) the security probes; the split comes first."""
     key = "valid" if with_key else None
-    out = [Probe(SPLIT, requests, key),
-           Probe(HEADER, header_requests, key, ((CANARY_HEADER, CANARY_VALUE),))]  # fmt: skip
+    out = [Probe(SPLIT, requests, key, lands_on=(STABLE, CANARY)),
+           Probe(HEADER, header_requests, key, ((CANARY_HEADER, CANARY_VALUE),),
+                 lands_on=(CANARY,))]  # fmt: skip
     if with_key:
         out += [Probe("valid key", 1, "valid"),
                 Probe("no key", 1, denied=True),
@@ -336,6 +338,7 @@ def plan(url: str, host: str | None, probe_list: list[Probe], run_id: str, key_h
     """The client's plan (no secret in it: the key comes from the Secret)."""
     return {"url": url, "host": host, "keyHeader": key_header, "warmupSeconds": warmup_seconds,
             "timeoutSeconds": timeout_seconds,
+            "warmup": {p.name: list(p.lands_on) for p in probe_list if p.lands_on},
             "probes": [p.request(run_id) for p in probe_list]}  # fmt: skip
 
 

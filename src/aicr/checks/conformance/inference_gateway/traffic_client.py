@@ -4,7 +4,8 @@ A program, not a library: the check runs this file's text with ``python3 -c``
 in the pinned Python image, so it uses the standard library only. The plan
 comes in ``PLAN`` (JSON, nothing secret), the API key's header value in
 ``KEY`` (from a Secret) and a wrong one in ``BOGUS``. It first waits (up to
-``warmupSeconds``) until the route answers 200 from a known backend, then
+``warmupSeconds``) until each warm-up probe has been answered 200 by every
+backend it must reach (``warmup``: probe -> backends), then
 sends every probe's requests one connection each and prints one line,
 ``AICR-RESULT {json}``: per probe, the count of each status and, for 200s, of
 each backend that answered.
@@ -58,17 +59,29 @@ def send(plan: dict[str, Any], probe: dict[str, Any]) -> tuple[int, str | None]:
 
 
 def warm_up(plan: dict[str, Any]) -> dict[str, Any]:
-    """Send the first probe until a backend answers 200, or the warm-up time is spent."""
-    probe, end, tries = plan["probes"][0], time.monotonic() + plan["warmupSeconds"], 0
-    status: int = 0
+    """Send the warm-up probes until each was answered 200 by every backend it must reach.
+
+    That is when the data plane has loaded every backend's endpoints; it gives
+    up when the warm-up time is spent.
+    """
+    probes = {p["name"]: p for p in plan["probes"]}
+    missing = {name: set(backends) for name, backends in plan["warmup"].items()}
+    end, tries, status = time.monotonic() + plan["warmupSeconds"], 0, 0
     while True:
-        tries += 1
-        status, backend = send(plan, probe)
-        if status == 200 and backend:
-            return {"ready": True, "tries": tries, "lastStatus": status}
-        if time.monotonic() >= end:
-            return {"ready": False, "tries": tries, "lastStatus": status}
-        time.sleep(0.5)
+        progress = False
+        for name, left in missing.items():
+            if left:
+                tries += 1
+                status, backend = send(plan, probes[name])
+                if status == 200 and backend in left:
+                    left.discard(backend)
+                    progress = True
+        waiting = {name: sorted(left) for name, left in missing.items() if left}
+        if not waiting or time.monotonic() >= end:
+            return {"ready": not waiting, "tries": tries, "lastStatus": status,
+                    "waiting": waiting}  # fmt: skip
+        if not progress:
+            time.sleep(0.5)
 
 
 def run(plan: dict[str, Any]) -> dict[str, Any]:
