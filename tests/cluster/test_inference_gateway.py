@@ -30,6 +30,7 @@ logged = logs_on_failure(gateway.NAMESPACE, "app.kubernetes.io/name=traefik")
 CHECK = "inference-gateway"
 GROUP, VERSION = "gateway.networking.k8s.io", "v1"
 RUN_LABEL = "aicr.dev/run-id"
+OURS = f"aicr.dev/check={CHECK}"  # every object a run makes for this check carries it
 COMPONENTS = "- name: traefik\n  namespace: traefik\n"
 GW = f"{gateway.NAMESPACE}/{gateway.GATEWAY}"
 
@@ -73,18 +74,18 @@ def _validate(cluster: SimCluster, tmp_path: Path, **params: Any) -> dict[str, A
 
 
 def _nothing_left(cluster: SimCluster) -> None:
-    """No route, pod, Secret, Role or namespace of any run is left (the key's Role included)."""
+    """No route, pod, Secret, Role or namespace of this check is left (the key's Role too)."""
     routes = _objects(cluster).list_cluster_custom_object(GROUP, VERSION, "httproutes",
-                                                          label_selector=RUN_LABEL)  # fmt: skip
+                                                          label_selector=OURS)  # fmt: skip
     core, rbac = cluster.core(), client.RbacAuthorizationV1Api(cluster.api())
     left = [r["metadata"]["name"] for r in routes["items"]]
     left += [p.metadata.name for p in core.list_pod_for_all_namespaces(
-        label_selector=RUN_LABEL).items]  # fmt: skip
+        label_selector=OURS).items]  # fmt: skip
     left += [s.metadata.name for s in core.list_secret_for_all_namespaces(
-        label_selector=RUN_LABEL).items]  # fmt: skip
+        label_selector=OURS).items]  # fmt: skip
     left += [r.metadata.name for r in rbac.list_role_for_all_namespaces(
-        label_selector=RUN_LABEL).items]  # fmt: skip
-    left += [n.metadata.name for n in core.list_namespace(label_selector=RUN_LABEL).items
+        label_selector=OURS).items]  # fmt: skip
+    left += [n.metadata.name for n in core.list_namespace(label_selector=OURS).items
              if n.status.phase != "Terminating"]  # fmt: skip
     assert left == []
 
