@@ -118,6 +118,8 @@ KINDS: dict[str, Kind] = {
         Kind("HTTPRoute", "gateway.networking.k8s.io/v1", "httproutes"),
         Kind("Gateway", "gateway.networking.k8s.io/v1", "gateways"),
         Kind("GatewayClass", "gateway.networking.k8s.io/v1", "gatewayclasses", False),
+        Kind("NodePool", "karpenter.sh/v1", "nodepools", False),
+        Kind("NodeClaim", "karpenter.sh/v1", "nodeclaims", False),
     )
 }  # fmt: skip
 

@@ -22,6 +22,7 @@ INFERENCE = [  # inference-perf: its load generator, and the serving stacks it m
     "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.6.1",
 ]
 RAY = "docker.io/rayproject/ray:2.46.0"  # robust-controller's RayCluster head
+PAUSE = "registry.k8s.io/pause:3.10"  # cluster-autoscaling's pods hold GPUs only
 ENV = "AICR_VALIDATOR_IMAGE_REGISTRY"
 
 
@@ -56,7 +57,7 @@ def images(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, list[st
 
 
 def test_without_a_recipe_every_check_counts(capsys: pytest.CaptureFixture[str]) -> None:
-    everything = [VALIDATOR, CUDA, UBUNTU, DCGM, NCCL, *INFERENCE, RAY, PYTHON]
+    everything = [VALIDATOR, CUDA, UBUNTU, DCGM, NCCL, *INFERENCE, RAY, PYTHON, PAUSE]
     assert images(capsys) == (0, everything, "")
 
 
@@ -80,6 +81,7 @@ def test_the_config_registry_moves_every_image(
         *(f"mirror.local:5000/ai/{i.split('/', 1)[1]}" for i in INFERENCE),
         "mirror.local:5000/ai/rayproject/ray:2.46.0",
         "mirror.local:5000/ai/library/python:3.12.8-slim-bookworm",
+        "mirror.local:5000/ai/pause:3.10",
     ], "")  # fmt: skip
     monkeypatch.setenv(ENV, "env.local")
     assert images(capsys, "--config", cfg)[1] == [
@@ -91,6 +93,7 @@ def test_the_config_registry_moves_every_image(
         *(f"env.local/{i.split('/', 1)[1]}" for i in INFERENCE),
         "env.local/rayproject/ray:2.46.0",
         "env.local/library/python:3.12.8-slim-bookworm",
+        "env.local/pause:3.10",
     ]
 
 
@@ -99,7 +102,7 @@ def test_a_check_param_replaces_its_image(
 ) -> None:
     cfg = config(tmp_path, "{checks: {check-nvidia-smi: {params: {image: 'my.reg/cuda:1'}}}}")
     # dra-support, which runs the same pinned image, keeps it: the param is per check
-    expected = [VALIDATOR, "my.reg/cuda:1", CUDA, UBUNTU, DCGM, NCCL, *INFERENCE, RAY, PYTHON]
+    expected = [VALIDATOR, "my.reg/cuda:1", CUDA, UBUNTU, DCGM, NCCL, *INFERENCE, RAY, PYTHON, PAUSE]
     assert images(capsys, "--config", cfg) == (0, expected, "")
 
 

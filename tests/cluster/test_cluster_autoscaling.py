@@ -1,0 +1,116 @@
+"""cluster-autoscaling on the simulated cluster with Karpenter (KWOK provider) running for real.
+
+Healthy: the check fills the two static GPU nodes, its GPU pods get a new node
+of the NodePool `gpu`, and the node is consolidated away once they are gone
+(the sim's NodePool consolidates after 5 s). Broken: a NodePool whose GPU
+limit forbids the node, and `sim fault autoscaler-stopped`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from component_logs import logs_on_failure
+from deployhelp import run_check
+from harness import SimCluster
+from simcluster import kube, provisioned
+from simcluster.components import karpenter
+
+pytestmark = pytest.mark.components("karpenter")
+logged = logs_on_failure(karpenter.NAMESPACE, "app.kubernetes.io/name=karpenter")
+CHECK = "cluster-autoscaling"
+NO_COMPONENTS = "  []\n"
+
+
+def config(tmp_path: Path, params: str) -> str:
+    path = tmp_path / "config.yaml"
+    path.write_text("{kind: ValidateConfig, apiVersion: aicr.nvidia.com/v1alpha1, spec: "
+                    f"{{validate: {{checks: {{{CHECK}: {{params: {params}}}}}}}}}}}\n")  # fmt: skip
+    return str(path)
+
+
+def steps(test: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(s["title"], s["status"]) for s in test["extra"]["evidence"]]
+
+
+def leftovers(cluster: SimCluster) -> list[str]:
+    pods = [p.metadata.name for p in cluster.core().list_pod_for_all_namespaces(
+        label_selector=f"aicr.dev/check={CHECK}").items]  # fmt: skip
+    spaces = [n.metadata.name for n in cluster.core().list_namespace().items
+              if CHECK in n.metadata.name]  # fmt: skip
+    return pods + spaces
+
+
+def node_pools(cluster: SimCluster) -> Any:
+    return kube.dynamic(cluster.api()).resources.get(api_version="karpenter.sh/v1",
+                                                     kind="NodePool")  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def _no_node_left(cluster: SimCluster) -> Iterator[None]:
+    cluster._dirty = True  # the reset removes provisioned nodes should a test leave one
+    yield
+    cluster.wait_for(lambda: not provisioned.provisioned_nodes(cluster.api()), timeout=60,
+                     message="the provisioned nodes gone")  # fmt: skip
+
+
+@logged
+def test_pending_gpu_pods_get_a_new_node_that_goes_once_they_do(
+    cluster: SimCluster, tmp_path: Path
+) -> None:
+    test = run_check(cluster, tmp_path, CHECK, NO_COMPONENTS, phase="conformance",
+                     config=config(tmp_path, "{scaleUpSeconds: 90, scaleDownSeconds: 90}"))  # fmt: skip
+    assert test["status"] == "passed", test["message"]
+    assert re.fullmatch(
+        r"Karpenter \(KWOK provider\) added node (\S+) \(node group gpu\) for 2 pending GPU pods "
+        r"that no existing node fit, the pods ran there, and it removed it once the workload was "
+        r"deleted", test["message"]), test["message"]  # fmt: skip
+    assert steps(test) == [("autoscaler", "informational"), ("existing GPU nodes", "informational"),
+                           ("fill existing nodes", "passed"), ("scale-up", "passed"),
+                           ("scale-down", "passed"), ("workloads", "passed")]  # fmt: skip
+    up = test["extra"]["evidence"][3]["answer"]
+    assert "unschedulable: 0/" in up and "NodeClaim gpu-" in up, up
+    assert leftovers(cluster) == []
+    assert not provisioned.provisioned_nodes(cluster.api())
+
+
+@logged
+def test_a_node_pool_limit_that_forbids_the_node_fails_with_karpenters_words(
+    cluster: SimCluster, tmp_path: Path
+) -> None:
+    pools = node_pools(cluster)
+    pools.patch(name=karpenter.NODEPOOL, body={"spec": {"limits": {"nvidia.com/gpu": "4"}}},
+                content_type="application/merge-patch+json")  # fmt: skip
+    try:
+        test = run_check(cluster, tmp_path, CHECK, NO_COMPONENTS, phase="conformance",
+                         config=config(tmp_path, "{scaleUpSeconds: 20}"))  # fmt: skip
+    finally:
+        limit = str(karpenter.NODEPOOL_GPU_LIMIT)
+        pools.patch(name=karpenter.NODEPOOL, body={"spec": {"limits": {"nvidia.com/gpu": limit}}},
+                    content_type="application/merge-patch+json")  # fmt: skip
+    assert test["status"] == "failed", test["message"]
+    assert test["message"].startswith(
+        "1/2 steps failed: scale-up: no new node ran the pods within 20s: pod scale-up-0: "
+        "Pending, unschedulable: 0/"), test["message"]  # fmt: skip
+    assert "Karpenter created no NodeClaim" in test["message"], test["message"]
+    assert "exceed limits for nodepool" in test["message"], test["message"]
+    assert leftovers(cluster) == []
+
+
+@logged
+def test_with_the_autoscaler_stopped_no_node_comes_and_the_check_says_so(
+    cluster: SimCluster, tmp_path: Path
+) -> None:
+    cluster.fault("autoscaler-stopped")
+    test = run_check(cluster, tmp_path, CHECK, NO_COMPONENTS, phase="conformance",
+                     config=config(tmp_path, "{scaleUpSeconds: 15}"))  # fmt: skip
+    cluster.heal()
+    assert test["status"] == "failed", test["message"]
+    assert test["message"].endswith(
+        "; Karpenter created no NodeClaim; no event from Karpenter (KWOK provider) on the pods"
+    ), test["message"]  # fmt: skip
+    assert leftovers(cluster) == []
