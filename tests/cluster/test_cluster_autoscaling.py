@@ -3,7 +3,8 @@
 Healthy: the check fills the two static GPU nodes, its GPU pods get a new node
 of the NodePool `gpu`, and the node is consolidated away once they are gone
 (the sim's NodePool consolidates after 5 s). Broken: a NodePool whose GPU
-limit forbids the node, and `sim fault autoscaler-stopped`.
+limit forbids the node, `sim fault autoscaler-stopped`, and no NodePool at all
+(no recognised autoscaler: failed, never skipped).
 """
 
 from __future__ import annotations
@@ -62,8 +63,9 @@ def _no_node_left(cluster: SimCluster) -> Iterator[None]:
 def test_pending_gpu_pods_get_a_new_node_that_goes_once_they_do(
     cluster: SimCluster, tmp_path: Path
 ) -> None:
+    params = "{scaleUpSeconds: 90, scaleDownSeconds: 90}"
     test = run_check(cluster, tmp_path, CHECK, NO_COMPONENTS, phase="conformance",
-                     config=config(tmp_path, "{scaleUpSeconds: 90, scaleDownSeconds: 90}"))  # fmt: skip
+                     config=config(tmp_path, params))  # fmt: skip
     assert test["status"] == "passed", test["message"]
     assert re.fullmatch(
         r"Karpenter \(KWOK provider\) added node (\S+) \(node group gpu\) for 2 pending GPU pods "
@@ -113,4 +115,21 @@ def test_with_the_autoscaler_stopped_no_node_comes_and_the_check_says_so(
     assert test["message"].endswith(
         "; Karpenter created no NodeClaim; no event from Karpenter (KWOK provider) on the pods"
     ), test["message"]  # fmt: skip
+    assert leftovers(cluster) == []
+
+
+def test_without_a_node_pool_no_autoscaler_is_recognised_and_the_check_fails(
+    cluster: SimCluster, tmp_path: Path
+) -> None:
+    node_pools(cluster).delete(name=karpenter.NODEPOOL)
+    try:
+        test = run_check(cluster, tmp_path, CHECK, NO_COMPONENTS, phase="conformance")
+    finally:
+        cluster.apply(karpenter.node_pool())
+    assert (test["status"], test["message"]) == (
+        "failed", "1/1 steps failed: autoscaler: no recognised cluster autoscaler: Karpenter's "
+        "API is served but it has no NodePool, no Cluster Autoscaler status ConfigMap "
+        "kube-system/cluster-autoscaler-status; a platform that provides none declares "
+        "cluster_autoscaling N/A with a justification in "
+        "spec.validate.evidence.cncf.notApplicable")  # fmt: skip
     assert leftovers(cluster) == []

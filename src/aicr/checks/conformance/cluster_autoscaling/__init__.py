@@ -73,8 +73,11 @@ class Params(CheckParams):
     )  # fmt: skip
 
 
-class Stopped(Exception):
-    """SIGTERM reached the check (Ctrl-C on the run, or its deadline): end now, cleanly."""
+class Stopped(BaseException):
+    """SIGTERM reached the check (Ctrl-C on the run, or its deadline): end now, cleanly.
+
+    A BaseException, so no step records it as its own failure and goes on.
+    """
 
 
 @contextlib.contextmanager
@@ -85,6 +88,7 @@ def _stoppable() -> Iterator[None]:
         return
 
     def stop(signum: int, frame: object) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends the process
         raise Stopped("SIGTERM")
 
     previous = signal.signal(signal.SIGTERM, stop)
@@ -314,10 +318,11 @@ def _scale_down(ctx: CheckContext, w: Watcher) -> tuple[bool, str]:
         while True:
             w.look()
             status = _ca_status(ctx, w)
+            grown = providers.scaled_up_groups(w.events())
             for node in w.left():
-                group = w.groups.get(node)
+                groups = {g for g in (w.groups.get(node), *grown) if g}
                 sign = providers.scale_down_began(w.nodes.get(node), w.claim_of(node), status,
-                                                  group)  # fmt: skip
+                                                  groups)  # fmt: skip
                 if sign and w.timeline.note(f"began/{node}", f"scale-down of {node} began: {sign}"):
                     began[node] = sign
             for node in caused:

@@ -20,6 +20,7 @@ built from each provider's published formats.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -147,14 +148,14 @@ def autoscaler_events(events: list[Obj], provider: Provider) -> list[str]:
 
 
 def scale_down_began(
-    node: Obj | None, claim: Obj | None, status: Obj | None, group: str | None
+    node: Obj | None, claim: Obj | None, status: Obj | None, groups: Collection[str]
 ) -> str | None:
     """What shows the autoscaler began removing the node, or None.
 
     Karpenter: the NodeClaim (or node) is being deleted, or the node carries its
     ``karpenter.sh/disrupted`` taint. Cluster Autoscaler: the node carries
     ``ToBeDeletedByClusterAutoscaler`` or ``DeletionCandidateOfClusterAutoscaler``,
-    or the status names the node group with scale-down candidates.
+    or the status names one of ``groups`` (the node's) with scale-down candidates.
     """
     if claim is not None and _meta(claim).get("deletionTimestamp"):
         meta = _meta(claim)
@@ -168,7 +169,8 @@ def scale_down_began(
             return f"node tainted {key}{since}"
     for g in (status or {}).get("nodeGroups") or []:
         down = g.get("scaleDown") or {}
-        if group and g.get("name") == group and down.get("status") == "CandidatesPresent":
+        group = g.get("name")
+        if group in groups and down.get("status") == "CandidatesPresent":
             when = down.get("lastTransitionTime")
             return (f"Cluster Autoscaler status: node group {group} scaleDown CandidatesPresent "
                     f"({down.get('candidates', '?')} candidates)"
