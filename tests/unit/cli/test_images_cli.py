@@ -102,7 +102,8 @@ def test_a_check_param_replaces_its_image(
 ) -> None:
     cfg = config(tmp_path, "{checks: {check-nvidia-smi: {params: {image: 'my.reg/cuda:1'}}}}")
     # dra-support, which runs the same pinned image, keeps it: the param is per check
-    expected = [VALIDATOR, "my.reg/cuda:1", CUDA, UBUNTU, DCGM, NCCL, *INFERENCE, RAY, PYTHON, PAUSE]
+    expected = [VALIDATOR, "my.reg/cuda:1", CUDA, UBUNTU, DCGM, NCCL, *INFERENCE, RAY, PYTHON,
+                PAUSE]
     assert images(capsys, "--config", cfg) == (0, expected, "")
 
 
