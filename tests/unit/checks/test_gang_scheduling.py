@@ -39,7 +39,7 @@ from aicr.checks.smi_probes import NodePlan, Target
 from aicr.config import parse_config
 from aicr.ctrf import Status
 from aicr.recipe.load import parse_recipe
-from aicr.runner import names
+from aicr.runner import Placement, Toleration, names
 
 Obj = dict[str, Any]
 NAME = "gang-scheduling"
@@ -413,3 +413,32 @@ def test_a_raising_step_still_cleans_up() -> None:
     assert result.status == Status.OTHER
     assert "gang that cannot fit: raised RuntimeError: boom" in result.message
     assert ("delete", "PodGroup", NS, build.NEGATIVE) in kube.calls
+
+
+def test_node_selector_and_tolerations_reach_every_member_and_the_pinned_node() -> None:
+    kube = cluster()
+    kube.objects[1]["metadata"]["labels"] = {"pool": "b"}  # only g1 is in scope
+    scheduler(kube, COSCHEDULING)
+    placement = Placement(node_selector={"pool": "b"},
+                          tolerations=(Toleration(key="team", effect="NoSchedule"),))  # fmt: skip
+    inputs = RunInputs(RUN, "aicr-validation", parse_recipe(
+        GPU_OPERATOR + "- name: scheduler-plugins\n  namespace: s\n"), CONFIG,
+        workloads=placement, prepared={NAME: DP})  # fmt: skip
+    made: list[Obj] = []
+    original = kube.create
+
+    def create(obj: Obj) -> Obj:
+        made.append(obj)
+        return original(obj)
+
+    kube.create = create  # type: ignore[method-assign]
+    result = entrypoint.run_check(NAME, inputs, kube=kube)
+    assert result.status == Status.PASSED, result.message
+    held = next(s for s in result.evidence if s.title == "gang that cannot fit")
+    assert held.asked.startswith("9 pods of 10m CPU and 1 GPU each, pinned to g1")
+    pods = [o["spec"] for o in made if o["kind"] == "Pod"]
+    assert len(pods) == 2 + 9
+    assert all(p["nodeSelector"] == {"pool": "b"} for p in pods)
+    assert all({"key": "team", "operator": "Equal", "effect": "NoSchedule"} in p["tolerations"]
+               for p in pods)  # fmt: skip
+    assert not [o for o in kube.objects if o["kind"] in ("Pod", "PodGroup")]  # all deleted
