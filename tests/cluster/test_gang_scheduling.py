@@ -11,6 +11,7 @@ for this check: its Job webhook then refuses the check's own Job too.)
 from __future__ import annotations
 
 import re
+import secrets
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +22,12 @@ from harness import SimCluster
 from kubernetes import client
 from simcluster.components import coscheduling
 
+from aicr.checks.conformance.gang_scheduling.build import Gang, kueue_quota
+from aicr.checks.kube import RestKube
+from aicr.checks.probes import Deadline, ProbeSession
 from aicr.k8s import KubeTarget
 from aicr.kubeapi import KubeApi, credentials
-from aicr.runner import cleanup, names
+from aicr.runner import Placement, cleanup, names
 
 pytestmark = pytest.mark.components("kueue", "coscheduling")
 logged = logs_on_failure(coscheduling.NAMESPACE, "app=scheduler-plugins-scheduler")
@@ -141,3 +145,21 @@ def test_a_scheduler_aicr_does_not_recognise_fails_naming_it(
     assert (test["status"], test["message"]) == (
         "failed", "1/1 gang steps failed: gang mechanism: found a scheduler aicr does not "
         "recognise as a gang scheduler: recipe component yunikorn"), test["message"]  # fmt: skip
+
+
+def test_a_killed_checks_cluster_scoped_quota_is_removed_by_run_cleanup(
+    cluster: SimCluster, namespace: str
+) -> None:
+    """Ctrl-C or a Job deadline kills the check before its session closes: run cleanup finds
+    its ResourceFlavor and ClusterQueue (stored as v1beta2) by the run's labels."""
+    run_id = "r" + secrets.token_hex(4)
+    labels = names.check_labels(run_id, CHECK, "conformance")
+    with KubeApi(credentials(KubeTarget(str(cluster.kubeconfig)))) as api:
+        session = ProbeSession(RestKube(api), namespace, labels, Placement(), Deadline.after(60))
+        for obj in kueue_quota("v1beta2", f"aicr-{run_id}", Gang("g", 2, 0, 10)):
+            session.create(obj)
+        assert sorted(cleanup.remaining(api, names.run_selector(run_id))) == [
+            f"ClusterQueue aicr-{run_id}", f"ResourceFlavor aicr-{run_id}"]
+    left = cleanup.cleanup(KubeTarget(str(cluster.kubeconfig)), run_id, all_runs=False)
+    assert left == []
+    nothing_left(cluster)
