@@ -30,6 +30,7 @@ from aicr.checks.conformance.cluster_autoscaling import providers
 from aicr.config import parse_config
 from aicr.ctrf import Status
 from aicr.recipe.load import parse_recipe
+from aicr.runner import Placement, Toleration
 from aicr.runner.names import workload_namespace
 
 Obj = dict[str, Any]
@@ -184,11 +185,13 @@ def karpenter_cloud(**how: Any) -> Cloud:
     return kube
 
 
-def run(kube: FakeKube, params: str = "{}", recipe: str = "componentRefs: []\n") -> Any:
+def run(kube: FakeKube, params: str = "{}", recipe: str = "componentRefs: []\n",
+        placement: Placement | None = None) -> Any:  # fmt: skip
     config = parse_config(
         "{kind: ValidateConfig, apiVersion: aicr.nvidia.com/v1alpha1, spec: {validate: "
         f"{{checks: {{{CHECK}: {{params: {params}}}}}}}}}}}", "config.yaml")  # fmt: skip
-    inputs = RunInputs(RUN, "aicr-validation", parse_recipe(recipe), config)
+    inputs = RunInputs(RUN, "aicr-validation", parse_recipe(recipe), config,
+                       workloads=placement or Placement())  # fmt: skip
     return entrypoint.run_check(CHECK, inputs, kube=kube)
 
 
@@ -437,3 +440,20 @@ def test_dra_mode_fails_closed() -> None:
         Status.FAILED, "GPU pods through DRA are not supported by this check yet: the recipe "
         "advertises whole GPUs through DRA")  # fmt: skip
     assert made(kube) == []
+
+
+def test_node_selector_and_tolerations_reach_every_pod_and_only_selected_nodes_are_filled() -> None:
+    kube = Cloud(node("gpu-0", pool="a"), node("gpu-1", pool="b"), node_pool("gpu"))
+    kube.discovery[providers.KARPENTER_API] = ["nodepools", "nodeclaims"]
+    seen: list[Obj] = []
+    create = kube.create
+    kube.create = lambda obj: (seen.append(copy.deepcopy(obj)), create(obj))[1]  # type: ignore[method-assign]
+    placement = Placement(node_selector={"pool": "a"},
+                          tolerations=(Toleration(key="team", effect="NoSchedule"),))  # fmt: skip
+    result = run(kube, placement=placement)
+    assert result.status == Status.PASSED, result.message
+    assert [p["metadata"]["name"] for p in seen] == ["fill-gpu-0", "scale-up-0", "scale-up-1"]
+    for pod in seen:
+        assert pod["spec"]["nodeSelector"] == {"pool": "a"}
+        assert {"key": "team", "operator": "Equal", "effect": "NoSchedule"} in \
+            pod["spec"]["tolerations"]  # fmt: skip
