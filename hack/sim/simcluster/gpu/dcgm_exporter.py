@@ -63,6 +63,11 @@ class Exporter:
         self.started = time.monotonic()
         self.page = ""
         self.frozen: tuple[int, str] | None = None  # (timestamp ms, page) under exporter-stale
+        # Pages are swapped and served under this lock, and `served_ms` is when the last
+        # unstamped page went out: a frozen page is stamped later than any scrape that
+        # already stored a live one, or Prometheus would drop it as out of order.
+        self.lock = threading.Lock()
+        self.served_ms = 0
         self.server: ThreadingHTTPServer | None = None
         config.load_incluster_config()
         api = client.ApiClient()
@@ -84,15 +89,24 @@ class Exporter:
                    if p.status.phase == "Running"]  # fmt: skip
         faults: list[str] = profile["faults"]
         uptime = time.monotonic() - self.started
-        if "exporter-stale" in faults:
-            if self.frozen is None:
-                now = int(time.time() * 1000)
-                self.frozen = (now, render(profile, holders(self.pods_dir, running), uptime, now))
-            self.page = self.frozen[1]
-        else:
-            self.frozen = None
-            self.page = render(profile, holders(self.pods_dir, running), uptime)
+        gpus = holders(self.pods_dir, running)
+        with self.lock:
+            if "exporter-stale" in faults:
+                if self.frozen is None:
+                    now = max(int(time.time() * 1000), self.served_ms + 1)
+                    self.frozen = (now, render(profile, gpus, uptime, now))
+                self.page = self.frozen[1]
+            else:
+                self.frozen = None
+                self.page = render(profile, gpus, uptime)
         return faults
+
+    def metrics(self) -> bytes:
+        """The page a scrape gets now."""
+        with self.lock:
+            if self.frozen is None:
+                self.served_ms = int(time.time() * 1000)
+            return self.page.encode()
 
     def serve(self, on: bool) -> None:
         """Open or close the listening socket."""
@@ -121,7 +135,7 @@ def _handler(exporter: Exporter) -> type[BaseHTTPRequestHandler]:
             if self.path.split("?")[0] == "/health":
                 body, kind = b"OK\n", "text/plain"
             elif self.path.split("?")[0] == "/metrics":
-                body, kind = exporter.page.encode(), "text/plain; version=0.0.4; charset=utf-8"
+                body, kind = exporter.metrics(), "text/plain; version=0.0.4; charset=utf-8"
             else:
                 self.send_error(404)
                 return
