@@ -97,20 +97,21 @@ class _Api:
         return obj
 
 
-def test_a_frozen_page_is_stamped_after_every_live_page_served(
+def test_a_frozen_page_is_stamped_after_the_next_scrapes_start(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Prometheus drops (and marks stale) a sample older than one it already stored."""
+    """Prometheus marks a series stale at the first scrape with an explicit timestamp unless
+    that timestamp is later than the scrape's start: the freeze is stamped ahead."""
     api = _Api([])
     monkeypatch.setattr(dcgm_exporter.config, "load_incluster_config", lambda: None)
     monkeypatch.setattr(dcgm_exporter.client, "ApiClient", lambda: api)
     monkeypatch.setattr(dcgm_exporter.client, "CoreV1Api", lambda _: api)
-    monkeypatch.setattr(dcgm_exporter.time, "time", lambda: 1000.0)  # all in the same ms
+    monkeypatch.setattr(dcgm_exporter.time, "time", lambda: 1000.0)
     exporter = dcgm_exporter.Exporter(tmp_path, "gpu-h100-0", "127.0.0.1:9400")
     exporter.refresh()
-    assert " 1000000\n" not in exporter.metrics().decode()  # live: unstamped, served at 1000000
+    assert all(s[3] is None for s in samples(exporter.metrics().decode()))  # live: unstamped
     api.faults = ["exporter-stale"]
     exporter.refresh()
-    stamps = {line.rsplit(" ", 1)[1] for line in exporter.metrics().decode().splitlines()
-              if not line.startswith("#")}  # fmt: skip
-    assert stamps == {"1000001"}
+    stamps = {s[3] for s in samples(exporter.metrics().decode())}
+    assert stamps == {str(1000000 + dcgm_exporter.STALE_LEAD_MS)}
+    assert dcgm_exporter.STALE_LEAD_MS >= 3000  # several 1 s scrape intervals

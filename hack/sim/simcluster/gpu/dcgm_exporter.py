@@ -31,6 +31,11 @@ from simcluster.runtime.pod_files import PodFiles
 
 POLL = 0.5
 API_TIMEOUT = 5  # seconds: a hung request must not freeze the page and its faults for good
+# Frozen samples are stamped this much after the freeze. Prometheus writes a staleness
+# marker, at that scrape's start, for a series that turns to explicit timestamps; a
+# stamp later than the first frozen scrape's start makes it reject the marker, so the
+# frozen series stay collected (stale, not gone), whatever the scrape's phase.
+STALE_LEAD_MS = 5000
 
 
 def holders(pods_dir: Path, pods: list[dict[str, Any]]) -> dict[int, Holder]:
@@ -63,11 +68,7 @@ class Exporter:
         self.started = time.monotonic()
         self.page = ""
         self.frozen: tuple[int, str] | None = None  # (timestamp ms, page) under exporter-stale
-        # Pages are swapped and served under this lock, and `served_ms` is when the last
-        # unstamped page went out: a frozen page is stamped later than any scrape that
-        # already stored a live one, or Prometheus would drop it as out of order.
-        self.lock = threading.Lock()
-        self.served_ms = 0
+
         self.server: ThreadingHTTPServer | None = None
         config.load_incluster_config()
         api = client.ApiClient()
@@ -89,24 +90,20 @@ class Exporter:
                    if p.status.phase == "Running"]  # fmt: skip
         faults: list[str] = profile["faults"]
         uptime = time.monotonic() - self.started
-        gpus = holders(self.pods_dir, running)
-        with self.lock:
-            if "exporter-stale" in faults:
-                if self.frozen is None:
-                    now = max(int(time.time() * 1000), self.served_ms + 1)
-                    self.frozen = (now, render(profile, gpus, uptime, now))
-                self.page = self.frozen[1]
-            else:
-                self.frozen = None
-                self.page = render(profile, gpus, uptime)
+        if "exporter-stale" in faults:
+            if self.frozen is None:
+                stamp = int(time.time() * 1000) + STALE_LEAD_MS
+                self.frozen = (stamp, render(profile, holders(self.pods_dir, running), uptime,
+                                             stamp))  # fmt: skip
+            self.page = self.frozen[1]
+        else:
+            self.frozen = None
+            self.page = render(profile, holders(self.pods_dir, running), uptime)
         return faults
 
     def metrics(self) -> bytes:
         """The page a scrape gets now."""
-        with self.lock:
-            if self.frozen is None:
-                self.served_ms = int(time.time() * 1000)
-            return self.page.encode()
+        return self.page.encode()
 
     def serve(self, on: bool) -> None:
         """Open or close the listening socket."""
