@@ -27,7 +27,7 @@ HELP = "".join(f"# HELP {n} x.\n# TYPE {n} gauge\n" for n in build.REQUIRED)
 
 
 def page(node: str, gpus: int = 2, held: dict[int, str] | None = None, labels: bool = True,
-         extra: str = "") -> str:  # fmt: skip
+         extra: str = "", stamp: str = "") -> str:  # fmt: skip
     lines = [HELP.rstrip("\n")]
     for name in build.REQUIRED:
         for i in range(gpus):
@@ -38,7 +38,7 @@ def page(node: str, gpus: int = 2, held: dict[int, str] | None = None, labels: b
             busy = pod is not None
             value = {build.UTIL: 100 if busy else 0, build.FB_USED: 4000 if busy else 0,
                      build.FB_FREE: 76000 if busy else 80000}[name]  # fmt: skip
-            lines.append(f"{name}{{{lab}}} {value}")
+            lines.append(f"{name}{{{lab}}} {value}{stamp}")
     return "\n".join(lines) + "\n" + extra
 
 
@@ -101,6 +101,7 @@ class Cluster:
         self.kube = kube
         self.collected = True
         self.load_shows = True
+        self.stamp = ""  # an explicit sample timestamp (ms) every page carries
         self.requests: list[str] = []
 
     def loaded(self) -> bool:
@@ -113,7 +114,7 @@ class Cluster:
         for n, ip in IPS.items():
             if host == ip:
                 held = {1: build.LOAD_POD} if n == "g0" and self.loaded() else None
-                return httpx.Response(200, text=page(n, held=held))
+                return httpx.Response(200, text=page(n, held=held, stamp=self.stamp))
         query = request.url.params.get("query", "")
         result = []
         if self.collected:
@@ -197,3 +198,25 @@ def test_utilization_that_does_not_follow_the_load_fails(monkeypatch: pytest.Mon
         "utilization did not rise under load within 2s")  # fmt: skip
     assert result.evidence[3].answer == "the exporter attributes no GPU to the load pod"
     assert not [o for o in cluster.kube.objects if o["metadata"]["name"] == build.LOAD_POD]
+
+
+def test_a_frozen_page_is_named_stale(monkeypatch: pytest.MonkeyPatch) -> None:
+    cluster = fake()
+    cluster.load_shows = False
+    cluster.stamp = " 1764600000000"  # 2025-12-01T14:40:00Z on every scrape
+    result = run(cluster, monkeypatch)
+    assert (result.status, result.message) == (
+        Status.FAILED, "1/4 accelerator metrics steps failed: utilization under load on g0: "
+        "utilization did not rise under load within 2s: the exporter's samples are stale "
+        "(stamped 2025-12-01T14:40:00+00:00, not advancing)")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "frozen"),
+    [("", "", None), (" 1000", " 2000", None), (" 2000", " 2000", 2.0), ("", " 2000", None)],
+    ids=["unstamped", "advancing", "frozen", "stamped-later"],
+)  # fmt: skip
+def test_stale_means_stamps_that_stop_advancing(first: str, then: str,
+                                               frozen: float | None) -> None:  # fmt: skip
+    before, after = build.parse(page("g0", stamp=first)), build.parse(page("g0", stamp=then))
+    assert build.stale(before, after) == frozen

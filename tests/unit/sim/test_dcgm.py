@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
+import pytest
 from simcluster.gpu import dcgm_exporter
 from simcluster.gpu.dcgm import METRICS, Holder, render
+from simcluster.gpu.model import FAULT_ANNOTATION
 from simcluster.gpu.smi import gpu_uuid
 
 PROFILE = {"node": "gpu-h100-0", "product": "NVIDIA H100 80GB HBM3", "count": 2,
@@ -75,3 +78,40 @@ def test_holders_are_the_running_containers_gpus(tmp_path: Path) -> None:
             (root / f"{c}.proc.json").write_text("{}")
     got = dcgm_exporter.holders(tmp_path, [pod])
     assert got == {0: Holder("team", "p", "main"), 3: Holder("team", "p", "main")}
+
+
+class _Api:
+    def __init__(self, faults: list[str]) -> None:
+        self.faults = faults
+
+    def read_node(self, name: str, **_: object) -> dict[str, object]:
+        labels = {"nvidia.com/gpu.present": "true", "nvidia.com/gpu.count": "2",
+                  "nvidia.com/gpu.memory": "81559"}  # fmt: skip
+        return {"metadata": {"name": name, "labels": labels,
+                             "annotations": {FAULT_ANNOTATION: ",".join(self.faults)}}}  # fmt: skip
+
+    def list_pod_for_all_namespaces(self, **_: object) -> SimpleNamespace:
+        return SimpleNamespace(items=[])
+
+    def sanitize_for_serialization(self, obj: object) -> object:
+        return obj
+
+
+def test_a_frozen_page_is_stamped_after_the_next_scrapes_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Prometheus marks a series stale at the first scrape with an explicit timestamp unless
+    that timestamp is later than the scrape's start: the freeze is stamped ahead."""
+    api = _Api([])
+    monkeypatch.setattr(dcgm_exporter.config, "load_incluster_config", lambda: None)
+    monkeypatch.setattr(dcgm_exporter.client, "ApiClient", lambda: api)
+    monkeypatch.setattr(dcgm_exporter.client, "CoreV1Api", lambda _: api)
+    monkeypatch.setattr(dcgm_exporter.time, "time", lambda: 1000.0)
+    exporter = dcgm_exporter.Exporter(tmp_path, "gpu-h100-0", "127.0.0.1:9400")
+    exporter.refresh()
+    assert all(s[3] is None for s in samples(exporter.metrics().decode()))  # live: unstamped
+    api.faults = ["exporter-stale"]
+    exporter.refresh()
+    stamps = {s[3] for s in samples(exporter.metrics().decode())}
+    assert stamps == {str(1000000 + dcgm_exporter.STALE_LEAD_MS)}
+    assert dcgm_exporter.STALE_LEAD_MS >= 3000  # several 1 s scrape intervals

@@ -31,6 +31,11 @@ from simcluster.runtime.pod_files import PodFiles
 
 POLL = 0.5
 API_TIMEOUT = 5  # seconds: a hung request must not freeze the page and its faults for good
+# Frozen samples are stamped this much after the freeze. Prometheus writes a staleness
+# marker, at that scrape's start, for a series that turns to explicit timestamps; a
+# stamp later than the first frozen scrape's start makes it reject the marker, so the
+# frozen series stay collected (stale, not gone), whatever the scrape's phase.
+STALE_LEAD_MS = 5000
 
 
 def holders(pods_dir: Path, pods: list[dict[str, Any]]) -> dict[int, Holder]:
@@ -63,6 +68,7 @@ class Exporter:
         self.started = time.monotonic()
         self.page = ""
         self.frozen: tuple[int, str] | None = None  # (timestamp ms, page) under exporter-stale
+
         self.server: ThreadingHTTPServer | None = None
         config.load_incluster_config()
         api = client.ApiClient()
@@ -86,13 +92,18 @@ class Exporter:
         uptime = time.monotonic() - self.started
         if "exporter-stale" in faults:
             if self.frozen is None:
-                now = int(time.time() * 1000)
-                self.frozen = (now, render(profile, holders(self.pods_dir, running), uptime, now))
+                stamp = int(time.time() * 1000) + STALE_LEAD_MS
+                self.frozen = (stamp, render(profile, holders(self.pods_dir, running), uptime,
+                                             stamp))  # fmt: skip
             self.page = self.frozen[1]
         else:
             self.frozen = None
             self.page = render(profile, holders(self.pods_dir, running), uptime)
         return faults
+
+    def metrics(self) -> bytes:
+        """The page a scrape gets now."""
+        return self.page.encode()
 
     def serve(self, on: bool) -> None:
         """Open or close the listening socket."""
@@ -121,7 +132,7 @@ def _handler(exporter: Exporter) -> type[BaseHTTPRequestHandler]:
             if self.path.split("?")[0] == "/health":
                 body, kind = b"OK\n", "text/plain"
             elif self.path.split("?")[0] == "/metrics":
-                body, kind = exporter.page.encode(), "text/plain; version=0.0.4; charset=utf-8"
+                body, kind = exporter.metrics(), "text/plain; version=0.0.4; charset=utf-8"
             else:
                 self.send_error(404)
                 return

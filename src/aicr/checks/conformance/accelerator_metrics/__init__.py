@@ -21,12 +21,14 @@ accelerators.
 How it fails: a GPU node without a ready exporter pod, a scrape that fails or
 is not the text format, metric names only in HELP/TYPE lines, series without
 per-GPU labels, fewer GPUs than the node has, series Prometheus lacks, or a
-utilization that does not change under load within the bound.
+utilization that does not change under load within the bound (named stale when
+the samples' explicit timestamps stop advancing: a frozen exporter).
 """
 
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -192,9 +194,13 @@ def _under_load(ctx: CheckContext, http: httpx.Client, base: str, node: str,
         end = time.monotonic() + ctx.params.collect_seconds
         seen: build.Series | None = None
         queried: float | None = None
+        first: build.Page | None = None  # the load window's first and last pages
+        last: build.Page | None = None
         while time.monotonic() < end:
             try:
-                seen = build.held_by(_scrape(ctx, http, _endpoint(ctx, exporter)), build.LOAD_POD)
+                last = _scrape(ctx, http, _endpoint(ctx, exporter))
+                first = first or last
+                seen = build.held_by(last, build.LOAD_POD)
                 if seen is not None:
                     uuid = seen.labels["UUID"]
                     promql = f'{build.UTIL}{{UUID="{uuid}"}}'
@@ -213,7 +219,12 @@ def _under_load(ctx: CheckContext, http: httpx.Client, base: str, node: str,
         step.answer = (f"exporter: {seen.value:g}% for the load pod's GPU" if seen else
                        "the exporter attributes no GPU to the load pod") + (
             f"; Prometheus: {queried:g}%" if queried is not None else "")  # fmt: skip
-        step.failed(f"utilization did not rise under load within {ctx.params.collect_seconds:g}s")
+        why = f"utilization did not rise under load within {ctx.params.collect_seconds:g}s"
+        frozen = build.stale(first, last) if first and last else None
+        if frozen is not None:
+            when = datetime.fromtimestamp(frozen, UTC).isoformat(timespec="seconds")
+            why += f": the exporter's samples are stale (stamped {when}, not advancing)"
+        step.failed(why)
 
 
 def run(ctx: CheckContext) -> CheckResult:

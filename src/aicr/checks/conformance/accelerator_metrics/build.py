@@ -33,6 +33,7 @@ class Series:
     name: str
     labels: dict[str, str]
     value: float
+    timestamp: float | None = None  # an explicit timestamp (seconds), rare on live exporters
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,9 @@ def parse(text: str) -> Page:
     declared: set[str] = set()
     for family in text_string_to_metric_families(text):
         declared.add(family.name)
-        series += [Series(s.name, dict(s.labels), float(s.value)) for s in family.samples]
+        series += [Series(s.name, dict(s.labels), float(s.value),
+                          None if s.timestamp is None else float(s.timestamp))
+                   for s in family.samples]  # fmt: skip
     return Page(tuple(series), frozenset(declared))
 
 
@@ -112,6 +115,23 @@ def judge_collected(wanted: dict[str, set[str]], result: list[Obj]) -> list[str]
     have = collected(result)
     return [f"{node}: {len(uuids - have)} of {len(uuids)} GPUs not collected"
             for node, uuids in sorted(wanted.items()) if uuids - have]  # fmt: skip
+
+
+def newest_stamp(page: Page) -> float | None:
+    """The newest explicit sample timestamp on the page (None: the page carries none)."""
+    stamps = [s.timestamp for s in page.series if s.timestamp is not None]
+    return max(stamps) if stamps else None
+
+
+def stale(before: Page, after: Page) -> float | None:
+    """The frozen timestamp when `after`'s samples are stamped no later than `before`'s.
+
+    A live exporter either stamps nothing (the scrape time counts) or stamps
+    each sample when it was read; samples whose stamps stop advancing are a
+    frozen page, whatever values they show.
+    """
+    first, last = newest_stamp(before), newest_stamp(after)
+    return last if first is not None and last is not None and last <= first else None
 
 
 def held_by(page: Page, pod: str) -> Series | None:
