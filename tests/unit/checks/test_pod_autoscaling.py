@@ -236,6 +236,22 @@ def test_a_failed_load_is_named_and_cleanup_still_runs(
     assert steps(result)[-1] == ("workloads", StepStatus.PASSED)
 
 
+def test_no_serving_pod_to_load_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    kube = healthy()
+
+    def unready(hpa: Obj) -> list[Obj]:  # the pod stops being ready once the HPA exists
+        for o in kube.objects:
+            if o["kind"] == "Pod":
+                o["status"]["conditions"] = [{"type": "Ready", "status": "False"}]
+        return [hpa_state(hpa, 0, 1, 1)]
+
+    kube.script["HorizontalPodAutoscaler"] = unready
+    result = run(kube, monkeypatch)
+    assert result.message == (f"1/3 autoscaling steps failed: scale up: no pod serves {METRIC} "
+                              "to set it on")  # fmt: skip
+    assert kube.loads == []
+
+
 def test_the_workload_honours_the_placement(monkeypatch: pytest.MonkeyPatch) -> None:
     kube = healthy()
 

@@ -131,9 +131,12 @@ class Run:
                 step.failed(f"could not set the load on pod {p['metadata']['name']} "
                             f"({p['status']['podIP']}): {e}")  # fmt: skip
                 return False
+        if not pods:
+            step.failed(f"no pod serves {self.metric} to set it on")
+            return False
         names = ", ".join(str(p["metadata"]["name"]) for p in pods)
-        self.note(f"set {self.metric} to {value:g} on {names or 'no pod'}")
-        return bool(pods)
+        self.note(f"set {self.metric} to {value:g} on {names}")
+        return True
 
     def state(self) -> str:
         """The HPA's replicas and conditions as last seen."""
