@@ -120,6 +120,8 @@ KINDS: dict[str, Kind] = {
         Kind("GatewayClass", "gateway.networking.k8s.io/v1", "gatewayclasses", False),
         Kind("NodePool", "karpenter.sh/v1", "nodepools", False),
         Kind("NodeClaim", "karpenter.sh/v1", "nodeclaims", False),
+        Kind("PodMonitor", "monitoring.coreos.com/v1", "podmonitors"),
+        Kind("Prometheus", "monitoring.coreos.com/v1", "prometheuses"),
     )
 }  # fmt: skip
 

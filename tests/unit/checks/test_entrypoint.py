@@ -23,11 +23,18 @@ def run_dir(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def test_unimplemented_check_fails_as_not_implemented(run_dir: Path, tmp_path: Path) -> None:
+@pytest.fixture
+def unimplemented(monkeypatch: pytest.MonkeyPatch) -> str:
+    """A catalog check whose module has no ``run`` (every real one may be implemented)."""
+    monkeypatch.setattr(entrypoint.registry, "find", lambda spec: None)
+    return "platform-health"
+
+
+def test_unimplemented_check_fails_as_not_implemented(
+    run_dir: Path, tmp_path: Path, unimplemented: str
+) -> None:
     term = tmp_path / "termination-log"
-    code = entrypoint.execute(
-        "ai-service-metrics", run_dir, result_configmap=None, termination_log=term
-    )
+    code = entrypoint.execute(unimplemented, run_dir, result_configmap=None, termination_log=term)
     assert code == 1
     summary = json.loads(term.read_text())
     assert summary["status"] == "failed"
@@ -62,14 +69,12 @@ def test_summary_fits_the_termination_message_limit() -> None:
     assert json.loads(text)["status"] == "failed"
 
 
-def test_cli_exit_code_follows_status(run_dir: Path) -> None:
+def test_cli_exit_code_follows_status(run_dir: Path, unimplemented: str) -> None:
     from aicr.cli.main import cli
 
     out = CliRunner().invoke(
-        cli,
-        ["check", "run", "ai-service-metrics", "--run-dir", str(run_dir)],
-        standalone_mode=False,
+        cli, ["check", "run", unimplemented, "--run-dir", str(run_dir)], standalone_mode=False
     )
     assert out.exception is None, out.output
     assert out.return_value == 1
-    assert "ai-service-metrics: failed: not implemented" in out.output
+    assert f"{unimplemented}: failed: not implemented" in out.output

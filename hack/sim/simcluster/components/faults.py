@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import yaml
 from kubernetes import client
 
 from simcluster import kube
@@ -77,3 +78,61 @@ def set_failure_policy(sim: Sim, config: str, policy: str) -> None:
     current = adm.read_validating_webhook_configuration(config)
     hooks = [{"name": h.name, "failurePolicy": policy} for h in current.webhooks or []]
     adm.patch_validating_webhook_configuration(config, {"webhooks": hooks})
+
+
+# ---- the Prometheus that prometheus-operator manages ------------------------------------
+PROMETHEUS = ("monitoring", "kube-prometheus-stack-prometheus")  # the `Prometheus` object
+DUPLICATE_SECRET = "sim-duplicate-scrape"
+DUPLICATE_JOB = "sim-duplicate-pods"
+
+
+def _prometheus_installed(sim: Sim) -> bool:
+    running = {c.name for c in install.installed(sim)}
+    return {"prometheus", "prometheus-operator"} <= running
+
+
+def patch_prometheus(sim: Sim, spec: dict[str, object], required: bool) -> bool:
+    """Merge `spec` into the `Prometheus` object; the operator rolls the change out.
+
+    Returns False when the operator's Prometheus is not installed (`required` raises then).
+    """
+    if not _prometheus_installed(sim):
+        if required:
+            raise LookupError("prometheus and prometheus-operator")
+        return False
+    ns, name = PROMETHEUS
+    client.CustomObjectsApi(kube.api_client(sim.kubeconfig)).patch_namespaced_custom_object(
+        "monitoring.coreos.com", "v1", ns, "prometheuses", name, {"spec": spec})  # fmt: skip
+    return True
+
+
+def duplicate_scrape_job() -> dict[str, object]:
+    """A catch-all job that scrapes every pod port named `http-metrics` a second time."""
+    return {
+        "job_name": DUPLICATE_JOB,
+        "kubernetes_sd_configs": [{"role": "pod"}],
+        "relabel_configs": [
+            {"source_labels": ["__meta_kubernetes_pod_container_port_name"],
+             "regex": "http-metrics", "action": "keep"},
+            {"source_labels": ["__meta_kubernetes_namespace"], "target_label": "namespace"},
+            {"source_labels": ["__meta_kubernetes_pod_name"], "target_label": "pod"},
+        ],
+    }  # fmt: skip
+
+
+def set_duplicate_scrape(sim: Sim, on: bool) -> None:
+    """Add (or remove) the catch-all job through the Prometheus's additionalScrapeConfigs."""
+    core = client.CoreV1Api(kube.api_client(sim.kubeconfig))
+    ns = PROMETHEUS[0]
+    if on:
+        if not _prometheus_installed(sim):
+            raise LookupError("prometheus and prometheus-operator")
+        body = {"metadata": {"name": DUPLICATE_SECRET},
+                "stringData": {"scrape.yaml": yaml.safe_dump([duplicate_scrape_job()])}}
+        kube.ignore_not_found(lambda: core.delete_namespaced_secret(DUPLICATE_SECRET, ns))
+        core.create_namespaced_secret(ns, body)
+        patch_prometheus(sim, {"additionalScrapeConfigs": {"name": DUPLICATE_SECRET,
+                                                           "key": "scrape.yaml"}}, True)
+        return
+    patch_prometheus(sim, {"additionalScrapeConfigs": None}, False)
+    kube.ignore_not_found(lambda: core.delete_namespaced_secret(DUPLICATE_SECRET, ns))

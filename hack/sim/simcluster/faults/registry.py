@@ -177,6 +177,28 @@ def _gateway_routes(source: str) -> Action:
     return act
 
 
+def _monitoring(name: str, act: Callable[[Sim, bool], None]) -> tuple[Action, Action]:
+    """Apply and heal of a fault on the operator's Prometheus (apply needs it installed)."""
+
+    def apply(sim: Sim, node: str | None) -> None:
+        try:
+            act(sim, True)
+        except LookupError:
+            raise FaultInputError(
+                f"fault {name} needs prometheus and prometheus-operator installed "
+                "(`hack/sim/sim up --with prometheus,prometheus-operator`)"
+            ) from None
+
+    return apply, lambda sim, node: act(sim, False)
+
+
+BODY_LIMIT = "64B"  # smaller than any metrics page
+
+
+def _body_limit(sim: Sim, on: bool) -> None:
+    components.patch_prometheus(sim, {"enforcedBodySizeLimit": BODY_LIMIT if on else None}, on)
+
+
 def _api(sim: Sim) -> client.ApiClient:
     return kube.api_client(sim.kubeconfig)
 
@@ -350,6 +372,28 @@ FAULTS: tuple[Fault, ...] = (
         "the custom metrics adapter is not running: the APIService "
         "v1beta1.custom.metrics.k8s.io is unavailable, HPAs on custom metrics cannot scale",
         {"prometheus-adapter": ("monitoring", "prometheus-adapter")},
+    ),
+    _component_fault(
+        "monitoring-operator-down",
+        "prometheus-operator is not running: new PodMonitors and ServiceMonitors are never "
+        "turned into scrape configuration, so Prometheus never discovers their workloads",
+        {"prometheus-operator": ("monitoring", "kube-prometheus-stack-operator")},
+    ),
+    Fault(
+        "scrape-body-limit",
+        f"Prometheus enforces a scrape body size limit ({BODY_LIMIT}, `enforcedBodySizeLimit`) "
+        "smaller than the workloads' metrics pages: their scrapes fail with `body size limit "
+        "exceeded` and their targets are down",
+        "cluster",
+        *_monitoring("scrape-body-limit", _body_limit),
+    ),
+    Fault(
+        "duplicate-scrape",
+        "a second scrape job (a catch-all on pod ports named http-metrics, left beside the "
+        "operator's monitors) collects the same pods: every such series is stored twice, once "
+        "per job, and sums over a workload double count",
+        "cluster",
+        *_monitoring("duplicate-scrape", components.set_duplicate_scrape),
     ),
     Fault(
         "apiserver-down",
