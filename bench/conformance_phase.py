@@ -17,7 +17,8 @@ pod-autoscaling and driver-runtime-management take their GPUs through
 ResourceClaims; the real components of COMPONENTS (KubeRay, for robust-controller;
 Traefik, for inference-gateway, whose Gateway and API key come from
 `hack/sim/sim config`; Prometheus and prometheus-adapter, pod-autoscaling's
-custom metrics API) are started with it.
+custom metrics API; ai-service-metrics has that Prometheus find its workload
+through the prometheus.io pod annotations) are started with it.
 With ``--mode device-plugin`` it also runs cluster-autoscaling against Karpenter
 (the sim's ``karpenter`` component, started then only): its pods request
 ``nvidia.com/gpu``.
@@ -64,7 +65,7 @@ DRA_PLUGIN = "nvidia-dra-driver-gpu-kubelet-plugin"
 # The implemented conformance checks the healthy cluster below satisfies, in catalog order.
 COVERED = ("dra-support", "gang-scheduling", "pod-autoscaling", "driver-runtime-management",
            "workload-sandboxing", "gpu-operator-health", "platform-health",
-           "robust-controller", "inference-gateway")  # fmt: skip
+           "robust-controller", "inference-gateway", "ai-service-metrics")  # fmt: skip
 # The real components the covered checks judge (as `hack/sim/sim up --with` names them);
 # gang-scheduling's gangs are CPU-only in DRA mode.
 COMPONENTS = "kuberay,kueue,gateway,prometheus,prometheus-adapter"

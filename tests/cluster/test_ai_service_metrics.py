@@ -73,7 +73,9 @@ def test_healthy_cluster_counts_every_request(healed: SimCluster, tmp_path: Path
     test = _validate(healed, tmp_path, discover=60)
     assert test["status"] == "passed", test["message"]
     assert re.fullmatch(r"Prometheus discovered the workload through PodMonitor, scraped it and "
-                        r"counted exactly 10 of 10 requests in \d+\.\d+s", test["message"])  # fmt: skip
+                        r"counted exactly 10 of 10 requests in \d+\.\d+s",
+                        test["message"])  # fmt: skip
+    assert test["requirements"]["ai_service_metrics"] == "Implemented", test["requirements"]
 
 
 def test_without_the_operator_no_target_appears(healed: SimCluster, tmp_path: Path) -> None:

@@ -34,14 +34,13 @@ from typing import Any
 import httpx
 from pydantic import Field
 
-from aicr.checks import CheckContext, CheckParams
+from aicr.checks import CheckContext, CheckParams, prometheus
 from aicr.checks.conformance.accelerator_metrics import build
 from aicr.checks.gpu import allocatable_gpus, gpu_nodes
 from aicr.checks.images import workload_image
 from aicr.ctrf import Status
 from aicr.result import CheckResult
 
-PROMETHEUS_COMPONENT = "kube-prometheus-stack"
 GPU_OPERATOR = "gpu-operator"
 POLL_SECONDS = 1.0
 
@@ -74,15 +73,6 @@ class Params(CheckParams):
 
 def _client(ctx: CheckContext) -> httpx.Client:
     return httpx.Client(timeout=ctx.params.scrape_seconds, trust_env=False)
-
-
-def prometheus_url(ctx: CheckContext) -> str:
-    """The configured Prometheus, else the recipe's kube-prometheus-stack Service by DNS name."""
-    if ctx.settings.prometheus_url:
-        return ctx.settings.prometheus_url.rstrip("/")
-    component = ctx.recipe.component(PROMETHEUS_COMPONENT)
-    ns = component.namespace if component and component.namespace else "monitoring"
-    return f"http://prometheus-operated.{ns}.svc:9090"
 
 
 def _exporters(ctx: CheckContext) -> dict[str, build.Obj]:
@@ -233,7 +223,7 @@ def run(ctx: CheckContext) -> CheckResult:
     gpus = gpu_nodes(list(nodes.values()))
     if not gpus:
         return ctx.failed("no node is labelled as having an NVIDIA GPU")
-    base = prometheus_url(ctx)
+    base = prometheus.url(ctx)
     with _client(ctx) as http:
         pages = _scrape_nodes(ctx, http, nodes, gpus)
         if len(pages) == len(gpus) and _collected(ctx, http, base, pages):

@@ -62,6 +62,10 @@ class Params(CheckParams):
     )  # fmt: skip
 
 
+def _client(ctx: CheckContext) -> httpx.Client:
+    return httpx.Client(timeout=ctx.params.http_seconds, trust_env=False)
+
+
 def _discovery(ctx: CheckContext) -> build.Discovery | None:
     names = {c.name for c in ctx.recipe.component_refs}
     served = ctx.kube.served(build.MONITORING_GROUP)
@@ -249,7 +253,7 @@ def run(ctx: CheckContext) -> CheckResult:
         base = prometheus.url(ctx)
         address = f"{pod['status']['podIP']}:{build.PORT}"
         promql = f'{build.METRIC}{{{build.RUN_LABEL}="{ctx.run_id}"}}'
-        with httpx.Client(timeout=ctx.params.http_seconds, trust_env=False) as http:
+        with _client(ctx) as http:
             found = _collected(ctx, http, base, promql) if _target(
                 ctx, http, base, address, mode) else None  # fmt: skip
             if found and _identity(ctx, found, pod) and _send(ctx, http, address):
