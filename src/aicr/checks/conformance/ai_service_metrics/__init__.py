@@ -26,6 +26,7 @@ the bound or rises by more than was sent (the workload collected twice).
 from __future__ import annotations
 
 import time
+from datetime import datetime
 from typing import Literal
 
 import httpx
@@ -137,7 +138,7 @@ def _target(ctx: CheckContext, http: httpx.Client, base: str, address: str,
         else:
             step.answer = "no active target"
             step.failed(f"Prometheus has no target for the workload ({address}) after {waited}: "
-                        f"its {mode} was not turned into a scrape target")  # fmt: skip
+                        f"{build.UNSEEN[mode]}")  # fmt: skip
     return False
 
 
@@ -216,8 +217,7 @@ def _counted(ctx: CheckContext, http: httpx.Client, base: str, promql: str, addr
         took = time.monotonic() - start
         readings = [f"{build.total(found):g} after {took:.1f}s ({build.describe_series(found)})"]
         if wrong is None:
-            seen = time.time()
-            _scraped_since(http, base, address, seen, end)
+            _scraped_again(http, base, address, end)
             found = build.series(prometheus.query(http, base, promql))
             wrong = build.judge_rise(before, found, n)
             readings.append(f"{build.total(found):g} after the next scrape")
@@ -230,18 +230,22 @@ def _counted(ctx: CheckContext, http: httpx.Client, base: str, promql: str, addr
     return None
 
 
-def _scraped_since(http: httpx.Client, base: str, address: str, moment: float,
-                   end: float) -> None:  # fmt: skip
-    """Wait (until ``end``) for every target of ``address`` to be scraped after ``moment``."""
-    from datetime import datetime
+def _last_scrape(http: httpx.Client, base: str, address: str) -> float | None:
+    """When the last of the workload's targets was scraped least recently (Prometheus's clock)."""
+    found = build.targets_of(prometheus.active_targets(http, base), address)
+    stamps = [datetime.fromisoformat(str(t["lastScrape"])).timestamp()
+              for t in found if t.get("lastScrape")]  # fmt: skip
+    return min(stamps) if stamps else None
 
+
+def _scraped_again(http: httpx.Client, base: str, address: str, end: float) -> None:
+    """Wait (until ``end``) for every target of ``address`` to be scraped once more."""
+    first = _last_scrape(http, base, address)
     while time.monotonic() < end:
-        found = build.targets_of(prometheus.active_targets(http, base), address)
-        stamps = [datetime.fromisoformat(str(t.get("lastScrape"))).timestamp()
-                  for t in found if t.get("lastScrape")]  # fmt: skip
-        if stamps and min(stamps) > moment:
-            return
         time.sleep(POLL_SECONDS)
+        now = _last_scrape(http, base, address)
+        if first is None or (now is not None and now > first):
+            return
 
 
 def run(ctx: CheckContext) -> CheckResult:

@@ -25,6 +25,10 @@ APP = {"app.kubernetes.io/name": "aicr-service-metrics"}
 MONITORING_GROUP = "monitoring.coreos.com/v1"
 OPERATOR_COMPONENTS = ("kube-prometheus-stack", "prometheus-operator")
 IDENTITY = ("namespace", "pod")  # labels a workload's series must carry to be attributed
+UNSEEN = {
+    "PodMonitor": "its PodMonitor was not turned into a scrape target",
+    "annotations": "its prometheus.io annotations were not turned into a scrape target",
+}
 SHOWN = ("namespace", "pod", "container", "job", "instance", "endpoint", "service")
 
 # Counts GET / only; /metrics and /healthz (scrapes and probes) never move the counter.
