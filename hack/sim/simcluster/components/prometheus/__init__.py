@@ -166,9 +166,34 @@ def publishes(api: Any) -> Published:
     ) else {}
 
 
+RELOADER = "config-reloader"  # the operator's sidecar (with prometheus-operator only)
+WATCHING = "started watching config file"
+
+
+def reloader_watching(api: Any) -> bool:
+    """The operator's config reloader (when there is one) has loaded and watches the config.
+
+    Until its first reload succeeds it does not follow changes, so a monitor created in
+    that window waits for its periodic re-read (3 minutes).
+    """
+    from kubernetes import client
+
+    from simcluster.components.workloads import ready_pods
+
+    for pod in ready_pods(api, NAMESPACE, "app.kubernetes.io/name=prometheus"):
+        if RELOADER not in {c.name for c in pod.spec.containers}:
+            return True
+        log = client.CoreV1Api(api).read_namespaced_pod_log(
+            pod.metadata.name, NAMESPACE, container=RELOADER)  # fmt: skip
+        return WATCHING in log
+    return False
+
+
 def ready(api: Any) -> str | None:
-    """Ready once its pod is ready (the readiness probe is /-/ready)."""
-    return None if url(api) else "the Prometheus pod to be ready"
+    """Ready once its pod is ready (the readiness probe is /-/ready) and its reloader watches."""
+    if not url(api):
+        return "the Prometheus pod to be ready"
+    return None if reloader_watching(api) else "the config reloader to watch the configuration"
 
 
 COMPONENT = Component(
