@@ -7,7 +7,8 @@ Read the run inputs, run the check, remove its workloads (``ctx.close`` in a
    CheckResult as JSON under ``result.json``), which the orchestrator created
    empty and which this check's Role may update and nothing else;
 2. a short JSON summary in the termination message (the kubelet keeps 4096 bytes),
-   the fallback when the ConfigMap could not be written.
+   the fallback when the ConfigMap could not be written (``result_write`` retries
+   for a while first); the check then ends ``other``, its own verdict in the message.
 
 Logs (stdout) are diagnostics only. Exit codes: 0 passed, 1 failed, 2 skipped,
 3 the check could not reach a verdict (it raised, or its inputs were unusable).
@@ -25,11 +26,12 @@ from typing import TYPE_CHECKING, TextIO
 
 from aicr.catalog import load_catalog
 from aicr.checks import CheckContext, RunInputs, load_inputs, registry
+from aicr.checks.result_write import write_result_configmap
 from aicr.ctrf import Status
 from aicr.errors import AicrError
 from aicr.result import CheckResult, Detail, EvidenceSection, StepStatus
 from aicr.runner import defaults as d
-from aicr.runner.outcome import RESULT_KEY, STATUS_BY_EXIT, SUMMARY_MARK
+from aicr.runner.outcome import STATUS_BY_EXIT, SUMMARY_MARK
 from aicr.snapshot import agent, host_files
 
 if TYPE_CHECKING:
@@ -110,33 +112,17 @@ def summary(result: CheckResult) -> str:
     return json.dumps(doc)
 
 
-def write_result_configmap(result: CheckResult, namespace: str, name: str) -> str | None:
-    """Patch the result into the run's ConfigMap, retrying API blips; None or the last error."""
-    from aicr.k8s import KubeTarget
-    from aicr.k8s_kinds import KINDS
-    from aicr.kubeapi import KubeApi, credentials
+def undelivered(result: CheckResult, configmap: str, error: str) -> CheckResult:
+    """A result whose object could not be written ends ``other`` (exit 3), never a pass.
 
-    body = {"data": {RESULT_KEY: result.model_dump_json()}}
-    path = KINDS["ConfigMap"].path(namespace, name)
-    deadline = time.monotonic() + d.RESULT_WRITE_SECONDS
-    delay = d.API_BACKOFF_START
-    error = "not attempted"
-    while True:
-        try:
-            with KubeApi(credentials(KubeTarget())) as api:
-                api.merge_patch(path, body)
-            return None
-        except AicrError as exc:
-            return str(exc)
-        except Exception as exc:
-            status = getattr(exc, "status", None)
-            error = str(exc) if status is not None else f"{type(exc).__name__}: {exc}"
-            if status is not None and status < 500 and status != 429:
-                return error  # 403/404 will not change by retrying
-        if time.monotonic() + delay > deadline:
-            return error
-        time.sleep(delay)
-        delay = min(delay * 2, d.API_BACKOFF_MAX)
+    The termination message then carries this summary; the check's own verdict
+    stays in the message.
+    """
+    message = (f"result ConfigMap {configmap} not written ({error}); the check itself "
+               f"ended {result.status.value}: {result.message}")  # fmt: skip
+    return result.model_copy(
+        update={"status": Status.OTHER, "message": message, "detail": Detail.NO_RESULT}
+    )
 
 
 def _print(result: CheckResult, out: TextIO) -> None:
@@ -170,10 +156,9 @@ def execute(
     if result_configmap and inputs is not None:
         error = write_result_configmap(result, inputs.namespace, result_configmap)
         if error:
-            print(
-                f"warning: could not write result ConfigMap {result_configmap}: {error}",
-                file=sys.stderr,
-            )
+            print(f"error: could not write result ConfigMap {result_configmap}: {error}",
+                  file=sys.stderr)  # fmt: skip
+            result = undelivered(result, result_configmap, error)
     if termination_log is not None:
         try:
             termination_log.write_text(summary(result), encoding="utf-8")

@@ -42,6 +42,10 @@ POLL_SECONDS = 0.2
 CLEANUP_TIMEOUT_SECONDS = 120.0
 # A check writes its result ConfigMap with retries over this long (API blips).
 RESULT_WRITE_SECONDS = 30.0
+# Each write attempt's connect/read/write timeout: a stalled TLS handshake costs one
+# attempt, not the whole budget. No attempt starts with less than the minimum left.
+RESULT_ATTEMPT_SECONDS = 6.0
+RESULT_ATTEMPT_MIN_SECONDS = 1.0
 # Local executor: TokenRequest lifetime floor (the API server's minimum is 10 min).
 TOKEN_MIN_SECONDS = 600
 # Exclusive GPUs across runs (aicr.runner.gpu_lease): a holder that has not renewed
