@@ -77,7 +77,10 @@ one test per check; `suite` is `[phase]`; `labels` holds `phase`, `check` and
 `evidence` (sections: title, asked, answer, verdict), `statusDetail` (why a check
 ended `other` or skipped: timeout, unschedulable, image-pull, oom-killed, crashed,
 evicted, deleted, no-result, bad-result, api-unreachable, interrupted, skip-check,
-no-cluster, phase-stopped...), `reason` for skips, `node`, `timeoutSeconds`. The
+no-cluster, phase-stopped...), `reason` for skips, `node` (where the check's pod
+ran, when it failed there), `nodes` (every node the check read from the cluster:
+each Node it got, and the node of each Pod; a CNCF submission redacts them),
+`timeoutSeconds`. The
 report's `extra.aicr` records the run id, recipe and snapshot sources, the phases
 run, the readiness gate (`evaluated`, `passed`, each constraint's verdict), whether
 the run was interrupted or timed out, warnings, and the CNCF requirement map when

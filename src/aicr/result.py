@@ -80,6 +80,7 @@ class CheckResult(BaseModel):
     start_ms: int = Field(default_factory=lambda: int(time.time() * 1000))
     stop_ms: int = Field(default_factory=lambda: int(time.time() * 1000))
     node: str | None = None
+    nodes: list[str] = Field(default_factory=list)  # every node the check read (for redaction)
     stdout: list[str] = Field(default_factory=list)
 
     @classmethod
@@ -117,6 +118,8 @@ def to_test(check: PlannedCheck, result: CheckResult) -> Test:
         extra["reason"] = result.message
     if result.node:
         extra["node"] = result.node
+    if result.nodes:
+        extra["nodes"] = list(result.nodes)
     return Test(
         name=check.name,
         status=result.status,

@@ -41,6 +41,7 @@ from aicr.snapshot.model import Snapshot
 
 if TYPE_CHECKING:
     from aicr.checks.kube import Kube
+    from aicr.checks.node_names import NodeRecorder
     from aicr.checks.probes import ProbeSession
     from aicr.checks.steps import Step
     from aicr.yaml_io import LoadedYaml
@@ -192,6 +193,7 @@ class CheckContext:
         self.inputs = inputs
         self._target = target or KubeTarget()
         self._kube = kube
+        self._nodes: NodeRecorder | None = None
         self.evidence: list[EvidenceSection] = []
         self.start_ms = int(time.time() * 1000)
         self.timeout = timeout if timeout is not None else spec.timeout.total_seconds()
@@ -253,13 +255,25 @@ class CheckContext:
     # ---- cluster --------------------------------------------------------------------
     @property
     def kube(self) -> Kube:
-        """The cluster as plain dicts in the API's JSON shape, with the check's credentials."""
+        """The cluster as plain dicts in the API's JSON shape, with the check's credentials.
+
+        Every Node (and Pod's node) read through it is noted for the result's ``nodes``.
+        """
         if self._kube is None:
             from aicr.checks.kube import RestKube
             from aicr.kubeapi import KubeApi, credentials
 
             self._kube = RestKube(KubeApi(credentials(self._target)))
-        return self._kube
+        if self._nodes is None:
+            from aicr.checks.node_names import NodeRecorder
+
+            self._nodes = NodeRecorder(self._kube)
+        return self._nodes
+
+    @property
+    def node_names(self) -> list[str]:
+        """The names of the nodes the check read so far, sorted."""
+        return sorted(self._nodes.names) if self._nodes is not None else []
 
     @functools.cached_property
     def probes(self) -> ProbeSession:
@@ -342,6 +356,7 @@ class CheckContext:
             evidence=list(self.evidence),
             start_ms=self.start_ms,
             stop_ms=int(time.time() * 1000),
+            nodes=self.node_names,
         )
 
     def passed(self, message: str) -> CheckResult:

@@ -29,7 +29,7 @@ from aicr.checks import CheckContext, RunInputs, load_inputs, registry
 from aicr.checks.result_write import write_result_configmap
 from aicr.ctrf import Status
 from aicr.errors import AicrError
-from aicr.result import CheckResult, Detail, EvidenceSection, StepStatus
+from aicr.result import CheckResult, Detail, StepStatus
 from aicr.runner import defaults as d
 from aicr.runner.outcome import STATUS_BY_EXIT, SUMMARY_MARK
 from aicr.snapshot import agent, host_files
@@ -56,10 +56,11 @@ def not_implemented(ctx: CheckContext) -> CheckResult:
 
 
 def _crashed(
-    name: str, message: str, start_ms: int, evidence: list[EvidenceSection] | None = None
+    name: str, message: str, start_ms: int, ctx: CheckContext | None = None
 ) -> CheckResult:
+    evidence, nodes = (list(ctx.evidence), ctx.node_names) if ctx else ([], [])
     return CheckResult(name=name, status=Status.OTHER, message=message, detail=Detail.CRASHED,
-                       start_ms=start_ms, evidence=evidence or [])  # fmt: skip
+                       start_ms=start_ms, evidence=evidence, nodes=nodes)  # fmt: skip
 
 
 def _timeout() -> float | None:
@@ -91,7 +92,7 @@ def run_check(name: str, inputs: RunInputs, kube: Kube | None = None) -> CheckRe
         result = not_implemented(ctx) if fn is None else fn(ctx)
     except Exception as exc:  # the check could not find out: fail closed as `other`
         traceback.print_exc()
-        result = _crashed(name, f"check raised {type(exc).__name__}: {exc}", start_ms, ctx.evidence)
+        result = _crashed(name, f"check raised {type(exc).__name__}: {exc}", start_ms, ctx)
     finally:
         cleaned = ctx.close()
     if cleaned is not None:

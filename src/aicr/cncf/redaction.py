@@ -102,7 +102,7 @@ BUILTIN_CLASSES: tuple[tuple[str, str, str], ...] = (
 LITERAL_CLASSES = (("node-name", "node"), ("cluster-name", "cluster"), ("serial-number", "serial"))
 # What each class covers, for the README's redaction table (in this order).
 CLASS_DESCRIPTIONS: dict[str, str] = {
-    "node-name": "node and host names the snapshot and report name",
+    "node-name": "node and host names the snapshot and report name, and the nodes checks read",
     "cluster-name": "cluster names, also inside EKS ARNs, AKS and GKE resource ids",
     "resource-group": "Azure resource group names in resource ids",
     "cloud-host": "EC2, GCE and Azure internal host names, AKS and GKE node names",
@@ -125,6 +125,9 @@ NODE_KEYS = frozenset(
         "node-name",
         "node_name",
         "nodes",
+        "nodenames",
+        "node-names",
+        "node_names",
         "hostname",
         "host",
         "source-node",
@@ -246,7 +249,10 @@ def _compile(pattern: str) -> Any:
 
 
 def known_names(*sources: Any) -> tuple[set[str], set[str]]:
-    """Node/host names and cluster names found under telling keys anywhere in ``sources``."""
+    """Node/host names and cluster names found under telling keys anywhere in ``sources``.
+
+    A Node object (``kind: Node``) anywhere in them names a node too.
+    """
     nodes: set[str] = set()
     clusters: set[str] = set()
 
@@ -260,6 +266,8 @@ def known_names(*sources: Any) -> tuple[set[str], set[str]]:
 
     def walk(value: Any) -> None:
         if isinstance(value, Mapping):
+            if value.get("kind") == "Node":  # a Node object names itself in metadata.name
+                add(nodes, (value.get("metadata") or {}).get("name"))
             for key, item in value.items():
                 k = str(key).lower().rsplit(".", 1)[-1]
                 if k in NODE_KEYS:

@@ -89,7 +89,12 @@ def render(
 
 
 def redactor_for(config: ValidateConfig, snapshot: Snapshot | None, report: Report) -> Redactor:
-    """A redactor that knows the run's node and cluster names and the config's rules."""
+    """A redactor that knows the run's node and cluster names and the config's rules.
+
+    Names come from the snapshot and from the whole report (each test's ``extra.nodes``
+    lists the nodes its check read), so a snapshot of another cluster, or none, still
+    leaves no node of this run unredacted in the checks' free text.
+    """
     sources: list[object] = [report.extra or {}, report.results.environment or {}]
     sources += [{"labels": t.labels or {}, "extra": t.extra or {}} for t in report.tests]
     if snapshot is not None:
@@ -97,7 +102,7 @@ def redactor_for(config: ValidateConfig, snapshot: Snapshot | None, report: Repo
         for m in snapshot.measurements:
             for sub in m.subtypes:
                 sources += [sub.data, sub.context or {}]
-    nodes, clusters = known_names(*sources)
+    nodes, clusters = known_names(*sources, report.model_dump(mode="json", by_alias=True))
     outputs = [{"stdout": t.stdout or [], "message": t.message or ""} for t in report.tests]
     serials = known_serials(*sources, *outputs)
     redaction = config.validate_section.redaction

@@ -1,14 +1,21 @@
 from __future__ import annotations
 
 import json
+import sys
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+sys.path.insert(0, str(Path(__file__).parent))
+from fakes import FakeKube
+
+from aicr.catalog import load_catalog
 from aicr.checks import entrypoint
 from aicr.ctrf import Status
-from aicr.result import CheckResult
+from aicr.plan import PlannedCheck
+from aicr.result import CheckResult, to_test
 
 RUN_JSON = {"runId": "r0123abcd", "namespace": "aicr-validation", "workloads": {}}
 RECIPE = "componentRefs: []\n"
@@ -78,3 +85,56 @@ def test_cli_exit_code_follows_status(run_dir: Path, unimplemented: str) -> None
     assert out.exception is None, out.output
     assert out.return_value == 1
     assert f"{unimplemented}: failed: not implemented" in out.output
+
+
+# The nodes a check read reach its result as data, so a submission can redact them wherever
+# the check's free text names them (even when the snapshot came from another cluster).
+NODES_AND_PODS = [
+    {"kind": "Node", "metadata": {"name": "gpu-h100-1"}},
+    {"kind": "Node", "metadata": {"name": "gpu-h100-0"}},
+    {"kind": "Pod", "metadata": {"name": "p", "namespace": "ns"}, "spec": {"nodeName": "cpu-7"}},
+    {"kind": "Pod", "metadata": {"name": "q", "namespace": "ns"}, "spec": {}},
+    {"kind": "ConfigMap", "metadata": {"name": "not-a-node", "namespace": "ns"}},
+]
+
+
+def _reading(then: str):  # type: ignore[no-untyped-def]
+    def check(ctx):  # type: ignore[no-untyped-def]
+        nodes = ctx.kube.list("Node")
+        ctx.kube.list("Pod", "ns")
+        ctx.kube.get("ConfigMap", "not-a-node", "ns")
+        ctx.record(f"free GPUs on {nodes[0]['metadata']['name']}", "nodes", "8", "seen")
+        if then == "raise":
+            raise RuntimeError("kaput")
+        return ctx.passed("ok")
+
+    return check
+
+
+@pytest.mark.parametrize("then", ["pass", "raise"])
+def test_the_nodes_a_check_read_are_in_its_result_and_test(
+    run_dir: Path, monkeypatch: pytest.MonkeyPatch, then: str
+) -> None:
+    monkeypatch.setattr(entrypoint.registry, "find", lambda spec: _reading(then))
+    kube = FakeKube(NODES_AND_PODS)
+    result = entrypoint.run_check("platform-health", entrypoint.load_inputs(run_dir), kube=kube)
+    assert result.status == (Status.PASSED if then == "pass" else Status.OTHER)
+    assert result.nodes == ["cpu-7", "gpu-h100-0", "gpu-h100-1"]
+    assert result.evidence[0].title == "free GPUs on gpu-h100-1"
+    planned = PlannedCheck(load_catalog().get("platform-health"), timedelta(seconds=60))  # type: ignore[arg-type]
+    test = to_test(planned, CheckResult.model_validate_json(result.model_dump_json()))
+    assert (test.extra or {})["nodes"] == ["cpu-7", "gpu-h100-0", "gpu-h100-1"]
+
+
+def test_the_recorder_notes_watched_nodes_and_forwards_calls_unchanged() -> None:
+    from aicr.checks.node_names import NodeRecorder
+
+    kube = FakeKube(NODES_AND_PODS)
+    seen: list[tuple[object, ...]] = []
+    kube.create = lambda obj: (seen.append((obj,)), obj)[1]  # type: ignore[method-assign]
+    kube.watch = lambda *a: iter([{"type": "ADDED", "object": {"metadata": {"name": "w-1"}}}])  # type: ignore[assignment,method-assign]
+    rec = NodeRecorder(kube)
+    assert rec.get("Node", "absent") is None
+    assert rec.create({"kind": "Pod"}) == {"kind": "Pod"} and seen == [({"kind": "Pod"},)]
+    assert [e["type"] for e in rec.watch("Node", None, None, "0", 1)] == ["ADDED"]
+    assert rec.names == {"w-1"}

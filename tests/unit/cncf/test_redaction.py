@@ -92,6 +92,21 @@ def test_known_names_come_from_telling_keys_anywhere() -> None:
     assert nodes == {"n-a", "n-b", "n-c"} and clusters == {"c-1"}
 
 
+def test_known_names_include_node_objects_and_node_name_lists() -> None:
+    nodes, _ = known_names(
+        {"items": [{"kind": "Node", "metadata": {"name": "gpu-h100-0"}},
+                   {"kind": "Pod", "metadata": {"name": "not-a-node"}}]},
+        {"extra": {"nodeNames": ["gpu-h100-1"]}},
+    )
+    assert nodes == {"gpu-h100-0", "gpu-h100-1"}
+
+
+def test_a_report_learned_node_keeps_token_boundaries() -> None:
+    r = Redactor(node_names=["gpu-h100-0"])
+    assert r.redact("gpu-h100-0 8; gpu-h100-0x; xgpu-h100-0; v1.35.2 at 01:35:08") == \
+        "node-1 8; gpu-h100-0x; xgpu-h100-0; v1.35.2 at 01:35:08"
+
+
 # Serial numbers wherever they stand, and cloud resource ids (issue: redaction misses).
 SERIAL = "1654922012345"
 MORE_CANARIES = [

@@ -160,3 +160,51 @@ def test_vendor_is_checked_before_anything_is_written(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="vendorName"):
         _write(out, config=make_config(vendor={"platformName": "x"}))
     assert not out.exists()
+
+
+# Node names the run's report carries as data, with a snapshot of another cluster: the
+# checks' free text names this run's nodes, which the snapshot does not know.
+RUN_NODES = ["gpu-h100-0", "gpu-h100-1"]
+KEPT = "; also gpu-h100-0x agpu-h100-1 v1.35.2 at 2026-06-01T10:00:01.250Z"
+FREE_TEXT = "free GPUs: gpu-h100-0 8, gpu-h100-1 8; snapshot of gpu-worker-canary-7" + KEPT
+FREE_GPUS = re.compile(r"free GPUs: (node-\d+) 8, (node-\d+) 8; snapshot of (node-\d+);")
+
+
+def _tests_naming_run_nodes() -> list:  # type: ignore[type-arg]
+    """Every check's step names the run's nodes; gang-scheduling's result lists them."""
+    from datetime import timedelta
+
+    from aicr.catalog import load_catalog
+    from aicr.plan import PlannedCheck
+    from aicr.result import CheckResult, EvidenceSection, to_test
+
+    step = EvidenceSection(title="exporter on gpu-h100-1", asked="nodes", answer=FREE_TEXT,
+                           verdict="ok")
+    out = []
+    for name in CONFORMANCE:
+        spec = load_catalog().get(name)
+        assert spec is not None
+        result = CheckResult(name=name, status=Status.PASSED, message="ok", evidence=[step],
+                             nodes=RUN_NODES if name == "gang-scheduling" else [])
+        out.append(to_test(PlannedCheck(spec, timedelta(seconds=60)), result))
+    return out
+
+
+def test_node_names_the_report_records_are_redacted_in_free_text(tmp_path: Path) -> None:
+    out = tmp_path / "v1.35" / "example"
+    write_submission(out, report=make_report(_tests_naming_run_nodes()), recipe=make_recipe(),
+                     snapshot=make_snapshot(), config=make_config(), version="1.35", force=False,
+                     recipe_source="recipes/eks.yaml")
+    texts = {p.name: p.read_text() for p in out.rglob("*") if p.is_file()}
+    page = texts["gang_scheduling.md"]
+    first, second, snapshot_node = FREE_GPUS.findall(page)[0]
+    assert {first, second, snapshot_node} == {"node-1", "node-2", "node-3"}
+    assert f"exporter on {second}" in page
+    # the same stable placeholders in every file, one numbering with the snapshot's names
+    assert FREE_GPUS.findall(texts["accelerator_metrics.md"])[0] == (first, second, snapshot_node)
+    for name, text in texts.items():
+        for node in RUN_NODES:
+            assert re.search(rf"(?<![\w-]){node}(?![\w-])", text) is None, (name, node)
+        # a token that merely contains a node name is another token; versions, times stay
+        if name.endswith(".md") and "free GPUs" in text:
+            assert KEPT in text, name

@@ -1,0 +1,92 @@
+"""The names of the nodes a check read from the cluster, for the run's report.
+
+A check names nodes in free text (step titles, "free GPUs: gpu-0 8"). The report
+also carries them as data (the test's ``extra.nodes``), so a CNCF submission can
+redact them wherever they stand, even when the snapshot came from another cluster.
+``NodeRecorder`` wraps the check's ``Kube`` and notes every Node it returns and
+the node of every Pod it returns; it changes nothing it passes through.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from aicr.checks.kube import Kube, Obj
+
+
+def _kind(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    return kwargs["kind"] if "kind" in kwargs else (args[0] if args else None)
+
+
+class NodeRecorder:
+    """``Kube`` that delegates every call and remembers the node names it saw.
+
+    Each call is forwarded with exactly the arguments it was given, so a wrapped
+    client sees the same calls as an unwrapped one.
+    """
+
+    def __init__(self, inner: Kube) -> None:
+        self.inner = inner
+        self.names: set[str] = set()
+
+    def _note(self, kind: Any, objs: Iterable[Any]) -> None:
+        for obj in objs:
+            if not isinstance(obj, dict):
+                continue
+            if obj.get("kind", kind) == "Node":
+                name = (obj.get("metadata") or {}).get("name")
+            elif obj.get("kind", kind) == "Pod":
+                name = (obj.get("spec") or {}).get("nodeName")
+            else:
+                continue
+            if isinstance(name, str) and name:
+                self.names.add(name)
+
+    def get(self, *args: Any, **kwargs: Any) -> Obj | None:
+        """The inner ``get``; a Node or Pod found is noted."""
+        obj = self.inner.get(*args, **kwargs)
+        self._note(_kind(args, kwargs), [obj])
+        return obj
+
+    def list(self, *args: Any, **kwargs: Any) -> builtins.list[Obj]:
+        """The inner ``list``; its Nodes and Pods are noted."""
+        items = self.inner.list(*args, **kwargs)
+        self._note(_kind(args, kwargs), items)
+        return items
+
+    def listing(self, *args: Any, **kwargs: Any) -> tuple[builtins.list[Obj], str]:
+        """The inner ``listing``; its Nodes and Pods are noted."""
+        items, version = self.inner.listing(*args, **kwargs)
+        self._note(_kind(args, kwargs), items)
+        return items, version
+
+    def watch(self, *args: Any, **kwargs: Any) -> Iterator[Obj]:
+        """The inner ``watch``; each event's Node or Pod is noted as it arrives."""
+        return self._noting(_kind(args, kwargs), self.inner.watch(*args, **kwargs))
+
+    def _noting(self, kind: Any, events: Iterator[Obj]) -> Iterator[Obj]:
+        for event in events:
+            self._note(kind, [event.get("object")])
+            yield event
+
+    def create(self, *args: Any, **kwargs: Any) -> Obj:
+        """The inner ``create``."""
+        return self.inner.create(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> None:
+        """The inner ``delete``."""
+        self.inner.delete(*args, **kwargs)
+
+    def logs(self, *args: Any, **kwargs: Any) -> str:
+        """The inner ``logs``."""
+        return self.inner.logs(*args, **kwargs)
+
+    def served(self, *args: Any, **kwargs: Any) -> builtins.list[str] | None:
+        """The inner ``served``."""
+        return self.inner.served(*args, **kwargs)
+
+    def groups(self) -> dict[str, builtins.list[str]]:
+        """The inner ``groups``."""
+        return self.inner.groups()
