@@ -76,6 +76,7 @@ def test_pending_gpu_pods_get_a_new_node_that_goes_once_they_do(
                            ("scale-down", "passed"), ("workloads", "passed")]  # fmt: skip
     up = test["extra"]["evidence"][3]["answer"]
     assert "unschedulable: 0/" in up and "NodeClaim gpu-" in up, up
+    assert test["requirements"]["cluster_autoscaling"] == "Implemented"
     assert leftovers(cluster) == []
     assert not provisioned.provisioned_nodes(cluster.api())
 

@@ -59,13 +59,16 @@ def wait_running(events: list[Event], timeout: float = 30) -> None:
     )
 
 
-def test_unimplemented_check_fails_through_the_whole_path(cluster: SimCluster) -> None:
+def test_a_failed_check_is_reported_through_the_whole_path(cluster: SimCluster) -> None:
+    """cluster-autoscaling fails at once on a cluster with no autoscaler (no Karpenter here)."""
     events: list[Event] = []
     ctx = make_ctx(cluster, events=events)
-    result, left = run_one(JobExecutor(), ctx, planned("ai-service-metrics"))
-    assert result.status == Status.FAILED
-    assert result.message.startswith("not implemented: check ai-service-metrics")
-    assert result.evidence[0].title == "implementation"  # read from the result object
+    result, left = run_one(JobExecutor(), ctx, planned("cluster-autoscaling"))
+    assert result.status == Status.FAILED, result.message
+    assert result.message.startswith(
+        "1/1 steps failed: autoscaler: no recognised cluster autoscaler"
+    ), result.message
+    assert result.evidence[0].title == "autoscaler"  # read from the result object
     assert result.node in cluster.nodes
     updates = [e for e in events if e.kind == EventKind.CHECK_UPDATE]
     assert updates[0].message == f"scheduled on {result.node}" and updates[0].node == result.node
