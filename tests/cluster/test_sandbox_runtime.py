@@ -7,7 +7,9 @@ a kubelet reports it.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -47,6 +49,21 @@ def log_of(cluster: SimCluster, ns: str, name: str) -> list[str]:
         lambda: (t := cluster.core().read_namespaced_pod_log(name, ns)) and "END" in t and t,
         timeout=60, message=f"report of {name}")  # fmt: skip
     return str(log).splitlines()
+
+
+def test_a_runsc_pods_missing_mount_point_is_made_for_it_alone_never_on_the_host(
+    sandboxes: SimCluster, namespace: str
+) -> None:
+    target = f"/aicr-sandbox-{uuid.uuid4().hex[:8]}/data"
+    probe = reporter("boxed", runtimeClassName="gvisor",
+                     volumeMounts=[{"name": "scratch", "mountPath": target}],
+                     volumes=[{"name": "scratch", "emptyDir": {}}])  # fmt: skip
+    probe["spec"]["containers"][0]["command"] = [
+        "sh", "-c", f"test -d {target} && echo mounted; echo END"]  # fmt: skip
+    sandboxes.apply([probe], namespace)
+    assert log_of(sandboxes, namespace, "boxed")[0] == "mounted"
+    # runsc's gofer makes the mount point in the bundle's root: a private overlay, not the host's /
+    assert not Path(target).parent.exists()
 
 
 def test_a_runsc_pod_sees_gvisors_kernel_and_a_runc_pod_the_nodes(

@@ -88,11 +88,11 @@ def test_runsc_gets_host_network_only_in_the_pods_own_namespace(
 
 
 def test_bundle_runs_the_command_over_the_hosts_root_with_the_volumes() -> None:
-    b = gvisor.bundle(SPEC)
+    b = gvisor.bundle(SPEC, "/p/layers/0/root")
     assert b["process"]["args"] == SPEC["argv"]
     assert b["process"]["env"] == ["PATH=/bin", "A=b"]
     assert (b["process"]["cwd"], b["hostname"]) == ("/work", "p")
-    assert b["root"] == {"path": "/", "readonly": False}
+    assert b["root"] == {"path": "/p/layers/0/root", "readonly": False}
     assert [(m["destination"], m.get("options")) for m in b["mounts"]] == [
         ("/proc", None), ("/t", ["rbind", "ro"]),
         ("/dev/termination-log", ["rbind", "rw"])]  # fmt: skip

@@ -176,14 +176,13 @@ def _mount_points() -> list[str]:
     return [re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), p) for p in fields]
 
 
-def private_layer(anchor: str, scratch: str, n: int) -> None:
-    """Cover host folder `anchor` with an overlay whose writes stay in this namespace.
+def overlay_of(anchor: str, scratch: str, n: int) -> str:
+    """Host folder `anchor` under an overlay whose writes stay in `scratch`; the overlay's path.
 
-    The upper layer lives in `scratch`, a tmpfs of this mount namespace only:
-    mount points made under `anchor` afterwards exist for this container alone,
-    and the host (and every other container or simulated cluster sharing it)
-    never sees them created or removed. Mounts below `anchor` are bound back
-    on top; for `/` the overlay becomes the process's root.
+    `scratch` is a tmpfs of this mount namespace only, so what is made in the
+    overlay exists for this container alone, and the host (and every other
+    container or simulated cluster sharing it) never sees it created or removed.
+    Mounts below `anchor` are bound back on top.
     """
     if any(c in anchor for c in ",:\\"):
         raise OSError(f"cannot layer {anchor}: its name holds ',', ':' or a backslash")
@@ -198,6 +197,15 @@ def private_layer(anchor: str, scratch: str, n: int) -> None:
     _mount("overlay", root, 0, "overlay", options)
     for p in outer:
         _mount(p, root + p[len(anchor.rstrip("/")) :], MS_BIND | MS_REC)
+    return root
+
+
+def private_layer(anchor: str, scratch: str, n: int) -> None:
+    """Cover host folder `anchor` with its `overlay_of`; for `/` the overlay becomes the root.
+
+    Mount points made under `anchor` afterwards exist for this container alone.
+    """
+    root = overlay_of(anchor, scratch, n)
     if anchor == "/":
         os.chdir(root)
         _mount(root, "/", MS_MOVE)
@@ -205,6 +213,16 @@ def private_layer(anchor: str, scratch: str, n: int) -> None:
         os.chdir("/")
     else:
         _mount(root, anchor, MS_MOVE)
+
+
+def sandbox_root(scratch: str) -> str:
+    """The host's `/` under a private overlay, as the root of a gVisor bundle.
+
+    runsc's gofer makes a bind mount's missing destination in the bundle's root;
+    over the host's own `/` that would leave empty folders on the host.
+    """
+    _mount("tmpfs", scratch, MS_NOSUID | MS_NODEV, "tmpfs", "mode=700")
+    return overlay_of("/", scratch, 0)
 
 
 def private_layers(targets: list[str], scratch: str) -> list[str]:
@@ -243,7 +261,7 @@ def main(spec_path: str) -> None:
             join_pod_network(spec["netns"], spec["netnsId"])
         private_host(spec.get("hostname") or "localhost")
         if spec.get("sandbox"):  # gVisor makes the container's /dev, mounts and kernel itself
-            gvisor.run(spec)
+            gvisor.run(spec, sandbox_root(spec["layers"]))
         # Hold every source open first: an earlier mount may hide a later source
         # (a volume mounted at /work hides a run folder under /work/...).
         sources = [os.open(m["source"], os.O_PATH | os.O_CLOEXEC) for m in spec["mounts"]]

@@ -3,9 +3,10 @@
 Standalone (standard library only): `enter` calls `run(spec)` in place of
 exec'ing the command when the worker put a `sandbox` entry in the spec (see
 `handlers`). The OCI bundle's root is the host's `/` (the simulated images are
-the host) behind an in-memory overlay, so the container can write its root
-file system and the host sees none of it; the container's volumes and its
-termination log are bind mounts. gVisor brings its own kernel: `uname -r` and
+the host) seen through `enter`'s private overlay (where runsc's gofer makes
+missing mount points) and behind gVisor's in-memory overlay, so the container
+can write its root file system and the host sees none of it; the container's
+volumes and its termination log are bind mounts. gVisor brings its own kernel: `uname -r` and
 `/proc/version` say 4.4.0 and `dmesg` starts with "Starting gVisor...".
 
 Networking: `--network=host` only when the process already sits in a network
@@ -34,8 +35,8 @@ def container_id(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "-", text)[:120]
 
 
-def bundle(spec: dict[str, Any]) -> dict[str, Any]:
-    """The OCI runtime config for the container `spec` describes."""
+def bundle(spec: dict[str, Any], root: str) -> dict[str, Any]:
+    """The OCI runtime config for the container `spec` describes, its root at `root`."""
     mounts: list[dict[str, Any]] = [
         {"destination": "/proc", "type": "proc", "source": "proc"},
     ]
@@ -51,7 +52,7 @@ def bundle(spec: dict[str, Any]) -> dict[str, Any]:
             "cwd": spec.get("cwd") or "/",
             "user": {"uid": 0, "gid": 0},
         },
-        "root": {"path": "/", "readonly": False},
+        "root": {"path": root, "readonly": False},
         "hostname": spec.get("hostname") or "localhost",
         "mounts": mounts,
         "linux": {"namespaces": [{"type": t} for t in NAMESPACES]},
@@ -66,13 +67,13 @@ def argv(spec: dict[str, Any]) -> list[str]:
             "run", f"--bundle={box['bundle']}", box["id"]]  # fmt: skip
 
 
-def run(spec: dict[str, Any]) -> None:
-    """Write the bundle and replace this process with `runsc run` (raises OSError if it can't)."""
+def run(spec: dict[str, Any], root: str) -> None:
+    """Write the bundle (root `root`) and exec `runsc run` (OSError if it cannot)."""
     box = spec["sandbox"]
     Path(box["state"]).mkdir(parents=True, exist_ok=True)
     Path(box["bundle"]).mkdir(parents=True, exist_ok=True)
     config = Path(box["bundle"]) / "config.json"
-    config.write_text(json.dumps(bundle(spec)))
+    config.write_text(json.dumps(bundle(spec, root)))
     config.chmod(0o600)
     cmd = argv(spec)
     os.execv(cmd[0], cmd)
