@@ -5,12 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import yaml
 from harness import SimCluster
 
 from aicr import validate
 from aicr.catalog import load_catalog
 from aicr.k8s import KubeTarget
+from aicr.kubeapi import KubeApi, credentials
 from aicr.phases import Phase
+from aicr.runner import cleanup, names
 
 ROOT = Path(__file__).resolve().parents[2]
 SNAPSHOT = str(ROOT / "tests/data/snapshots/ok.yaml")
@@ -58,3 +61,20 @@ def run_check(
     tests[0]["requirements"] = {r["id"]: r["status"] for r in (outcome.report.extra or {}).get(
         "aicr", {}).get("cncf", {}).get("requirements", [])}  # fmt: skip
     return tests[0]
+
+
+def run_conformance_with_sim_config(
+    cluster: SimCluster, tmp_path: Path, check: str, components: str, params: dict[str, Any]
+) -> dict[str, Any]:
+    """Validate the conformance phase with only ``check``, the sim's config and these params.
+
+    The run must leave nothing of itself in the cluster, whatever the check's verdict.
+    """
+    config = cluster.validate_config()
+    config["spec"]["validate"]["checks"][check]["params"] = params
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(config))
+    test = run_check(cluster, tmp_path, check, components, phase="conformance", config=str(path))
+    with KubeApi(credentials(KubeTarget(str(cluster.kubeconfig)))) as api:
+        assert cleanup.remaining(api, names.run_selector(None)) == []
+    return test

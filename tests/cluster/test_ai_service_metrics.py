@@ -17,14 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
-from deployhelp import run_check
+from deployhelp import run_conformance_with_sim_config
 from harness import SimCluster
 from simcluster.components import prometheus
-
-from aicr.k8s import KubeTarget
-from aicr.kubeapi import KubeApi, credentials
-from aicr.runner import cleanup, names
 
 pytestmark = pytest.mark.components("prometheus-operator", "prometheus")
 
@@ -54,15 +49,8 @@ def _loaded(cluster: SimCluster, present: str | None, absent: tuple[str, ...] = 
 
 
 def _validate(cluster: SimCluster, tmp_path: Path, discover: int) -> dict[str, Any]:
-    config = cluster.validate_config()
-    config["spec"]["validate"]["checks"][CHECK]["params"] = {
-        "discoverSeconds": discover, "countSeconds": 20}  # fmt: skip
-    path = tmp_path / "config.yaml"
-    path.write_text(yaml.safe_dump(config))
-    test = run_check(cluster, tmp_path, CHECK, COMPONENTS, phase="conformance", config=str(path))
-    with KubeApi(credentials(KubeTarget(str(cluster.kubeconfig)))) as api:
-        assert cleanup.remaining(api, names.run_selector(None)) == []
-    return test
+    params = {"discoverSeconds": discover, "countSeconds": 20}
+    return run_conformance_with_sim_config(cluster, tmp_path, CHECK, COMPONENTS, params)
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -13,13 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
-from deployhelp import run_check
+from deployhelp import run_conformance_with_sim_config
 from harness import SimCluster
-
-from aicr.k8s import KubeTarget
-from aicr.kubeapi import KubeApi, credentials
-from aicr.runner import cleanup, names
 
 pytestmark = pytest.mark.components("prometheus")
 
@@ -27,15 +22,8 @@ CHECK = "ai-service-metrics"
 
 
 def _validate(cluster: SimCluster, tmp_path: Path, components: str) -> dict[str, Any]:
-    config = cluster.validate_config()
-    config["spec"]["validate"]["checks"][CHECK]["params"] = {
-        "discoverSeconds": 60, "countSeconds": 20}  # fmt: skip
-    path = tmp_path / "config.yaml"
-    path.write_text(yaml.safe_dump(config))
-    test = run_check(cluster, tmp_path, CHECK, components, phase="conformance", config=str(path))
-    with KubeApi(credentials(KubeTarget(str(cluster.kubeconfig)))) as api:
-        assert cleanup.remaining(api, names.run_selector(None)) == []
-    return test
+    params = {"discoverSeconds": 60, "countSeconds": 20}
+    return run_conformance_with_sim_config(cluster, tmp_path, CHECK, components, params)
 
 
 def test_annotated_workload_is_counted_exactly(cluster: SimCluster, tmp_path: Path) -> None:
