@@ -19,7 +19,7 @@ from aicr.config import ValidateConfig
 from aicr.errors import InputError, Problem, UnknownCheckError
 from aicr.phases import PHASE_ORDER, Phase
 from aicr.recipe.model import Recipe
-from aicr.yaml_io import PathKey
+from aicr.yaml_io import LoadedYaml, PathKey
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,8 @@ class PlannedCheck:
     """A check as it will run: its catalog entry, its effective timeout, its skip reason.
 
     ``node`` and ``host_paths`` are set only for the snapshot's node agents: the
-    node the pod must run on, and the host paths it reads.
+    node the pod must run on, and the host paths it reads. ``need`` is the
+    catalog's ``gpus`` counted with the check's effective params (``build`` sets it).
     """
 
     spec: CheckSpec
@@ -43,6 +44,7 @@ class PlannedCheck:
     skip_reason: str | None = None
     node: str | None = None
     host_paths: tuple[HostPath, ...] = ()
+    need: GpuNeed | None = None
 
     @property
     def name(self) -> str:
@@ -56,8 +58,19 @@ class PlannedCheck:
 
     @property
     def gpus(self) -> GpuNeed | None:
-        """The GPUs the run reserves for the check before it starts, if any."""
-        return self.spec.gpus
+        """The GPUs the run reserves for the check before it starts, if any.
+
+        Never a ``countParam`` form: a check planned without its params (``need``
+        unset) is counted with the params' defaults.
+        """
+        return self.need if self.need is not None else counted_need(self.spec, {})
+
+    @property
+    def reserves(self) -> str | None:
+        """The reservation as the plan and ``--dry-run`` say it (which param set the count)."""
+        need = self.gpus
+        param = self.spec.gpus.count_param if self.spec.gpus else None
+        return None if need is None else f"{need} (params.{param})" if param else str(need)
 
 
 @dataclass(frozen=True)
@@ -120,6 +133,27 @@ def unknown_check(
     return Problem(f"unknown check '{name}'", source=source, field_path=where, hint=hint)
 
 
+def counted_need(
+    spec: CheckSpec, params: dict[str, object], config: LoadedYaml | None = None
+) -> GpuNeed | None:
+    """``spec.gpus`` with a ``countParam`` read from the check's effective params.
+
+    ``params`` are the config's (validated here: a SchemaError names the config's
+    file, line and field); the params model fills in the defaults.
+    """
+    need = spec.gpus
+    if need is None or need.count_param is None:
+        return need
+    from aicr.checks import check_params
+
+    effective = check_params(spec.name, params, config).model_dump(by_alias=True)
+    try:
+        return need.counted(effective)
+    except ValueError as exc:
+        raise InputError(Problem(f"check '{spec.name}': {exc}", source="catalog",
+                                 field_path=f"checks.{spec.name}.gpus")) from None  # fmt: skip
+
+
 def _timeout(spec: CheckSpec, recipe: Recipe, config: ValidateConfig, source: str) -> timedelta:
     """Config beats recipe phase timeout, which beats the catalog."""
     section = recipe.validation.phase(spec.phase) if recipe.validation else None
@@ -144,8 +178,13 @@ def build(
     config: ValidateConfig,
     source: str = "recipe",
     line_of: Callable[[PathKey], int | None] | None = None,
+    config_lines: LoadedYaml | None = None,
 ) -> Plan:
-    """Select, check and order the recipe's checks for the requested phases."""
+    """Select, check and order the recipe's checks for the requested phases.
+
+    ``config_lines`` (the config as loaded) lets a bad param that counts a
+    check's GPUs be reported at its line.
+    """
     problems: list[Problem] = []
     unknown: list[Problem] = []
     planned: list[PhasePlan] = []
@@ -174,7 +213,14 @@ def build(
             else:
                 seen.add(name)
                 reason = "skipped by --skip-check" if name in skips else None
-                checks.append(PlannedCheck(spec, _timeout(spec, recipe, config, source), reason))
+                need = None
+                if reason is None:
+                    try:
+                        need = counted_need(spec, config.check(name).params, config_lines)
+                    except InputError as exc:
+                        problems += exc.problems
+                checks.append(PlannedCheck(spec, _timeout(spec, recipe, config, source), reason,
+                                           need=need))  # fmt: skip
         if not names:
             warnings.append(f"the recipe declares no {phase.value} checks; phase not run")
         planned.append(PhasePlan(phase, checks))

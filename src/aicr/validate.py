@@ -249,6 +249,7 @@ def load_inputs(request: ValidateRequest) -> Inputs:
         config=config,
         source=request.recipe,
         line_of=loaded.line_of,
+        config_lines=config_lines,
     )
     warnings += plan.warnings
     if request.cncf_version:

@@ -185,14 +185,15 @@ def test_gpu_checks_whose_reservations_fit_together_overlap() -> None:
 
 
 def test_a_later_gpu_check_never_overtakes_an_earlier_one_that_waits() -> None:
-    # gang-scheduling needs every free GPU: driver-runtime-management would fit beside
-    # dra-support, but starting it would keep gang-scheduling waiting longer
-    plan = gpu_plan("dra-support", "gang-scheduling", "driver-runtime-management",
+    # cluster-autoscaling needs every free GPU: driver-runtime-management would fit beside
+    # dra-support, but starting it would keep cluster-autoscaling waiting longer
+    plan = gpu_plan("dra-support", "cluster-autoscaling", "driver-runtime-management",
                     "platform-health")  # fmt: skip
     fake = FakeExecutor(durations={c.name: 0.3 for c in plan.checks},
                         gpu_reader=reader({"a": 4, "b": 4}))  # fmt: skip
     run_plan(plan, fake, ctx(), parallel=4, gpus=fake.gpu_pool(ctx()))
-    assert fake.started.index("gang-scheduling") < fake.started.index("driver-runtime-management")
+    assert fake.started.index("cluster-autoscaling") < fake.started.index(
+        "driver-runtime-management")
     gpu_pairs = [p for p in fake.overlaps if "platform-health" not in p]
     assert gpu_pairs == []  # every GPU check waited for the one before it here
     assert ("dra-support", "platform-health") in fake.overlaps  # checks without GPUs go on

@@ -65,11 +65,55 @@ def test_timeouts_catalog_recipe_config_precedence() -> None:
 def test_each_planned_check_carries_the_gpus_its_catalog_entry_declares() -> None:
     plan = plan_for("conformance")
     assert {c.name: str(c.gpus) for c in plan.checks if c.gpus} == {
-        "dra-support": "1 GPU in all", "gang-scheduling": "every free GPU",
+        "dra-support": "1 GPU in all", "gang-scheduling": "2 GPUs in all",
         "accelerator-metrics": "1 GPU in all"}
     deployment = {c.name: str(c.gpus) for c in plan_for().checks
                   if c.gpus and c.phase == Phase.DEPLOYMENT}  # fmt: skip
     assert deployment == {"check-nvidia-smi": "every free GPU"}
+
+
+GANG_CONFIG = """kind: ValidateConfig
+apiVersion: aicr.nvidia.com/v1alpha1
+spec:
+  validate:
+    checks:
+      gang-scheduling:
+        params:
+          observeSeconds: 5
+          size: {size}
+"""
+
+
+def gang_plan(size: object):  # type: ignore[no-untyped-def]
+    from aicr.config import ValidateConfig
+    from aicr.document import validate
+    from aicr.yaml_io import parse
+
+    lines = parse(GANG_CONFIG.format(size=size), "c.yaml")
+    return build(RECIPE, load_catalog(), phases=resolve_phases(["conformance"]),
+                 config=validate(ValidateConfig, lines), source="r.yaml", config_lines=lines)
+
+
+def test_a_need_that_names_a_param_is_counted_with_the_checks_effective_params() -> None:
+    gang = next(c for c in gang_plan(5).checks if c.name == "gang-scheduling")
+    assert (str(gang.gpus), gang.reserves) == ("5 GPUs in all", "5 GPUs in all (params.size)")
+    default = next(c for c in plan_for("conformance").checks if c.name == "gang-scheduling")
+    assert default.reserves == "2 GPUs in all (params.size)"  # the param's default
+
+
+@pytest.mark.parametrize(("size", "message"), [
+    (40, "c.yaml:9: spec.validate.checks.gang-scheduling.params.size: input should be less than "
+         "or equal to 16, got 40"),
+    ("two", "c.yaml:9: spec.validate.checks.gang-scheduling.params.size: input should be a "
+            "valid integer, unable to parse string as an integer, got 'two'"),
+])  # fmt: skip
+def test_a_bad_param_that_counts_gpus_is_an_input_error_at_its_line(
+    size: object, message: str
+) -> None:
+    with pytest.raises(InputError) as exc:
+        gang_plan(size)
+    assert [str(p) for p in exc.value.problems] == [message]
+    assert exc.value.exit_code == 2
 
 
 def test_skip_check_is_recorded_with_reason() -> None:

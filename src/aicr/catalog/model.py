@@ -37,14 +37,20 @@ class GpuNeed(Document):
     """The GPUs a check takes while it runs; the run reserves them before it starts.
 
     Exactly one form: ``all`` (every free GPU: nothing else holds a GPU meanwhile),
-    ``count`` (that many in all, wherever the scheduler puts them), or ``perNode``
-    on ``nodes`` nodes (a number, or ``every`` schedulable GPU node).
+    ``count`` (that many in all, wherever the scheduler puts them), ``countParam``
+    (as many in all as the check's param of that name says: the plan reads it from
+    the check's effective params), or ``perNode`` on ``nodes`` nodes (a number, or
+    ``every`` schedulable GPU node).
     """
 
     all: bool = Field(default=False, description="Every free GPU; no other GPU check overlaps.")
     count: int | None = Field(
         default=None, ge=1, description="GPUs in all, on whichever nodes the scheduler picks."
     )
+    count_param: str | None = Field(
+        default=None, pattern=r"^[a-z][a-zA-Z0-9]*$",
+        description="GPUs in all, as many as the check's param of this name (camelCase) says.",
+    )  # fmt: skip
     per_node: int | None = Field(default=None, ge=1, description="GPUs on each node it uses.")
     nodes: int | Literal["every"] = Field(
         default=1, description="How many nodes get perNode GPUs: a number, or every GPU node."
@@ -52,20 +58,40 @@ class GpuNeed(Document):
 
     @model_validator(mode="after")
     def _one_form(self) -> GpuNeed:
-        forms = [self.all, self.count is not None, self.per_node is not None]
+        forms = [self.all, self.count is not None, self.count_param is not None,
+                 self.per_node is not None]  # fmt: skip
         if sum(forms) != 1:
-            raise ValueError("give exactly one of all: true, count, perNode")
+            raise ValueError("give exactly one of all: true, count, countParam, perNode")
         if self.per_node is None and self.nodes != 1:
             raise ValueError("nodes goes with perNode")
         if isinstance(self.nodes, int) and self.nodes < 1:
             raise ValueError("nodes must be at least 1 or 'every'")
         return self
 
+    def counted(self, params: dict[str, object]) -> GpuNeed:
+        """The need with ``countParam`` read from ``params`` (camelCase keys); else itself.
+
+        Raises ValueError naming the param when it is absent or not a whole number >= 1.
+        """
+        if self.count_param is None:
+            return self
+        if self.count_param not in params:
+            known = ", ".join(sorted(params)) or "none"
+            raise ValueError(f"gpus.countParam names '{self.count_param}', which is not a param "
+                             f"of the check (its params: {known})")  # fmt: skip
+        value = params[self.count_param]
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"gpus.countParam: params.{self.count_param} is {value!r}, "
+                             "not a whole number of GPUs (at least 1)")  # fmt: skip
+        return GpuNeed(count=value)
+
     def __str__(self) -> str:
         if self.all:
             return "every free GPU"
         if self.count is not None:
             return f"{gpu_count(self.count)} in all"
+        if self.count_param is not None:
+            return f"params.{self.count_param} GPUs in all"
         each = gpu_count(self.per_node or 0)
         if self.nodes == "every":
             return f"{each} on every GPU node"

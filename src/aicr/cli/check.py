@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from aicr.catalog import load_catalog
+from aicr.plan import PlannedCheck
 
 
 @click.group()
@@ -24,7 +25,7 @@ def check() -> None:
     help="Default: a table on a terminal, plain lines when piped.",
 )
 def list_checks(output_format: str | None) -> None:
-    """Print every check: name, phase, CNCF requirements, timeout."""
+    """Print every check: name, phase, CNCF requirements, timeout (table, JSON: GPUs reserved)."""
     catalog = load_catalog()
     rows: list[dict[str, Any]] = [
         {
@@ -34,6 +35,8 @@ def list_checks(output_format: str | None) -> None:
             "timeoutSeconds": int(c.timeout.total_seconds()),
             "gpus": c.gpus.model_dump(by_alias=True, exclude_defaults=True) if c.gpus else None,
             "exclusiveGpus": bool(c.gpus and c.gpus.all),
+            # what a run reserves with the check's default params (a config may change a countParam)
+            "reserves": PlannedCheck(c, c.timeout).reserves,
             "queriesPrometheus": c.queries_prometheus,
             "description": c.description,
         }
@@ -49,7 +52,7 @@ def list_checks(output_format: str | None) -> None:
         from rich.table import Table
 
         table = Table()
-        for column in ("check", "phase", "requirements", "timeout", "description"):
+        for column in ("check", "phase", "requirements", "timeout", "reserves", "description"):
             table.add_column(column, overflow="fold")
         for row in rows:
             table.add_row(
@@ -57,6 +60,7 @@ def list_checks(output_format: str | None) -> None:
                 row["phase"],
                 ", ".join(row["requirements"]) or "-",
                 f"{row['timeoutSeconds']}s",
+                row["reserves"] or "-",
                 row["description"],
             )
         console.print(table)

@@ -85,8 +85,8 @@ def plan(the_plan: Plan) -> None:
         console.print(f"[bold]{phase_plan.phase.value}[/]")
         for check in phase_plan.checks:
             notes = [f"timeout {int(check.timeout.total_seconds())}s"]
-            if check.gpus:
-                notes.append(f"reserves {check.gpus}")
+            if check.reserves:
+                notes.append(f"reserves {check.reserves}")
             if check.skip_reason:
                 notes.append(check.skip_reason)
             console.print(f"  {check.name}  [dim]({', '.join(notes)})[/]")

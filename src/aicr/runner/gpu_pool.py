@@ -130,7 +130,7 @@ class GpuPool:
 
         try:
             view = self._view()
-            holding, others = self.ledger.reserve(holder, str(need), decide)
+            holding, others = self.ledger.reserve(holder, check.reserves or str(need), decide)
         except Exception as exc:
             return self._failed(check, exc)
         self._unreachable_since = None
@@ -140,7 +140,9 @@ class GpuPool:
             return Decision(holding)
         held = "; ".join(f"{h} holds {v}" for h, v in sorted(others.items())) or "nobody holds any"
         free = free_text(seen[-1], list(others.values())) if seen else "free GPUs unknown"
-        decision = Decision(waiting=f"waiting for GPUs: needs {need}; {free}; {held}")
+        decision = Decision(
+            waiting=f"waiting for GPUs: needs {check.reserves or need}; {free}; {held}"
+        )
         self._waiting[check.name] = decision
         return decision
 

@@ -523,7 +523,7 @@ def render_run(
 ) -> list[Manifest]:
     """Every object the run would apply, in apply order (what ``--dry-run`` prints)."""
     out = run_objects(ctx)
-    needs = {names.holder_id(ctx.run_id, c.name): {"need": str(c.gpus)}
+    needs = {names.holder_id(ctx.run_id, c.name): {"need": c.reserves}
              for c in plan.checks if c.gpus is not None and c.skip_reason is None}  # fmt: skip
     if needs:  # what the run adds to the Lease; the nodes are decided as each check starts
         out.append(gpu_lease(ctx.namespace, needs))

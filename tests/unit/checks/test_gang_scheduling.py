@@ -126,12 +126,37 @@ def test_the_positive_gang_requests_gpus_only_when_enough_are_free() -> None:
     assert build.size_positive(2, plan(8), "DRA mode").why == "CPU-only: DRA mode"
 
 
-def test_the_pinned_negative_gang_is_one_member_more_than_its_node_fits() -> None:
-    assert build.size_pinned_negative(True, plan(3, 5), {}) == build.Gang(
-        build.NEGATIVE, 6, 1, build.MEMBER_CPU_MILLIS, "g1")
-    cpu = build.size_pinned_negative(False, None, {"a": 1000, "b": 4000})
-    assert cpu == build.Gang(build.NEGATIVE, 2, 0, 3000, "b")  # one fits, two do not
-    assert build.size_pinned_negative(False, None, {}) == (
+def cpu(**free_of_allocatable: tuple[int, int]) -> NodePlan:
+    """A CPU plan: per node, (free, allocatable) millicores."""
+    return NodePlan(targets=[Target(n, f, a, None) for n, (f, a) in free_of_allocatable.items()])
+
+
+def test_the_pinned_gpu_gang_asks_for_more_than_its_nodes_allocatable_gpus() -> None:
+    # g1 has 5 of its 8 GPUs free: 9 members of 1 GPU, so no GPU freed meanwhile makes it fit
+    gang = build.size_pinned_negative(True, plan(3, 5), cpu())
+    assert gang == build.Gang(build.NEGATIVE, 9, 1, build.MEMBER_CPU_MILLIS, "g1",
+                              "9 GPUs in all; g1 has 8 allocatable")  # fmt: skip
+    big = NodePlan(targets=[Target("x", 3, 32, None)])  # never more than 16 members
+    assert build.size_pinned_negative(True, big, cpu()) == build.Gang(
+        build.NEGATIVE, 11, 3, build.MEMBER_CPU_MILLIS, "x", "33 GPUs in all; x has 32 allocatable")
+
+
+@pytest.mark.parametrize(("free", "members", "each"), [
+    (8000, 2, 6000),  # an empty node: two of three quarters each, one fits
+    (4000, 3, 3000),  # half busy: three, 9000m > 8000m even once the rest is freed
+    (100, 16, 501),  # nearly full: 16 members at most, each then more than is free
+])  # fmt: skip
+def test_the_pinned_cpu_gang_asks_for_more_than_its_nodes_allocatable_cpu(
+    free: int, members: int, each: int
+) -> None:
+    gang = build.size_pinned_negative(False, None, cpu(a=(free, 8000), b=(free // 2, 16000)))
+    assert gang == build.Gang(build.NEGATIVE, members, 0, each, "a",  # the freest node
+                              f"{members * each}m CPU in all; a has 8000m allocatable")  # fmt: skip
+    assert members * each > 8000
+
+
+def test_no_node_with_free_cpu_builds_no_pinned_gang() -> None:
+    assert build.size_pinned_negative(False, None, cpu()) == (
         "no schedulable node in scope has free CPU to pin a gang to")
 
 
@@ -346,8 +371,30 @@ def test_pod_group_schedulers_pass_when_the_short_gang_is_held(mechanism: Any) -
     result = run(kube, GPU_OPERATOR + f"- name: {mechanism.components[0]}\n  namespace: s\n")
     assert result.status == Status.PASSED, result.message
     held = next(s for s in result.evidence if s.title == "gang that cannot fit")
-    assert held.asked.startswith("9 pods of 10m CPU and 1 GPU each, pinned to g0")
+    assert held.asked.startswith("9 pods of 10m CPU and 1 GPU each, pinned to g0 (9 GPUs in all; "
+                                 "g0 has 8 allocatable, so it cannot fit even on an empty node)")
     assert held.verdict.startswith("0/9 pods bound for ")
+
+
+def busy(name: str, node_name: str, gpus: int) -> Obj:
+    """A pod of someone else's holding ``gpus`` GPUs on ``node_name``."""
+    limits = {"nvidia.com/gpu": str(gpus)}
+    container = {"name": "c", "resources": {"limits": limits, "requests": limits}}
+    return {"kind": "Pod", "metadata": {"name": name, "namespace": "other", "labels": {}},
+            "spec": {"nodeName": node_name, "containers": [container]},
+            "status": {"phase": "Running"}}  # fmt: skip
+
+
+def test_the_short_gang_is_sized_by_allocatable_gpus_not_free_ones() -> None:
+    # another check holds 3 GPUs of g0 and 5 of g1: the freest node has 5 free of 8; were the
+    # gang 6 (free + 1), the other check ending would let it fit
+    kube = cluster(busy("x", "g0", 3), busy("y", "g1", 5))
+    scheduler(kube, COSCHEDULING)
+    result = run(kube, GPU_OPERATOR + "- name: scheduler-plugins\n  namespace: s\n")
+    assert result.status == Status.PASSED, result.message
+    held = next(s for s in result.evidence if s.title == "gang that cannot fit")
+    assert held.asked.startswith("9 pods of 10m CPU and 1 GPU each, pinned to g0 (9 GPUs in all; "
+                                 "g0 has 8 allocatable"), held.asked
 
 
 def test_a_partial_start_fails_naming_the_pods_that_ran() -> None:

@@ -202,8 +202,10 @@ def test_check_list_plain_and_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert (by_name["driver-runtime-management"]["gpus"],
             by_name["driver-runtime-management"]["exclusiveGpus"]) == (
         {"perNode": 1, "nodes": "every"}, False)  # fmt: skip
-    assert (by_name["gang-scheduling"]["gpus"], by_name["gang-scheduling"]["exclusiveGpus"]) == (
-        {"all": True}, True)
+    assert (by_name["gang-scheduling"]["gpus"], by_name["gang-scheduling"]["exclusiveGpus"],
+            by_name["gang-scheduling"]["reserves"]) == (
+        {"countParam": "size"}, False, "2 GPUs in all (params.size)")  # fmt: skip
+    assert by_name["cluster-autoscaling"]["exclusiveGpus"] is True
     assert by_name["platform-health"]["gpus"] is None
 
 

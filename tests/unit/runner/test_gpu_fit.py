@@ -8,7 +8,9 @@ import pytest
 from pydantic import ValidationError
 
 from aicr.catalog import load_catalog
-from aicr.catalog.model import GpuNeed
+from aicr.catalog.model import GpuNeed, parse_catalog
+from aicr.errors import SchemaError
+from aicr.plan import PlannedCheck
 from aicr.runner import Placement
 from aicr.runner.gpu_fit import Holding, Inventory, fit, free_text, inventory
 
@@ -32,6 +34,17 @@ def pod(on: str, gpus: int, phase: str = "Running", run: str = "", check: str = 
             {"resources": {"limits": {"nvidia.com/gpu": str(gpus)}}}]},
         "status": {"phase": phase},
     }  # fmt: skip
+
+
+CATALOG_HEAD = """apiVersion: aicr.nvidia.com/v1alpha1
+kind: Catalog
+image: ghcr.io/x/aicr
+checks:
+  - name: gang-scheduling
+    phase: conformance
+    description: d
+    timeout: 5m
+"""
 
 
 def need(**fields: Any) -> GpuNeed:
@@ -133,6 +146,7 @@ def test_the_waiting_message_says_what_is_free_per_node() -> None:
         ({"perNode": 2}, "2 GPUs on one node"),
         ({"perNode": 1, "nodes": "every"}, "1 GPU on every GPU node"),
         ({"perNode": 2, "nodes": 3}, "2 GPUs on each of 3 nodes (6 in all)"),
+        ({"countParam": "size"}, "params.size GPUs in all"),
     ],
 )
 def test_a_need_reads_as_plain_words(fields: dict[str, Any], text: str) -> None:
@@ -142,11 +156,44 @@ def test_a_need_reads_as_plain_words(fields: dict[str, Any], text: str) -> None:
 @pytest.mark.parametrize(
     "fields",
     [{}, {"all": True, "count": 1}, {"count": 2, "nodes": 2}, {"perNode": 0},
-     {"perNode": 1, "nodes": 0}, {"perNode": 1, "nodes": "all"}],
+     {"perNode": 1, "nodes": 0}, {"perNode": 1, "nodes": "all"},
+     {"countParam": "size", "count": 2}, {"countParam": "Size"}, {"countParam": ""},
+     {"countParam": "size", "nodes": 2}],
 )  # fmt: skip
 def test_a_malformed_need_is_refused(fields: dict[str, Any]) -> None:
     with pytest.raises(ValidationError):
         need(**fields)
+
+
+def test_a_malformed_catalog_need_names_its_field_and_the_forms() -> None:
+    text = (CATALOG_HEAD + "    gpus: {countParam: size, count: 2}\n")
+    with pytest.raises(SchemaError) as exc:
+        parse_catalog(text, "cat.yaml")
+    assert [str(p) for p in exc.value.problems] == [
+        "cat.yaml:9: checks[0].gpus: value error, give exactly one of all: true, count, "
+        "countParam, perNode, got dict"]
+
+
+@pytest.mark.parametrize(("params", "message"), [
+    ({"observeSeconds": 30}, "gpus.countParam names 'size', which is not a param of the check "
+                             "(its params: observeSeconds)"),
+    ({"size": 0}, "gpus.countParam: params.size is 0, not a whole number of GPUs (at least 1)"),
+    ({"size": True}, "gpus.countParam: params.size is True, not a whole number of GPUs "
+                     "(at least 1)"),
+    ({"size": "2"}, "gpus.countParam: params.size is '2', not a whole number of GPUs "
+                    "(at least 1)"),
+])  # fmt: skip
+def test_a_count_param_must_name_a_whole_number_param(params: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError) as exc:
+        need(countParam="size").counted(params)
+    assert str(exc.value) == message
+    assert need(countParam="size").counted({"size": 3}) == need(count=3)
+
+
+def test_every_count_param_of_the_catalog_counts_with_the_checks_defaults() -> None:
+    planned = {c.name: PlannedCheck(c, c.timeout).gpus for c in load_catalog().checks
+               if c.gpus and c.gpus.count_param}  # fmt: skip
+    assert {n: str(g) for n, g in planned.items()} == {"gang-scheduling": "2 GPUs in all"}
 
 
 def test_the_catalog_declares_the_documented_needs() -> None:
@@ -157,7 +204,7 @@ def test_the_catalog_declares_the_documented_needs() -> None:
         "inference-perf": "every free GPU",
         "dra-support": "1 GPU in all",
         "accelerator-metrics": "1 GPU in all",
-        "gang-scheduling": "every free GPU",
+        "gang-scheduling": "params.size GPUs in all",
         "pod-autoscaling": "2 GPUs in all",
         "cluster-autoscaling": "every free GPU",
         "secure-accelerator-access": "4 GPUs in all",

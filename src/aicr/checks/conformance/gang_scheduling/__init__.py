@@ -13,11 +13,14 @@ chooses when several are served):
   while its admission object shows it waiting. With Kueue the check's own
   ClusterQueue holds exactly the positive gang's requests and the gang has one
   member more; otherwise the gang's pods are pinned by node affinity to one
-  existing node whose free GPUs (or CPU) fit all but one of them, so no
-  autoscaler can rescue it.
+  existing node and together ask for more than its allocatable GPUs (or CPU),
+  so neither an autoscaler nor another check freeing GPUs meanwhile can make
+  it fit; one member alone fits there.
 
 What it does not: fairness, preemption, queue ordering, or gangs spanning
 nodes outside ``--node-selector``. In DRA mode the gangs are CPU-only.
+The run reserves ``params.size`` GPUs for it (catalog ``countParam``): the
+positive gang's; the negative one needs none, it can never fit.
 
 How it fails: no recognised gang mechanism (naming what was found, including
 a scheduler aicr does not recognise), a positive gang that is not admitted or
@@ -117,17 +120,20 @@ def _detect(ctx: CheckContext) -> Detection | None:
     return None
 
 
-def _plan(ctx: CheckContext) -> tuple[smi.NodePlan, dict[str, int]]:
-    """Free GPUs per schedulable GPU node in scope, and free CPU (millicores) per node in scope."""
+def _plan(ctx: CheckContext) -> tuple[smi.NodePlan, smi.NodePlan]:
+    """Free and allocatable GPUs per schedulable GPU node in scope, and CPU (millicores) per node.
+
+    ``plan_nodes`` counts any resource: in the CPU plan a target's ``gpus`` are
+    its free millicores and ``total`` its allocatable ones.
+    """
     nodes, pods = ctx.kube.list("Node"), ctx.kube.list("Pod")
     gpu_plan = smi.plan_nodes(nodes, *smi.device_plugin_gpus(nodes, pods), ctx.workloads)
-    cpu_plan = smi.plan_nodes(nodes, *build.cpu_use(nodes, pods), ctx.workloads)
-    return gpu_plan, {t.node: t.gpus for t in cpu_plan.targets}  # plan_nodes counts any resource
+    return gpu_plan, smi.plan_nodes(nodes, *build.cpu_use(nodes, pods), ctx.workloads)
 
 
 def _sizing(ctx: CheckContext) -> build.Sizing | None:
     with ctx.step("capacity") as step:
-        gpu_plan, cpu_free = _plan(ctx)
+        gpu_plan, cpu_plan = _plan(ctx)
         dra = prepared_mode(ctx.prepared, ctx.recipe) == AllocationMode.DRA
         why = "the recipe advertises GPUs through DRA; gang members request no claims" if dra \
             else None  # fmt: skip
@@ -135,7 +141,7 @@ def _sizing(ctx: CheckContext) -> build.Sizing | None:
         step.asked = "nodes, and every pod's GPU and CPU requests"
         step.answer = (
             "free GPUs: " + (", ".join(f"{t.node} {t.gpus}" for t in gpu_plan.targets) or "none")
-            + "; free CPU: " + (", ".join(f"{n} {m}m" for n, m in sorted(cpu_free.items()))
+            + "; free CPU: " + (", ".join(f"{t.node} {t.gpus}m" for t in cpu_plan.targets)
                                 or "none")
         )  # fmt: skip
         step.info(sizing.why)
@@ -261,8 +267,8 @@ def _negative_gang(ctx: CheckContext, gangs: _Gangs, sizing: build.Sizing) -> bu
     """Kueue: one member over the check's quota; else pinned to a node it cannot fit on."""
     if gangs.m is KUEUE:
         return build.kueue_negative(sizing.positive)
-    gpu_plan, cpu_free = _plan(ctx)  # again: the positive gang is gone
-    return build.size_pinned_negative(sizing.gpu, gpu_plan, cpu_free)
+    gpu_plan, cpu_plan = _plan(ctx)  # again: the positive gang is gone
+    return build.size_pinned_negative(sizing.gpu, gpu_plan, cpu_plan)
 
 
 def _negative(ctx: CheckContext, gangs: _Gangs, sizing: build.Sizing) -> None:
@@ -275,7 +281,7 @@ def _negative(ctx: CheckContext, gangs: _Gangs, sizing: build.Sizing) -> None:
         how = (
             f"one pod more than ClusterQueue {gangs.quota_name}'s quota"
             if gangs.m is KUEUE
-            else f"pinned to {gang.node}, which fits only {gang.size - 1} of them"
+            else f"{gang.cannot_fit}, so it cannot fit even on an empty node"
         )
         step.asked = (f"{gang.describe()} ({how}); watched {ctx.params.observe_seconds:g}s "
                       "for any bound pod")  # fmt: skip

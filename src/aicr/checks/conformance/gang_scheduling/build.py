@@ -7,7 +7,6 @@ by the probe session when the objects are created.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -80,6 +79,7 @@ class Gang:
     gpus: int  # per member
     cpu_millis: int  # per member
     node: str | None = None  # pinned by required node affinity
+    cannot_fit: str = ""  # why a pinned gang can never fit its node, for the evidence
 
     @property
     def members(self) -> list[str]:
@@ -117,23 +117,37 @@ def size_positive(size: int, gpu_plan: NodePlan | None, why_not_gpu: str | None)
     return Sizing(Gang(POSITIVE, size, 0, MEMBER_CPU_MILLIS), False, f"CPU-only: {why}")
 
 
-def size_pinned_negative(
-    gpu: bool, gpu_plan: NodePlan | None, cpu_free: dict[str, int]
-) -> Gang | str:
-    """A gang that cannot fit on one node by construction, or why none can be built.
+MAX_SHORT_MEMBERS = 16  # a pinned gang that cannot fit never has more members than this
 
-    GPU: one more member than the node with the most free GPUs has, one GPU
-    each. CPU (``cpu_free``: free millicores of the schedulable nodes in scope):
-    two members of three quarters of the freest node's CPU each, so one fits and
-    both do not, even if a quarter more is freed meanwhile.
+
+def _short(allocatable: int, each: int) -> tuple[int, int]:
+    """``(members, each)``: at least ``each`` per member, together more than ``allocatable``."""
+    each = max(each, allocatable // MAX_SHORT_MEMBERS + 1, 1)
+    return allocatable // each + 1, each
+
+
+def size_pinned_negative(gpu: bool, gpu_plan: NodePlan | None, cpu_plan: NodePlan) -> Gang | str:
+    """A gang that cannot fit its node even were the node empty, or why none can be built.
+
+    Pinned to the schedulable node in scope with the most free GPUs (else CPU),
+    its members together ask for more than that node's *allocatable*, so nothing
+    another check frees meanwhile can make it fit, and no reservation is needed.
+    GPU: one GPU each, one member more than the node's allocatable GPUs. CPU:
+    three quarters of the node's free CPU each, so one member alone fits now
+    with room to spare, and as many as exceed its allocatable CPU. Both keep to
+    ``MAX_SHORT_MEMBERS`` members (each asks for more then).
     """
     if gpu and gpu_plan and gpu_plan.targets:
         t = min(gpu_plan.targets, key=lambda t: (-t.gpus, t.node))
-        return Gang(NEGATIVE, t.gpus + 1, 1, MEMBER_CPU_MILLIS, t.node)
-    best = min(cpu_free.items(), key=lambda c: (-c[1], c[0]), default=None)
-    if best is None or best[1] < 4:
+        members, each = _short(t.total, 1)
+        why = f"{members * each} GPUs in all; {t.node} has {t.total} allocatable"
+        return Gang(NEGATIVE, members, each, MEMBER_CPU_MILLIS, t.node, why)
+    if not cpu_plan.targets:
         return "no schedulable node in scope has free CPU to pin a gang to"
-    return Gang(NEGATIVE, 2, 0, math.ceil(best[1] * 3 / 4), best[0])
+    t = min(cpu_plan.targets, key=lambda t: (-t.gpus, t.node))  # plan_nodes counts millicores
+    members, each = _short(t.total, t.gpus * 3 // 4)
+    why = f"{members * each}m CPU in all; {t.node} has {t.total}m allocatable"
+    return Gang(NEGATIVE, members, 0, each, t.node, why)
 
 
 def kueue_negative(positive: Gang) -> Gang:
