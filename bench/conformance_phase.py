@@ -13,15 +13,20 @@ longest check, however many GPU checks it has: GPU checks overlap whenever
 their reservations fit (aicr.runner.gpu_pool). The cluster is healthy: the GPU
 Operator and DRA-driver stand-ins (operand DaemonSets whose pods really run),
 a gVisor RuntimeClass and, by default, DRA allocation mode, so dra-support,
-pod-autoscaling and driver-runtime-management take their GPUs through
-ResourceClaims; the real components of COMPONENTS (KubeRay, for robust-controller;
+pod-autoscaling, driver-runtime-management and secure-accelerator-access take
+their GPUs through ResourceClaims (the GPU RuntimeClass `nvidia` is there for
+the last); the real components of COMPONENTS (KubeRay, for robust-controller;
 Traefik, for inference-gateway, whose Gateway and API key come from
 `hack/sim/sim config`; Prometheus and prometheus-adapter, pod-autoscaling's
 custom metrics API; ai-service-metrics has that Prometheus find its workload
 through the prometheus.io pod annotations) are started with it.
-With ``--mode device-plugin`` it also runs cluster-autoscaling against Karpenter
-(the sim's ``karpenter`` component, started then only): its pods request
-``nvidia.com/gpu``.
+With ``--mode device-plugin`` it also runs the checks whose pods request
+``nvidia.com/gpu``: cluster-autoscaling against Karpenter and accelerator-metrics
+against the DCGM exporter (the sim's ``karpenter`` and ``dcgm-exporter``
+components, started then only). The exporter component lives in its own
+namespace (``gpu-operator``, named by accelerator-metrics'
+``params.exporterNamespace``); the GPU Operator stand-ins the operator checks
+judge are in OPERATOR_NS.
 
     AICR_SIM_DIR=... PATH=.venv/bin:$PATH python bench/conformance_phase.py
 
@@ -53,6 +58,7 @@ from gpu_operator import (  # noqa: E402
 from gpu_operator import policy as cluster_policy  # noqa: E402
 from harness import SimCluster  # noqa: E402
 from kubernetes import client  # noqa: E402
+from manifests import GPU_RUNTIME_CLASS  # noqa: E402
 from simcluster.cluster import Sim  # noqa: E402
 
 from aicr.catalog import load_catalog  # noqa: E402
@@ -60,18 +66,20 @@ from aicr.checks import registry  # noqa: E402
 from aicr.checks.gpu_operator import OPERANDS  # noqa: E402
 from aicr.phases import Phase  # noqa: E402
 
-OPERATOR_NS, DRA_NS = "gpu-operator", "nvidia-dra-driver"
+OPERATOR_NS, DRA_NS = "bench-gpu-operator", "nvidia-dra-driver"
+EXPORTER_NS = "gpu-operator"  # the sim's dcgm-exporter component
 DRA_PLUGIN = "nvidia-dra-driver-gpu-kubelet-plugin"
 # The implemented conformance checks the healthy cluster below satisfies, in catalog order.
 COVERED = ("dra-support", "gang-scheduling", "pod-autoscaling", "driver-runtime-management",
            "workload-sandboxing", "gpu-operator-health", "platform-health",
-           "robust-controller", "inference-gateway", "ai-service-metrics")  # fmt: skip
+           "robust-controller", "inference-gateway", "ai-service-metrics",
+           "secure-accelerator-access")  # fmt: skip
 # The real components the covered checks judge (as `hack/sim/sim up --with` names them);
 # gang-scheduling's gangs are CPU-only in DRA mode.
 COMPONENTS = "kuberay,kueue,gateway,prometheus,prometheus-adapter"
 # Checks whose pods request nvidia.com/gpu: run with --mode device-plugin only, with their
 # components
-DEVICE_PLUGIN_ONLY = {"cluster-autoscaling": "karpenter"}
+DEVICE_PLUGIN_ONLY = {"cluster-autoscaling": "karpenter", "accelerator-metrics": "dcgm-exporter"}
 SANDBOX = {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "gvisor"},
            "handler": "runsc"}  # fmt: skip
 SNAPSHOT = ROOT / "tests" / "data" / "snapshots" / "ok.yaml"
@@ -104,7 +112,7 @@ def healthy(cluster: SimCluster, mode: str) -> None:
                   OPERATOR_NS)  # fmt: skip
     cluster.apply(cluster_policy("ready"))
     cluster.apply(gpu_node_daemon_set(DRA_PLUGIN), DRA_NS)
-    cluster.apply(SANDBOX)  # the sim runs its pods under the real gVisor
+    cluster.apply([SANDBOX, GPU_RUNTIME_CLASS])  # the sim runs its pods under the real gVisor
     for ns in (OPERATOR_NS, DRA_NS):
         cluster.wait_for(lambda ns=ns: daemon_sets_ready(cluster, ns), 120,
                          message=f"DaemonSets in {ns} ready")  # fmt: skip
@@ -117,7 +125,8 @@ def teardown(cluster: SimCluster) -> None:
     client.ApiextensionsV1Api(cluster.api()).delete_custom_resource_definition(
         CRD["metadata"]["name"]
     )
-    client.NodeV1Api(cluster.api()).delete_runtime_class(SANDBOX["metadata"]["name"])
+    for runtime_class in (SANDBOX, GPU_RUNTIME_CLASS):
+        client.NodeV1Api(cluster.api()).delete_runtime_class(runtime_class["metadata"]["name"])
     cluster.reset()
 
 
@@ -154,6 +163,9 @@ def validate(cluster: SimCluster, checks: list[str], work: Path, mode: str,
     """One ``aicr validate --phase conformance``; exits unless every check passed."""
     (work / "recipe.yaml").write_text(recipe(checks, mode == "dra"))
     config = cluster.validate_config()  # what the components publish (sim config)
+    if "accelerator-metrics" in checks:
+        settings = config["spec"]["validate"]["checks"].setdefault("accelerator-metrics", {})
+        settings.setdefault("params", {})["exporterNamespace"] = EXPORTER_NS
     for check in checks if delay else []:
         settings = config["spec"]["validate"]["checks"].setdefault(check, {})
         settings.setdefault("params", {})["aicrDelaySeconds"] = delay
