@@ -4,7 +4,9 @@ Healthy: the check fills the two static GPU nodes, its GPU pods get a new node
 of the NodePool `gpu`, and the node is consolidated away once they are gone
 (the sim's NodePool consolidates after 5 s). Broken: a NodePool whose GPU
 limit forbids the node, `sim fault autoscaler-stopped`, and no NodePool at all
-(no recognised autoscaler: failed, never skipped).
+(no recognised autoscaler: failed, never skipped). DRA mode: Karpenter v1.14.1
+refuses pods with resource claims (its IGNORE_DRA_REQUESTS default), and the
+check fails with its words.
 """
 
 from __future__ import annotations
@@ -25,6 +27,14 @@ pytestmark = pytest.mark.components("karpenter")
 logged = logs_on_failure(karpenter.NAMESPACE, "app.kubernetes.io/name=karpenter")
 CHECK = "cluster-autoscaling"
 NO_COMPONENTS = "  []\n"
+DRA = ("- name: gpu-operator\n  namespace: gpu-operator\n"
+       "  overrides: {devicePlugin: {enabled: false}}\n"
+       "- name: nvidia-dra-driver-gpu\n  namespace: nvidia-dra-driver-gpu\n"
+       "  overrides: {resources: {gpus: {enabled: true}}, gpuResourcesEnabledOverride: true}\n")
+# Karpenter v1.14.1, pkg/controllers/provisioning/scheduling/scheduler.go Scheduler.add with
+# IGNORE_DRA_REQUESTS at its default (true), as its FailedScheduling event words it
+DRA_REFUSAL = ("FailedScheduling: Failed to schedule pod, pod has Dynamic Resource Allocation "
+               "requirements that are not yet supported by Karpenter")  # fmt: skip
 
 
 def config(tmp_path: Path, params: str) -> str:
@@ -134,3 +144,28 @@ def test_without_a_node_pool_no_autoscaler_is_recognised_and_the_check_fails(
         "cluster_autoscaling N/A with a justification in "
         "spec.validate.evidence.cncf.notApplicable")  # fmt: skip
     assert leftovers(cluster) == []
+
+
+@logged
+def test_in_dra_mode_karpenter_refuses_pods_with_claims_and_the_check_fails_with_its_words(
+    cluster: SimCluster, tmp_path: Path
+) -> None:
+    cluster.set_mode("dra")
+    test = run_check(cluster, tmp_path, CHECK, DRA, phase="conformance",
+                     config=config(tmp_path, "{scaleUpSeconds: 90}"))  # fmt: skip
+    assert test["status"] == "failed", test["message"]
+    assert re.fullmatch(
+        r"1/2 steps failed: scale-up: Karpenter does not provision nodes for pods with DRA "
+        r"resource claims while its IGNORE_DRA_REQUESTS option is true \(its default from v1\.7 to "
+        r"v1\.14\.1 at least\); it refused the pods \d+s after they were created: pod scale-up-0: "
+        r"Pending, unschedulable: 0/\d+ nodes are available: .*; pod scale-up-1: Pending.*; "
+        r"Karpenter created no NodeClaim; Karpenter \(KWOK provider\) said: "
+        + re.escape(DRA_REFUSAL), test["message"]), test["message"]  # fmt: skip
+    assert steps(test) == [("autoscaler", "informational"), ("existing GPU nodes", "informational"),
+                           ("fill existing nodes", "passed"), ("scale-up", "failed"),
+                           ("workloads", "passed")]  # fmt: skip
+    existing = test["extra"]["evidence"][1]
+    assert "ResourceSlices" in existing["asked"] and "GPUs free" in existing["answer"], existing
+    assert "(its ResourceClaim)" in test["extra"]["evidence"][2]["asked"]
+    assert leftovers(cluster) == []
+    assert not provisioned.provisioned_nodes(cluster.api())

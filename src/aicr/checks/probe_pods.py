@@ -55,6 +55,16 @@ def gpu_claim(name: str, count: int, request: str) -> Obj:
     }
 
 
+def gpu_claim_template(name: str, count: int, request: str) -> Obj:
+    """A ResourceClaimTemplate ``name``: each pod using it gets its own ``gpu_claim``."""
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": name},
+        "spec": {"spec": gpu_claim(name, count, request)["spec"]},
+    }
+
+
 def _pod_spec(obj: Obj) -> Obj | None:
     spec = obj.get("spec")
     if not isinstance(spec, dict):

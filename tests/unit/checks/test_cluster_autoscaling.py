@@ -431,15 +431,86 @@ def test_sigterm_deletes_the_workload_and_names_the_node_it_waits_on() -> None:
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # restored after the check
 
 
-def test_dra_mode_fails_closed() -> None:
-    recipe = ("componentRefs:\n- name: nvidia-dra-driver-gpu\n  overrides: {resources: {gpus: "
-              "{enabled: true}}, gpuResourcesEnabledOverride: true}\n")  # fmt: skip
-    kube = karpenter_cloud()
-    result = run(kube, recipe=recipe)
-    assert (result.status, result.message) == (
-        Status.FAILED, "GPU pods through DRA are not supported by this check yet: the recipe "
-        "advertises whole GPUs through DRA")  # fmt: skip
-    assert made(kube) == []
+DRA_RECIPE = ("componentRefs:\n- name: gpu-operator\n"
+              "  overrides: {devicePlugin: {enabled: false}}\n"
+              "- name: nvidia-dra-driver-gpu\n"
+              "  overrides: {resources: {gpus: {enabled: true}},\n"
+              "              gpuResourcesEnabledOverride: true}\n")  # fmt: skip
+# Karpenter v1.14.1's event on a pod with resource claims while IGNORE_DRA_REQUESTS is true
+# (pkg/controllers/provisioning/scheduling/scheduler.go Scheduler.add, events.go
+# PodFailedToScheduleEvent)
+DRA_REFUSAL = ("Failed to schedule pod, pod has Dynamic Resource Allocation requirements that "
+               "are not yet supported by Karpenter")  # fmt: skip
+
+
+def dra_cloud(**how: Any) -> Cloud:
+    """gpu-0's 8 GPUs in a ResourceSlice of the NVIDIA DRA driver, 3 held by another claim."""
+    kube = karpenter_cloud(**how)
+    kube.objects[0]["status"]["allocatable"] = {}
+    devices = [{"name": f"gpu-{i}", "attributes": {"type": {"string": "gpu"}}} for i in range(8)]
+    kube.objects.append({"kind": "ResourceSlice", "metadata": {"name": "gpu-0-gpu.nvidia.com"},
+                         "spec": {"driver": "gpu.nvidia.com", "nodeName": "gpu-0",
+                                  "pool": {"name": "gpu-0"}, "devices": devices}})  # fmt: skip
+    held = [{"driver": "gpu.nvidia.com", "pool": "gpu-0", "device": f"gpu-{i}", "request": "r"}
+            for i in range(3)]  # fmt: skip
+    kube.objects.append({"kind": "ResourceClaim", "metadata": {"name": "other", "namespace": "t"},
+                         "status": {"allocation": {"devices": {"results": held}}}})  # fmt: skip
+    return kube
+
+
+def test_dra_mode_holds_free_devices_by_claim_and_the_pods_claim_from_a_template() -> None:
+    kube = dra_cloud()
+    seen: list[Obj] = []
+    create = kube.create
+    kube.create = lambda obj: (seen.append(copy.deepcopy(obj)), create(obj))[1]  # type: ignore[method-assign]
+    result = run(kube, "{pods: 1, gpusPerPod: 2}", recipe=DRA_RECIPE)
+    assert result.status == Status.PASSED, result.message
+    assert [(o["kind"], o["metadata"]["name"]) for o in seen] == [
+        ("ResourceClaim", "fill-gpu-0"), ("Pod", "fill-gpu-0"),
+        ("ResourceClaimTemplate", "scale-up"), ("Pod", "scale-up-0")]  # fmt: skip
+    claim, fill, template, pod = seen
+    want = {"name": "gpus", "exactly": {"deviceClassName": "gpu.nvidia.com",
+                                        "allocationMode": "ExactCount", "count": 5}}  # fmt: skip
+    assert claim["spec"]["devices"]["requests"] == [want]
+    assert template["spec"]["spec"]["devices"]["requests"] == [
+        {**want, "exactly": {**want["exactly"], "count": 2}}]  # fmt: skip
+    assert fill["spec"]["resourceClaims"] == [{"name": "gpus", "resourceClaimName": "fill-gpu-0"}]
+    assert pod["spec"]["resourceClaims"] == [{"name": "gpus",
+                                              "resourceClaimTemplateName": "scale-up"}]  # fmt: skip
+    for p in (fill, pod):
+        assert p["spec"]["containers"][0]["resources"] == {"claims": [{"name": "gpus"}]}
+    assert result.evidence[1].answer == "gpu-0: 5/8 GPUs free"
+    assert "ResourceClaimTemplate scale-up on DeviceClass gpu.nvidia.com" in \
+        result.evidence[3].asked  # fmt: skip
+    assert sorted(set(deleted(kube))) == sorted(set(made(kube)))
+
+
+def test_dra_mode_fails_at_once_with_karpenters_refusal_of_pods_with_claims() -> None:
+    kube = dra_cloud(up=None)
+    kube.objects.append(event("FailedScheduling", DRA_REFUSAL, "karpenter"))
+    result = run(kube, "{scaleUpSeconds: 2}", recipe=DRA_RECIPE)
+    assert result.status == Status.FAILED
+    assert result.message.startswith(
+        "1/2 steps failed: scale-up: Karpenter does not provision nodes for pods with DRA "
+        "resource claims while its IGNORE_DRA_REQUESTS option is true (its default from v1.7 to "
+        "v1.14.1 at least); it refused the pods 0s after they were created: pod scale-up-0: "
+        "Pending, unschedulable: 0/2 nodes"), result.message  # fmt: skip
+    assert result.message.endswith(
+        f"Karpenter created no NodeClaim; Karpenter (KWOK provider) said: FailedScheduling: "
+        f"{DRA_REFUSAL}"), result.message  # fmt: skip
+    assert kube.looks < 10  # it stopped at the refusal, not after 2 s of looks
+    assert steps(result)[-1] == ("workloads", "passed")
+    assert sorted(set(deleted(kube))) == sorted(set(made(kube)))
+
+
+def test_the_refusal_is_karpenters_only() -> None:
+    said = [f"FailedScheduling: {DRA_REFUSAL}"]
+    kar = providers.karpenter([node_pool("gpu")])
+    ca = providers.cluster_autoscaler(ca_status("g"), [])
+    assert kar is not None and ca is not None
+    assert providers.refused_claims(said, kar) == said[0]
+    assert providers.refused_claims(said, ca) is None
+    assert providers.refused_claims(["FailedScheduling: exceed limits"], kar) is None
 
 
 def test_node_selector_and_tolerations_reach_every_pod_and_only_selected_nodes_are_filled() -> None:

@@ -6,7 +6,8 @@ What it proves, by observing each event, never inferring one:
   cluster autoscalers; ``providers``);
 - scale-up: with the free GPUs of every existing GPU node held by one pinned
   pod each, ``params.pods`` pods of ``params.gpusPerPod`` GPUs fit no existing
-  node (the scheduler says so); within ``params.scaleUpSeconds`` a new node of
+  node (the scheduler says so); in DRA mode those GPUs are ResourceClaims on
+  the DRA driver's DeviceClass; within ``params.scaleUpSeconds`` a new node of
   a node group (a NodePool, or the group Cluster Autoscaler names) registers
   and every pod Runs on a new node;
 - scale-down: once the workload is deleted, the new nodes are removed within
@@ -15,15 +16,16 @@ What it proves, by observing each event, never inferring one:
   Autoscaler's deletion taints or ScaleDown candidates), and the message says
   the node was not yet gone.
 
-What it does not: scale a node group of a given accelerator type by name, or
-test DRA-requested GPUs (in DRA mode it fails saying so).
+What it does not: scale a node group of a given accelerator type by name.
 
 How it fails: no recognised autoscaler ("no recognised cluster autoscaler",
 never a skip: N/A is declared in the validate config); a pod that ran on an
 existing node; no new node in time (with the scheduler's and the
-autoscaler's own words); a node that stays with no sign of removal. Nodes the
-check caused are named when it ends, whatever ends it (SIGTERM included): the
-workload is deleted and the node it waits on is reported.
+autoscaler's own words), or at once when Karpenter says it will not
+provision for pods with resource claims; a node that stays with no sign of
+removal. Nodes the check caused are named when it ends, whatever ends it
+(SIGTERM included): the workload is deleted and the node it waits on is
+reported.
 """
 
 from __future__ import annotations
@@ -42,9 +44,9 @@ from aicr import pod_status
 from aicr.checks import CheckContext, CheckParams
 from aicr.checks.allocation import AllocationMode, prepared_mode
 from aicr.checks.conformance.cluster_autoscaling import build, providers
-from aicr.checks.gpu import allocatable_gpus
+from aicr.checks.gpu import GPU_DEVICE_CLASS, allocatable_gpus
 from aicr.checks.images import workload_image
-from aicr.checks.smi_probes import NodePlan, device_plugin_gpus, plan_nodes
+from aicr.checks.smi_probes import NodePlan, device_plugin_gpus, dra_gpus, plan_nodes
 from aicr.cncf.aggregation import NA_PATH
 from aicr.ctrf import Status
 from aicr.result import CheckResult, StepStatus
@@ -124,12 +126,18 @@ def _provider(ctx: CheckContext) -> providers.Provider | None:
     return None
 
 
-def _capacity(ctx: CheckContext) -> tuple[NodePlan, set[str]] | None:
+def _capacity(ctx: CheckContext, dra: bool) -> tuple[NodePlan, set[str]] | None:
     with ctx.step("existing GPU nodes") as step:
         nodes = ctx.kube.list("Node")
-        capacity, used = device_plugin_gpus(nodes, ctx.kube.list("Pod"))
+        if dra:
+            capacity, used = dra_gpus(ctx.kube.list("ResourceSlice"),
+                                      ctx.kube.list("ResourceClaim"))  # fmt: skip
+            step.asked = ("Nodes, the whole GPUs of gpu.nvidia.com ResourceSlices and the "
+                          "devices every ResourceClaim holds")  # fmt: skip
+        else:
+            capacity, used = device_plugin_gpus(nodes, ctx.kube.list("Pod"))
+            step.asked = "Nodes, their allocatable nvidia.com/gpu and every pod's GPU requests"
         plan = plan_nodes(nodes, capacity, used, ctx.workloads)
-        step.asked = "Nodes, their allocatable nvidia.com/gpu and every pod's GPU requests"
         step.answer = "; ".join(
             [f"{t.node}: {t.gpus}/{t.total} GPUs free" for t in plan.targets]
             + [f"{n}: all GPUs in use" for n in plan.busy]
@@ -141,7 +149,7 @@ def _capacity(ctx: CheckContext) -> tuple[NodePlan, set[str]] | None:
     return None
 
 
-def _fill(ctx: CheckContext, plan: NodePlan, image: str) -> bool:
+def _fill(ctx: CheckContext, plan: NodePlan, image: str, dra: bool) -> bool:
     with ctx.step("fill existing nodes") as step:
         if not plan.targets:
             step.asked = "no existing GPU node has a free GPU"
@@ -149,9 +157,12 @@ def _fill(ctx: CheckContext, plan: NodePlan, image: str) -> bool:
             return True
         deadline = int(ctx.deadline.remaining())
         for t in plan.targets:
-            ctx.probes.create(build.filler(t, image, deadline))
+            if dra:
+                ctx.probes.create(build.filler_claim(t))
+            ctx.probes.create(build.filler(t, image, deadline, dra))
+        how = " (its ResourceClaim)" if dra else ""
         step.asked = "; ".join(f"pod {build.filler_name(t.node)} on {t.node} with {t.gpus} GPUs"
-                               for t in plan.targets)  # fmt: skip
+                               f"{how}" for t in plan.targets)  # fmt: skip
         waited = ctx.probes.wait("Pod", build.running, budget=ctx.params.fill_seconds)
         step.answer = "; ".join(f"{n}: Running on {p['spec'].get('nodeName')}"
                                 for n, p in sorted(waited.objects.items())
@@ -177,6 +188,7 @@ class Watcher:
         self.groups: dict[str, str | None] = {}
         self.nodes: dict[str, Obj] = {}
         self.claims: dict[str, Obj] = {}
+        self.said: list[str] = []  # what the autoscaler told the pods, as of the last look
 
     @staticmethod
     def _name(obj: Obj) -> str:
@@ -219,7 +231,8 @@ class Watcher:
                 note(f"running/{name}", f"pod {name} Running on {node}")
             if node and node not in self.before and node in self.nodes:
                 self.caused.setdefault(node, self.nodes[node])
-        for line in providers.autoscaler_events(events, self.provider):
+        self.said = providers.autoscaler_events(events, self.provider)
+        for line in self.said:
             note(f"event/{line}", f"{self.provider.name} event: {line}")
         for node, obj in sorted(self.nodes.items()):
             if node in self.before:
@@ -240,19 +253,26 @@ class Watcher:
                      if (c.get("status") or {}).get("nodeName") == node), None)  # fmt: skip
 
 
-def _scale_up(ctx: CheckContext, w: Watcher, image: str) -> bool:
+def _scale_up(ctx: CheckContext, w: Watcher, image: str, dra: bool) -> bool:
     p = ctx.params
     with ctx.step("scale-up") as step:
-        pods = build.scale_up_pods(p.pods, p.gpus_per_pod, image, int(ctx.deadline.remaining()))
-        step.asked = (f"{p.pods} pods of {p.gpus_per_pod} GPUs ({image}) that no existing node "
-                      "fits; a new node and every pod Running within "
+        deadline = int(ctx.deadline.remaining())
+        pods = build.scale_up_pods(p.pods, p.gpus_per_pod, image, deadline, dra)
+        how = (f", each its own ResourceClaim from ResourceClaimTemplate {build.TEMPLATE} on "
+               f"DeviceClass {GPU_DEVICE_CLASS}") if dra else ""  # fmt: skip
+        step.asked = (f"{p.pods} pods of {p.gpus_per_pod} GPUs ({image}{how}) that no existing "
+                      "node fits; a new node and every pod Running within "
                       f"{p.scale_up_seconds:.0f}s")  # fmt: skip
+        if dra:
+            ctx.probes.create(build.scale_up_template(p.gpus_per_pod))
         w.timeline.note("created", f"created pods {', '.join(x['metadata']['name'] for x in pods)}")
         for pod in pods:
             ctx.probes.create(pod)
         end = time.monotonic() + min(p.scale_up_seconds, ctx.deadline.for_waits())
         seen = w.look()
         while not _scale_up_over(seen, w.before) and time.monotonic() < end:
+            if providers.refused_claims(w.said, w.provider):
+                break  # Karpenter holds this refusal permanent: no node will come
             time.sleep(POLL_SECONDS)
             seen = w.look()
         step.answer = w.timeline.text()
@@ -287,7 +307,13 @@ def _no_scale_up(w: Watcher, pods: dict[str, Obj], seconds: float) -> str:
                       if not build.running(x))  # fmt: skip
     said = providers.autoscaler_events(w.events(), w.provider)
     claims = [n for n in w.claims if n not in w.claims_before]
-    parts = [f"no new node ran the pods within {seconds:.0f}s: {where}"]
+    if providers.refused_claims(said, w.provider):
+        after = time.monotonic() - w.timeline.start
+        head = f"{providers.KARPENTER_DRA_BEHAVIOUR}; it refused the pods {after:.0f}s after " \
+               "they were created"  # fmt: skip
+    else:
+        head = f"no new node ran the pods within {seconds:.0f}s"
+    parts = [f"{head}: {where}"]
     if w.provider.karpenter:
         parts.append(f"NodeClaims created: {', '.join(claims)}" if claims
                      else "Karpenter created no NodeClaim")  # fmt: skip
@@ -383,21 +409,19 @@ def run(ctx: CheckContext) -> CheckResult:
     watcher: Watcher | None = None
     try:
         with _stoppable():
-            if prepared_mode(ctx.prepared, ctx.recipe) == AllocationMode.DRA:
-                return ctx.failed("GPU pods through DRA are not supported by this check yet: "
-                                  "the recipe advertises whole GPUs through DRA")  # fmt: skip
+            dra = prepared_mode(ctx.prepared, ctx.recipe) == AllocationMode.DRA
             provider = _provider(ctx)
             if provider is None:
                 return ctx.conclude("steps")
-            found = _capacity(ctx)
+            found = _capacity(ctx, dra)
             if found is None:
                 return ctx.conclude("steps")
             plan, before = found
             image = workload_image(build.IMAGE, check=ctx.name, config=ctx.config)
-            if not _fill(ctx, plan, image):
+            if not _fill(ctx, plan, image, dra):
                 return ctx.conclude("steps")
             watcher = Watcher(ctx, provider, before)
-            up = _scale_up(ctx, watcher, image)
+            up = _scale_up(ctx, watcher, image, dra)
             down, how = _scale_down(ctx, watcher) if up else (False, "")
             result = ctx.conclude("steps")
             if up and down and result.status == Status.PASSED:

@@ -3,7 +3,9 @@
 No client and no I/O. The check fills the free GPUs of every existing GPU node
 with one pod per node (sized from that node's free GPUs, pinned to it), so the
 GPU pods it then creates fit no existing node whatever their size: only a new
-node can run them.
+node can run them. In DRA mode every pod's GPUs come from a ResourceClaim on
+the NVIDIA DRA driver's DeviceClass: a filler's own claim, the scale-up pods'
+claims from one ResourceClaimTemplate.
 """
 
 from __future__ import annotations
@@ -13,7 +15,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aicr.checks.gpu import GPU_RESOURCE
-from aicr.checks.probe_pods import gpu_toleration, pinned_to, restricted_pod_spec
+from aicr.checks.probe_pods import (
+    gpu_claim,
+    gpu_claim_template,
+    gpu_toleration,
+    pinned_to,
+    restricted_pod_spec,
+)
 from aicr.checks.smi_probes import Target
 from aicr.checks.steps import now_iso
 from aicr.runner import names as k8s_names
@@ -23,12 +31,17 @@ IMAGE = "pause"  # in aicr/checks/images.yaml
 CONTAINER = "hold"
 FILL_PREFIX = "fill"
 POD_PREFIX = "scale-up"
+CLAIM = "gpus"  # the pods' resource claim and its one request (DRA mode)
+TEMPLATE = POD_PREFIX  # the scale-up pods' ResourceClaimTemplate (DRA mode)
 
 
-def _pod(name: str, image: str, gpus: int, deadline: int) -> Obj:
-    container = {"name": CONTAINER, "image": image,
-                 "resources": {"limits": {GPU_RESOURCE: str(gpus)}}}  # fmt: skip
+def _pod(name: str, image: str, gpus: int, deadline: int, claim: Obj | None) -> Obj:
+    """A pause pod holding ``gpus`` GPUs: a limit, or (DRA) the claim source ``claim``."""
+    gpu = {"claims": [{"name": CLAIM}]} if claim else {"limits": {GPU_RESOURCE: str(gpus)}}
+    container = {"name": CONTAINER, "image": image, "resources": gpu}
     spec = restricted_pod_spec([container])
+    if claim:
+        spec["resourceClaims"] = [{"name": CLAIM, **claim}]
     spec["tolerations"] = [gpu_toleration()]
     spec["terminationGracePeriodSeconds"] = 0
     # Should cleanup itself be lost, the pods still end and free the node for scale-down.
@@ -41,16 +54,28 @@ def filler_name(node: str) -> str:
     return k8s_names.bounded(f"{FILL_PREFIX}-{node}")
 
 
-def filler(target: Target, image: str, deadline: int) -> Obj:
+def filler_claim(target: Target) -> Obj:
+    """DRA mode: the filler's claim for all of ``target.node``'s free GPUs."""
+    return gpu_claim(filler_name(target.node), target.gpus, CLAIM)
+
+
+def filler(target: Target, image: str, deadline: int, dra: bool = False) -> Obj:
     """A pod pinned to ``target.node`` holding all its free GPUs."""
-    pod = _pod(filler_name(target.node), image, target.gpus, deadline)
+    claim = {"resourceClaimName": filler_name(target.node)} if dra else None
+    pod = _pod(filler_name(target.node), image, target.gpus, deadline, claim)
     pod["spec"]["affinity"] = pinned_to(target.node)
     return pod
 
 
-def scale_up_pods(count: int, gpus: int, image: str, deadline: int) -> list[Obj]:
+def scale_up_template(gpus: int) -> Obj:
+    """DRA mode: each scale-up pod's own claim for ``gpus`` whole GPUs."""
+    return gpu_claim_template(TEMPLATE, gpus, CLAIM)
+
+
+def scale_up_pods(count: int, gpus: int, image: str, deadline: int, dra: bool = False) -> list[Obj]:
     """The GPU pods no existing node fits (each node's free GPUs are held by a filler)."""
-    return [_pod(f"{POD_PREFIX}-{i}", image, gpus, deadline) for i in range(count)]
+    claim = {"resourceClaimTemplateName": TEMPLATE} if dra else None
+    return [_pod(f"{POD_PREFIX}-{i}", image, gpus, deadline, claim) for i in range(count)]
 
 
 @dataclass

@@ -46,6 +46,14 @@ NODE_GROUP_LABELS = {
     "kubernetes.azure.com/agentpool": "AKS cluster autoscaler",
     "eks.amazonaws.com/nodegroup": "Cluster Autoscaler (EKS)",
 }
+# Karpenter's words on a pod with resource claims that it will not provision for: its
+# scheduler says so while its IGNORE_DRA_REQUESTS option is true, the default from v1.7 to
+# v1.14.1 at least (pkg/controllers/provisioning/scheduling/scheduler.go, Scheduler.add),
+# and holds that error permanent (it never relaxes such a pod's needs to retry).
+KARPENTER_DRA_REFUSAL = "Dynamic Resource Allocation requirements that are not yet supported"
+KARPENTER_DRA_BEHAVIOUR = ("Karpenter does not provision nodes for pods with DRA resource claims "
+                           "while its IGNORE_DRA_REQUESTS option is true (its default from v1.7 "
+                           "to v1.14.1 at least)")  # fmt: skip
 # "pod triggered scale-up: [{gpu-pool 0->1 (max: 4)}]" (several groups: one {...} each)
 _SCALE_UP = re.compile(r"\{(\S+) (\d+)->(\d+) \(max: (\d+)\)\}")
 
@@ -145,6 +153,13 @@ def autoscaler_events(events: list[Obj], provider: Provider) -> list[str]:
             if line not in out:
                 out.append(line)
     return out
+
+
+def refused_claims(said: list[str], provider: Provider) -> str | None:
+    """Karpenter's event line refusing the pods for their resource claims, or None."""
+    if not provider.karpenter:
+        return None
+    return next((line for line in said if KARPENTER_DRA_REFUSAL in line), None)
 
 
 def scale_down_began(

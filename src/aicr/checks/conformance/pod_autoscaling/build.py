@@ -9,8 +9,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from aicr.checks.gpu import GPU_DEVICE_CLASS, GPU_RESOURCE
-from aicr.checks.probe_pods import gpu_toleration, restricted_pod_spec
+from aicr.checks.gpu import GPU_RESOURCE
+from aicr.checks.probe_pods import gpu_claim_template, gpu_toleration, restricted_pod_spec
 
 Obj = dict[str, Any]
 IMAGE = "python"  # in aicr/checks/images.yaml
@@ -61,13 +61,7 @@ http.server.ThreadingHTTPServer((os.environ["POD_IP"], port), Handler).serve_for
 
 def claim_template() -> Obj:
     """DRA mode: each replica's claim for one whole GPU of the NVIDIA DRA driver."""
-    exactly = {"deviceClassName": GPU_DEVICE_CLASS, "allocationMode": "ExactCount", "count": 1}
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaimTemplate",
-        "metadata": {"name": CLAIM_TEMPLATE},
-        "spec": {"spec": {"devices": {"requests": [{"name": CLAIM, "exactly": exactly}]}}},
-    }
+    return gpu_claim_template(CLAIM_TEMPLATE, 1, CLAIM)
 
 
 def deployment(image: str, metric: str, labels: dict[str, str], dra: bool) -> Obj:
