@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import os
 import secrets
+import signal
+import subprocess
+import sys
 import threading
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 from harness import SimCluster
@@ -20,6 +26,8 @@ from aicr.result import CheckResult
 from aicr.runner import TOLERATE_ALL, Placement, RunContext, cleanup, names
 from aicr.runner.events import Event
 
+ROOT = Path(__file__).resolve().parents[2]
+SNAPSHOT = ROOT / "tests/data/snapshots/ok.yaml"
 RECIPE = """
 componentRefs:
   - name: kube-prometheus-stack
@@ -79,3 +87,29 @@ def remaining(cluster: SimCluster, run_id: str) -> list[str]:
     """Every object still carrying the run's label (namespaced kinds, cluster kinds, pods)."""
     with KubeApi(credentials(KubeTarget(str(cluster.kubeconfig)))) as api:
         return cleanup.remaining(api, names.run_selector(run_id))
+
+
+def start_validate(
+    cluster: SimCluster, tmp_path: Path, recipe: str, config: str, *extra: str
+) -> subprocess.Popen[str]:
+    """`aicr validate` as a user runs it, progress on stderr, the report in report.json."""
+    (tmp_path / "recipe.yaml").write_text(recipe)
+    (tmp_path / "config.yaml").write_text(config)
+    cmd = [sys.executable, "-m", "aicr.cli.main", "validate", "-r", str(tmp_path / "recipe.yaml"),
+           "-s", str(SNAPSHOT), "--config", str(tmp_path / "config.yaml"),
+           "--kubeconfig", str(cluster.kubeconfig), "--image", cluster.validator_image,
+           "-o", str(tmp_path / "report.json"), *extra]  # fmt: skip
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    return subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, env=env)
+
+
+def interrupted(proc: subprocess.Popen[str], tmp_path: Path, sig: int = signal.SIGINT) -> Any:
+    """Signal the run; once it ends, its report: exit 130, interrupted, one check `other`."""
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["extra"]["aicr"]["interrupted"] is True
+    (test,) = report["results"]["tests"]
+    assert (test["status"], test["extra"]["statusDetail"]) == ("other", "interrupted"), test
+    return report

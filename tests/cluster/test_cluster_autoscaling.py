@@ -6,7 +6,8 @@ of the NodePool `gpu`, and the node is consolidated away once they are gone
 limit forbids the node, `sim fault autoscaler-stopped`, and no NodePool at all
 (no recognised autoscaler: failed, never skipped). DRA mode: Karpenter v1.14.1
 refuses pods with resource claims (its IGNORE_DRA_REQUESTS default), and the
-check fails with its words.
+check fails with its words. Ctrl-C on `aicr validate` during the scale-up
+leaves nothing of the run, and the node Karpenter made for it goes.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from typing import Any
 
 import pytest
 from component_logs import logs_on_failure
-from deployhelp import run_check
+from deployhelp import recipe_text, run_check
 from harness import SimCluster
+from runhelp import interrupted, remaining, start_validate
 from simcluster import kube, provisioned
 from simcluster.components import karpenter
 
@@ -37,10 +39,14 @@ DRA_REFUSAL = ("FailedScheduling: Failed to schedule pod, pod has Dynamic Resour
                "requirements that are not yet supported by Karpenter")  # fmt: skip
 
 
+def config_text(params: str) -> str:
+    return ("{kind: ValidateConfig, apiVersion: aicr.nvidia.com/v1alpha1, spec: "
+            f"{{validate: {{checks: {{{CHECK}: {{params: {params}}}}}}}}}}}\n")  # fmt: skip
+
+
 def config(tmp_path: Path, params: str) -> str:
     path = tmp_path / "config.yaml"
-    path.write_text("{kind: ValidateConfig, apiVersion: aicr.nvidia.com/v1alpha1, spec: "
-                    f"{{validate: {{checks: {{{CHECK}: {{params: {params}}}}}}}}}}}\n")  # fmt: skip
+    path.write_text(config_text(params))
     return str(path)
 
 
@@ -59,6 +65,12 @@ def leftovers(cluster: SimCluster) -> list[str]:
 def node_pools(cluster: SimCluster) -> Any:
     return kube.dynamic(cluster.api()).resources.get(api_version="karpenter.sh/v1",
                                                      kind="NodePool")  # fmt: skip
+
+
+def node_claims(cluster: SimCluster) -> set[str]:
+    found = kube.dynamic(cluster.api()).resources.get(api_version="karpenter.sh/v1",
+                                                      kind="NodeClaim").get()  # fmt: skip
+    return {c.metadata.name for c in found.items}
 
 
 @pytest.fixture(autouse=True)
@@ -169,3 +181,26 @@ def test_in_dra_mode_karpenter_refuses_pods_with_claims_and_the_check_fails_with
     assert "(its ResourceClaim)" in test["extra"]["evidence"][2]["asked"]
     assert leftovers(cluster) == []
     assert not provisioned.provisioned_nodes(cluster.api())
+
+
+@logged
+def test_ctrl_c_during_the_scale_up_leaves_nothing_and_the_new_node_goes(
+    cluster: SimCluster, tmp_path: Path
+) -> None:
+    before = node_claims(cluster)
+    recipe = recipe_text(NO_COMPONENTS, [CHECK], phase="conformance")
+    proc = start_validate(cluster, tmp_path, recipe, config_text("{scaleUpSeconds: 120}"))
+    try:
+        made = cluster.wait_for(lambda: node_claims(cluster) - before, timeout=180,
+                                message="Karpenter's NodeClaim for the check's pods")  # fmt: skip
+    except BaseException:
+        proc.kill()
+        raise
+    report = interrupted(proc, tmp_path)
+    assert report["results"]["tests"][0]["name"] == CHECK
+    assert remaining(cluster, report["runId"]) == []
+    assert leftovers(cluster) == []
+    gone = f"Karpenter's NodeClaims {sorted(made)} and their nodes gone"
+    cluster.wait_for(lambda: not (made & node_claims(cluster))
+                     and not provisioned.provisioned_nodes(cluster.api()), timeout=90,
+                     message=gone)  # fmt: skip

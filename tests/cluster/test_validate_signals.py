@@ -8,18 +8,14 @@ every case nothing carrying the run's label is left in the cluster.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from harness import SimCluster
-from runhelp import remaining
+from runhelp import interrupted, remaining, start_validate
 
-ROOT = Path(__file__).resolve().parents[2]
-SNAPSHOT = ROOT / "tests/data/snapshots/ok.yaml"
 RECIPE = """
 kind: RecipeResult
 componentRefs:
@@ -36,14 +32,7 @@ spec: {validate: {checks: {platform-health: {params: {aicrDelaySeconds: 120}}}}}
 
 
 def start(cluster: SimCluster, tmp_path: Path, *extra: str) -> subprocess.Popen[str]:
-    (tmp_path / "recipe.yaml").write_text(RECIPE)
-    (tmp_path / "config.yaml").write_text(CONFIG)
-    cmd = [sys.executable, "-m", "aicr.cli.main", "validate", "-r", str(tmp_path / "recipe.yaml"),
-           "-s", str(SNAPSHOT), "--config", str(tmp_path / "config.yaml"),
-           "--kubeconfig", str(cluster.kubeconfig), "--image", cluster.validator_image,
-           "-o", str(tmp_path / "report.json"), *extra]  # fmt: skip
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
-    return subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, env=env)
+    return start_validate(cluster, tmp_path, RECIPE, CONFIG, *extra)
 
 
 def wait_until_running(proc: subprocess.Popen[str]) -> list[str]:
@@ -63,15 +52,8 @@ def test_first_signal_cleans_up_and_writes_the_partial_report(
 ) -> None:
     proc = start(cluster, tmp_path)
     wait_until_running(proc)
-    proc.send_signal(sig)
-    _, err = proc.communicate(timeout=90)
-    assert proc.returncode == 130, err
-    report = json.loads((tmp_path / "report.json").read_text())
-    assert report["extra"]["aicr"]["interrupted"] is True
-    (test,) = report["results"]["tests"]
-    assert (test["name"], test["status"], test["extra"]["statusDetail"]) == (
-        "platform-health", "other", "interrupted"
-    )
+    report = interrupted(proc, tmp_path, sig)
+    assert report["results"]["tests"][0]["name"] == "platform-health"
     assert remaining(cluster, report["runId"]) == []
 
 
