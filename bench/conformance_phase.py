@@ -26,7 +26,7 @@ against the DCGM exporter (the sim's ``karpenter`` and ``dcgm-exporter``
 components, started then only). The exporter component lives in its own
 namespace (``gpu-operator``, named by accelerator-metrics'
 ``params.exporterNamespace``); the GPU Operator stand-ins the operator checks
-judge are in OPERATOR_NS.
+judge are in conformance_cluster.STAND_IN_NS.
 
     AICR_SIM_DIR=... PATH=.venv/bin:$PATH python bench/conformance_phase.py
 
@@ -48,27 +48,16 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "hack" / "sim"), str(ROOT / "tests" / "cluster"), str(ROOT / "tests")]
 
-from gpu_operator import (  # noqa: E402
-    CRD,
-    daemon_sets_ready,
-    deployment,
-    gpu_node_daemon_set,
-    policy_served,
-)
-from gpu_operator import policy as cluster_policy  # noqa: E402
+from conformance_cluster import STAND_IN_NS, gpu_components, healthy, teardown  # noqa: E402
+from deployhelp import recipe_text  # noqa: E402
 from harness import SimCluster  # noqa: E402
-from kubernetes import client  # noqa: E402
-from manifests import GPU_RUNTIME_CLASS  # noqa: E402
 from simcluster.cluster import Sim  # noqa: E402
 
 from aicr.catalog import load_catalog  # noqa: E402
 from aicr.checks import registry  # noqa: E402
-from aicr.checks.gpu_operator import OPERANDS  # noqa: E402
 from aicr.phases import Phase  # noqa: E402
 
-OPERATOR_NS, DRA_NS = "bench-gpu-operator", "nvidia-dra-driver"
 EXPORTER_NS = "gpu-operator"  # the sim's dcgm-exporter component
-DRA_PLUGIN = "nvidia-dra-driver-gpu-kubelet-plugin"
 # The implemented conformance checks the healthy cluster below satisfies, in catalog order.
 COVERED = ("dra-support", "gang-scheduling", "pod-autoscaling", "driver-runtime-management",
            "workload-sandboxing", "gpu-operator-health", "platform-health",
@@ -80,54 +69,15 @@ COMPONENTS = "kuberay,kueue,gateway,prometheus,prometheus-adapter"
 # Checks whose pods request nvidia.com/gpu: run with --mode device-plugin only, with their
 # components
 DEVICE_PLUGIN_ONLY = {"cluster-autoscaling": "karpenter", "accelerator-metrics": "dcgm-exporter"}
-SANDBOX = {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "gvisor"},
-           "handler": "runsc"}  # fmt: skip
 SNAPSHOT = ROOT / "tests" / "data" / "snapshots" / "ok.yaml"
 SLACK_SECONDS = 5  # the ratio's allowance for the run's own start and finish
 
 
-def recipe(checks: list[str], dra: bool) -> str:
-    on, off = ("true", "false") if dra else ("false", "true")
-    return (
-        "kind: RecipeResult\napiVersion: aicr.nvidia.com/v1alpha1\ncomponentRefs:\n"
-        f"  - name: gpu-operator\n    namespace: {OPERATOR_NS}\n"
-        f"    overrides: {{devicePlugin: {{enabled: {off}}}}}\n"
-        f"  - name: nvidia-dra-driver-gpu\n    namespace: {DRA_NS}\n"
-        f"    overrides: {{resources: {{gpus: {{enabled: {on}}}}}, "
-        f"gpuResourcesEnabledOverride: {on}}}\n"
-        "  - name: kuberay-operator\n    namespace: ray-system\n"
-        "  - name: kueue\n    namespace: kueue-system\n"
-        f"validation:\n  conformance:\n    checks: [{', '.join(checks)}]\n"
-    )
-
-
-def healthy(cluster: SimCluster, mode: str) -> None:
-    """The GPU Operator's operands and the DRA kubelet plugin ready on the GPU nodes."""
-    cluster.set_mode(mode)
-    cluster.apply(CRD)
-    for ns in (OPERATOR_NS, DRA_NS):
-        cluster.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
-    cluster.wait_for(lambda: policy_served(cluster), 30, message="ClusterPolicy CRD served")
-    cluster.apply([deployment("gpu-operator"), *(gpu_node_daemon_set(o.app) for o in OPERANDS)],
-                  OPERATOR_NS)  # fmt: skip
-    cluster.apply(cluster_policy("ready"))
-    cluster.apply(gpu_node_daemon_set(DRA_PLUGIN), DRA_NS)
-    cluster.apply([SANDBOX, GPU_RUNTIME_CLASS])  # the sim runs its pods under the real gVisor
-    for ns in (OPERATOR_NS, DRA_NS):
-        cluster.wait_for(lambda ns=ns: daemon_sets_ready(cluster, ns), 120,
-                         message=f"DaemonSets in {ns} ready")  # fmt: skip
-
-
-def teardown(cluster: SimCluster) -> None:
-    """Everything the bench made goes; the cluster is back in its initial mode."""
-    for ns in (OPERATOR_NS, DRA_NS):
-        cluster.delete_namespace(ns, wait=False)
-    client.ApiextensionsV1Api(cluster.api()).delete_custom_resource_definition(
-        CRD["metadata"]["name"]
-    )
-    for runtime_class in (SANDBOX, GPU_RUNTIME_CLASS):
-        client.NodeV1Api(cluster.api()).delete_runtime_class(runtime_class["metadata"]["name"])
-    cluster.reset()
+def recipe(checks: list[str], mode: str) -> str:
+    """The GPU Operator is the stand-ins' (in their own namespace), beside KubeRay and Kueue."""
+    others = ("- name: kuberay-operator\n  namespace: ray-system\n"
+              "- name: kueue\n  namespace: kueue-system\n")  # fmt: skip
+    return recipe_text(gpu_components(mode, STAND_IN_NS) + others, checks, phase="conformance")
 
 
 @dataclass
@@ -161,7 +111,7 @@ class PhaseRun:
 def validate(cluster: SimCluster, checks: list[str], work: Path, mode: str,
              parallel: int | None = None, delay: float = 0) -> PhaseRun:  # fmt: skip
     """One ``aicr validate --phase conformance``; exits unless every check passed."""
-    (work / "recipe.yaml").write_text(recipe(checks, mode == "dra"))
+    (work / "recipe.yaml").write_text(recipe(checks, mode))
     config = cluster.validate_config()  # what the components publish (sim config)
     if "accelerator-metrics" in checks:
         settings = config["spec"]["validate"]["checks"].setdefault("accelerator-metrics", {})

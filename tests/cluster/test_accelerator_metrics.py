@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 import yaml
+from conformance_cluster import EXPORTER, exporters_ready
 from deployhelp import run_check
 from harness import SimCluster
 
@@ -20,27 +21,11 @@ pytestmark = pytest.mark.components("prometheus", "dcgm-exporter")
 CHECK = "accelerator-metrics"
 COMPONENTS = "- name: gpu-operator\n  namespace: gpu-operator\n"
 NODE1 = SimCluster.gpu_nodes[1]
-EXPORTER = "app=nvidia-dcgm-exporter"
-
-
-def _exporters_ready(cluster: SimCluster) -> None:
-    """Wait until every GPU node's exporter is Ready: the previous test's heal (e.g. of
-    `exporter-down`) reopens its socket, but readiness returns a probe period later."""
-    core = cluster.core()
-
-    def ready() -> bool:
-        pods = core.list_namespaced_pod("gpu-operator", label_selector=EXPORTER).items
-        ready_nodes = {p.spec.node_name for p in pods
-                       if any(c.type == "Ready" and c.status == "True"
-                              for c in p.status.conditions or [])}  # fmt: skip
-        return ready_nodes >= set(SimCluster.gpu_nodes)
-
-    cluster.wait_for(ready, timeout=60, message="every GPU node's exporter to be Ready")
 
 
 @pytest.fixture
 def cluster(cluster: SimCluster) -> SimCluster:
-    _exporters_ready(cluster)
+    exporters_ready(cluster)
     return cluster
 
 

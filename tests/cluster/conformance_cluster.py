@@ -1,0 +1,94 @@
+"""The healthy simulated GPU cluster a whole conformance run needs, for tests and the bench.
+
+The GPU Operator's operands and the DRA driver are stand-in DaemonSets whose pods
+really run on the GPU nodes (`gpu_operator.gpu_node_daemon_set`). The operator's
+stand-ins have their own namespace: the sim's dcgm-exporter component owns
+`gpu-operator`, and a stand-in of the same name would replace it. The RuntimeClasses
+are the GPU Operator's `nvidia` (secure-accelerator-access) and gVisor's `runsc`
+(workload-sandboxing; the sim runs pods under the real gVisor). Each piece is applied
+by `healthy` and removed by `teardown`.
+"""
+
+from __future__ import annotations
+
+from gpu_operator import CRD, daemon_sets_ready, deployment, gpu_node_daemon_set, policy_served
+from gpu_operator import policy as cluster_policy
+from harness import SimCluster
+from kubernetes import client
+from manifests import GPU_RUNTIME_CLASS
+
+from aicr.checks.gpu_operator import OPERANDS
+
+OPERATOR_NS = "gpu-operator"  # the GPU Operator's own, where the dcgm-exporter component runs
+STAND_IN_NS, DRA_NS = "gpu-operator-stand-ins", "nvidia-dra-driver"
+DRA_PLUGIN = "nvidia-dra-driver-gpu-kubelet-plugin"
+SANDBOX = {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "gvisor"},
+           "handler": "runsc"}  # fmt: skip
+RUNTIME_CLASSES = (GPU_RUNTIME_CLASS, SANDBOX)
+EXPORTER = "app=nvidia-dcgm-exporter"
+
+
+def gpu_components(mode: str, operator_ns: str = OPERATOR_NS) -> str:
+    """The recipe's GPU Operator and DRA driver (component list items), set up for ``mode``."""
+    on, off = ("true", "false") if mode == "dra" else ("false", "true")
+    return (
+        f"- name: gpu-operator\n  namespace: {operator_ns}\n"
+        f"  overrides: {{devicePlugin: {{enabled: {off}}}}}\n"
+        f"- name: nvidia-dra-driver-gpu\n  namespace: {DRA_NS}\n"
+        f"  overrides: {{resources: {{gpus: {{enabled: {on}}}}}, "
+        f"gpuResourcesEnabledOverride: {on}}}\n"
+    )
+
+
+def healthy(cluster: SimCluster, mode: str, operands: bool = True) -> None:
+    """GPUs in ``mode``, the DRA kubelet plugin ready on the GPU nodes, the RuntimeClasses.
+
+    With ``operands`` also the GPU Operator, its ClusterPolicy and its operands, in
+    STAND_IN_NS (the checks that judge them need a recipe naming that namespace).
+    """
+    if cluster.mode != mode:
+        cluster.set_mode(mode)
+    spaces = (STAND_IN_NS, DRA_NS) if operands else (DRA_NS,)
+    for ns in spaces:
+        cluster.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+    if operands:
+        cluster.apply(CRD)
+        cluster.wait_for(lambda: policy_served(cluster), 30, message="ClusterPolicy CRD served")
+        cluster.apply([deployment("gpu-operator"), *(gpu_node_daemon_set(o.app) for o in OPERANDS)],
+                      STAND_IN_NS)  # fmt: skip
+        cluster.apply(cluster_policy("ready"))
+    cluster.apply(gpu_node_daemon_set(DRA_PLUGIN), DRA_NS)
+    cluster.apply(list(RUNTIME_CLASSES))
+    for ns in spaces:
+        cluster.wait_for(lambda ns=ns: daemon_sets_ready(cluster, ns), 120,
+                         message=f"DaemonSets in {ns} ready")  # fmt: skip
+
+
+def teardown(cluster: SimCluster, operands: bool = True) -> None:
+    """Everything `healthy` made goes; the cluster is back in its initial mode."""
+    for ns in (STAND_IN_NS, DRA_NS) if operands else (DRA_NS,):
+        cluster.delete_namespace(ns, wait=False)
+    if operands:
+        client.ApiextensionsV1Api(cluster.api()).delete_custom_resource_definition(
+            CRD["metadata"]["name"]
+        )
+    for runtime_class in RUNTIME_CLASSES:
+        try:
+            client.NodeV1Api(cluster.api()).delete_runtime_class(runtime_class["metadata"]["name"])
+        except client.ApiException as e:
+            if e.status != 404:  # another test's fixture may have removed its own already
+                raise
+    cluster.reset()
+
+
+def exporters_ready(cluster: SimCluster) -> None:
+    """Wait until every GPU node's dcgm-exporter pod is Ready: after a heal (e.g. of
+    `exporter-down`) its socket reopens, but readiness returns a probe period later."""
+
+    def ready() -> bool:
+        pods = cluster.core().list_namespaced_pod(OPERATOR_NS, label_selector=EXPORTER).items
+        return {p.spec.node_name for p in pods if any(
+            c.type == "Ready" and c.status == "True" for c in p.status.conditions or [])
+        } >= set(SimCluster.gpu_nodes)  # fmt: skip
+
+    cluster.wait_for(ready, timeout=60, message="every GPU node's exporter to be Ready")
