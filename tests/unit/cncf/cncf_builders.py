@@ -25,18 +25,7 @@ TEMPLATES = DATA / "cncf" / "templates"
 
 CONFORMANCE = [c.name for c in load_catalog().checks if c.phase == "conformance"]
 
-VENDOR = {
-    "vendorName": "Example Corp",
-    "platformName": "Example GPU Cloud",
-    "platformVersion": "1.0",
-    "websiteUrl": "https://example.com",
-    "repoUrl": "https://github.com/example/platform",
-    "documentationUrl": "https://docs.example.com",
-    "productLogoUrl": "https://example.com/logo.svg",
-    "description": "A GPU Kubernetes platform.",
-    "contactEmailAddress": "conformance@example.com",
-    "k8sConformanceUrl": "https://github.com/cncf/k8s-conformance/tree/main/v1.35/example",
-}
+VENDOR: dict[str, str] = yaml.safe_load((DATA / "cncf" / "vendor.yaml").read_text())
 
 
 def config_yaml(vendor: dict[str, Any] | None = None, not_applicable: dict[str, str] | None = None,
