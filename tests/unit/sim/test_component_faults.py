@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from simcluster.__main__ import main
 from simcluster.cluster import Sim
-from simcluster.components import coscheduling, gateway, kuberay
+from simcluster.components import coscheduling, gateway, kuberay, kueue
 from simcluster.components import faults as components
 from simcluster.faults import registry
 
@@ -58,7 +58,7 @@ def install(sim: Sim, *names: str) -> FakeApps:
     """Record `names` as installed; their Deployments as the fake API holds them."""
     (sim.dir / "components.json").write_text(json.dumps({n: [] for n in names}))
     APPS.deps = {
-        ("kueue-system", "kueue-controller-manager"): {"replicas": 1, "annotations": {}},
+        (kueue.NAMESPACE, kueue.NAME): {"replicas": 1, "annotations": {}, "args": []},
         ("kube-system", "karpenter"): {"replicas": 2, "annotations": {}},
         (gateway.NAMESPACE, gateway.NAME): {"replicas": 1, "annotations": {}, "args": []},
         (kuberay.NAMESPACE, kuberay.NAME): {"replicas": 1, "annotations": {}, "args": []},
@@ -140,3 +140,19 @@ def test_gang_plugin_disabled_needs_coscheduling(
     install(sim, "kueue")
     assert main(["fault", "gang-plugin-disabled"], sim=sim) == 2
     assert "needs coscheduling installed" in capsys.readouterr().err
+
+
+def test_queue_jobs_unmanaged_switches_to_the_configuration_without_batch_job(sim: Sim) -> None:
+    apps = install(sim, "kueue")
+    registry.apply(sim, "queue-jobs-unmanaged")
+    where = (kueue.NAMESPACE, kueue.NAME)
+    assert f"--config=/config/{kueue.NO_JOBS_FILE}" in apps.deps[where]["args"]
+    registry.heal(sim)
+    assert apps.deps[where]["args"] == kueue.args()
+    assert f"--config=/config/{kueue.CONFIG_FILE}" in kueue.args()
+
+
+def test_queue_jobs_unmanaged_needs_kueue(sim: Sim, capsys: pytest.CaptureFixture[str]) -> None:
+    install(sim, "coscheduling")
+    assert main(["fault", "queue-jobs-unmanaged"], sim=sim) == 2
+    assert "needs kueue installed" in capsys.readouterr().err

@@ -98,6 +98,20 @@ def test_kueue_listens_on_its_pod_ip_only() -> None:
     assert cfg["integrations"]["frameworks"] == ["batch/job"]
 
 
+def test_kueues_second_configuration_differs_only_in_leaving_batch_job_out(
+    kueue_release: Path,
+) -> None:
+    (cm,) = [d for d in by_kind(kueue.manifests(CTX), "ConfigMap") if d["metadata"]["name"]
+             == kueue.CONFIG]  # fmt: skip
+    used, no_jobs = (yaml.safe_load(cm["data"][f]) for f in (kueue.CONFIG_FILE, kueue.NO_JOBS_FILE))
+    assert no_jobs["integrations"] == {"frameworks": ["jobset.x-k8s.io/jobset"]}
+    assert {**no_jobs, "integrations": used["integrations"]} == used
+    (dep,) = by_kind(kueue.manifests(CTX), "Deployment")
+    (init,) = dep["spec"]["template"]["spec"]["initContainers"]
+    files = (kueue.CONFIG_FILE, kueue.NO_JOBS_FILE)
+    assert all(f"/config/{f}" in init["command"][2] for f in files)
+
+
 def test_kueue_mounts_the_certificate_where_it_reads_it(kueue_release: Path) -> None:
     (dep,) = by_kind(kueue.manifests(CTX), "Deployment")
     spec = dep["spec"]["template"]["spec"]
@@ -106,15 +120,17 @@ def test_kueue_mounts_the_certificate_where_it_reads_it(kueue_release: Path) -> 
     assert spec["initContainers"][0]["image"] == pod_ip_config.BUSYBOX
 
 
-def test_the_rendered_config_replaces_the_placeholder(tmp_path: Path) -> None:
-    init = pod_ip_config.init_container("c.yaml")
+def test_the_rendered_configs_replace_the_placeholder(tmp_path: Path) -> None:
+    init = pod_ip_config.init_container("c.yaml", "d.yaml")
     (tmp_path / "template").mkdir()
     (tmp_path / "config").mkdir()
-    (tmp_path / "template" / "c.yaml").write_text(f"host: {pod_ip_config.PLACEHOLDER}:1\n")
+    for name in ("c.yaml", "d.yaml"):
+        (tmp_path / "template" / name).write_text(f"{name}: {pod_ip_config.PLACEHOLDER}:1\n")
     script = init["command"][2].replace("/template/", f"{tmp_path}/template/").replace(
         "/config/", f"{tmp_path}/config/")  # fmt: skip
     subprocess.run(["sh", "-c", script], env={"POD_IP": "10.244.1.7"}, check=True)
-    assert (tmp_path / "config" / "c.yaml").read_text() == "host: 10.244.1.7:1\n"
+    assert (tmp_path / "config" / "c.yaml").read_text() == "c.yaml: 10.244.1.7:1\n"
+    assert (tmp_path / "config" / "d.yaml").read_text() == "d.yaml: 10.244.1.7:1\n"
 
 
 def test_coscheduling_runs_one_gang_profile_with_short_windows() -> None:

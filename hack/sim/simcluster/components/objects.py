@@ -84,11 +84,13 @@ def first(docs: list[Manifest], kind: str) -> Manifest:
     return next(d for d in docs if d.get("kind") == kind)
 
 
-def configmap(name: str, namespace: str, filename: str, text: str) -> Manifest:
-    """A ConfigMap holding one file (a config the component reads, or its template)."""
+def configmap(
+    name: str, namespace: str, filename: str, text: str, more: dict[str, str] | None = None
+) -> Manifest:
+    """A ConfigMap holding a file (a config the component reads, or its template), and `more`."""
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": {"name": name, "namespace": namespace},
-        "data": {filename: text},
+        "data": {filename: text, **(more or {})},
     }

@@ -20,13 +20,14 @@ SOURCE_VOLUME = "config-template"
 RENDERED_VOLUME = "config"
 
 
-def init_container(filename: str) -> dict[str, Any]:
-    """The init container that renders `filename` from the template volume."""
+def init_container(*filenames: str) -> dict[str, Any]:
+    """The init container that renders each of `filenames` from the template volume."""
+    script = " && ".join(f'sed "s/{PLACEHOLDER}/$POD_IP/g" /template/{f} > /config/{f}'
+                         for f in filenames)  # fmt: skip
     return {
         "name": "render-config",
         "image": BUSYBOX,
-        "command": ["sh", "-c", f'sed "s/{PLACEHOLDER}/$POD_IP/g" /template/{filename} '
-                                f"> /config/{filename}"],
+        "command": ["sh", "-c", script],
         "env": [objects.pod_ip_env()],
         "volumeMounts": [{"name": SOURCE_VOLUME, "mountPath": "/template"},
                          {"name": RENDERED_VOLUME, "mountPath": "/config"}],

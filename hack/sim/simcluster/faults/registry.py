@@ -131,6 +131,12 @@ def _coscheduling_args(gang: bool) -> list[str]:
     return coscheduling.args(gang=gang)
 
 
+def _kueue_args(jobs: bool) -> list[str]:
+    from simcluster.components import kueue
+
+    return kueue.args(jobs=jobs)
+
+
 def _kuberay(fault: str, act: Callable[[Sim, Any], None], healing: bool) -> Action:
     """An action on the installed KubeRay (the module, given to `act`)."""
 
@@ -357,6 +363,14 @@ FAULTS: tuple[Fault, ...] = (
         "are bound one by one as they fit, so a gang that cannot fit starts in part",
         "coscheduling",
         _coscheduling_args,
+    ),
+    _args_fault(
+        "queue-jobs-unmanaged",
+        "the job queue's configuration leaves the batch/job integration out (integrations."
+        "frameworks lists only JobSet): Kueue suspends no Job and makes no Workload for one, "
+        "so a Job in a LocalQueue runs at once, whatever its quota",
+        "kueue",
+        _kueue_args,
     ),
     Fault(
         "gateway-routes-same-namespace",

@@ -112,9 +112,8 @@ def deployment() -> Manifest:
 
 def config_map() -> Manifest:
     """Both configs: the one in use, and the one the gang-plugin-disabled fault switches to."""
-    cm = objects.configmap(CONFIG, NAMESPACE, CONFIG_FILE, config_text())
-    cm["data"][NO_GANG_FILE] = config_text(gang=False)
-    return cm
+    return objects.configmap(CONFIG, NAMESPACE, CONFIG_FILE, config_text(),
+                             {NO_GANG_FILE: config_text(gang=False)})  # fmt: skip
 
 
 def manifests(ctx: Context) -> list[Manifest]:

@@ -10,7 +10,12 @@ cert-manager would; Kueue's internal certificate rotation is off). Only the
 objects and of Jobs are registered. Test-time knob: `waitForPodsReady` with a
 20 s timeout (all-or-nothing start of admitted workloads). The CRDs are served
 without their conversion webhook: both versions exist, v1beta2 is the one to
-use. The visibility API is off (`VisibilityOnDemand=false`).
+use. The visibility API is off (`VisibilityOnDemand=false`). Fault
+`queue-jobs-unmanaged`: the manager restarts with a second Configuration of
+the same ConfigMap whose `integrations.frameworks` lists only JobSet (a
+platform that queues JobSets and left `batch/job` out): Kueue then serves
+its no-op Job webhooks, suspends no Job and makes no Workload for one, so a
+Job in a LocalQueue runs at once, ungated.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ SERVICE = "kueue-webhook-service"
 CERT_SECRET = "kueue-webhook-server-cert"
 CONFIG = "kueue-manager-config"
 CONFIG_FILE = "controller_manager_config.yaml"
+NO_JOBS_FILE = "controller_manager_config_no_jobs.yaml"  # the queue-jobs-unmanaged fault's
 IMAGE = "registry.k8s.io/kueue/kueue:v0.17.0"
 API = "kueue.x-k8s.io/v1beta2"
 LABELS = {"control-plane": "controller-manager", "app.kubernetes.io/name": "kueue"}
@@ -38,6 +44,8 @@ HEALTH_PORT = 8081
 PODS_READY_TIMEOUT = "20s"
 # The API groups whose webhooks have a handler with only `batch/job` enabled.
 SERVED_GROUPS = frozenset({"kueue.x-k8s.io", "batch"})
+JOB_FRAMEWORK = "batch/job"
+JOBSET_FRAMEWORK = "jobset.x-k8s.io/jobset"  # its CRD is not installed: Kueue waits for it
 
 
 def upstream() -> Path:
@@ -45,8 +53,11 @@ def upstream() -> Path:
     return COMPONENT.bin_dir().parent / "upstream"
 
 
-def config_text() -> str:
-    """The manager's Configuration; `@POD_IP@` is the pod's own address."""
+def config_text(jobs: bool = True) -> str:
+    """The manager's Configuration; `@POD_IP@` is the pod's own address.
+
+    Without ``jobs`` its integrations leave `batch/job` out (only JobSet).
+    """
     ip = pod_ip_config.PLACEHOLDER
     cfg = {
         "apiVersion": "config.kueue.x-k8s.io/v1beta2",
@@ -58,7 +69,7 @@ def config_text() -> str:
         "leaderElection": {"leaderElect": False},
         "internalCertManagement": {"enable": False},
         "waitForPodsReady": {"timeout": PODS_READY_TIMEOUT, "blockAdmission": True},
-        "integrations": {"frameworks": ["batch/job"]},
+        "integrations": {"frameworks": [JOB_FRAMEWORK if jobs else JOBSET_FRAMEWORK]},
     }  # fmt: skip
     return yaml.safe_dump(cfg, sort_keys=False)
 
@@ -74,6 +85,12 @@ def rbac(role_rules: list[dict[str, Any]], secret_rules: list[dict[str, Any]]) -
     ]
 
 
+def args(jobs: bool = True) -> list[str]:
+    """The manager's args: its Configuration (the one without `batch/job` when ``jobs`` is off)."""
+    return [f"--config=/config/{CONFIG_FILE if jobs else NO_JOBS_FILE}", "--zap-log-level=2",
+            "--feature-gates=VisibilityOnDemand=false"]  # fmt: skip
+
+
 def deployment() -> Manifest:
     """The controller manager; webhook and metrics certificates from the issued Secret."""
     certs = [
@@ -83,8 +100,7 @@ def deployment() -> Manifest:
     container = {
         "name": "manager",
         "image": IMAGE,
-        "args": [f"--config=/config/{CONFIG_FILE}", "--zap-log-level=2",
-                 "--feature-gates=VisibilityOnDemand=false"],
+        "args": args(),
         "ports": [{"name": "webhook-server", "containerPort": WEBHOOK_PORT}],
         "readinessProbe": {"httpGet": {"path": "/readyz", "port": HEALTH_PORT},
                            "periodSeconds": 1, "failureThreshold": 60},
@@ -94,8 +110,8 @@ def deployment() -> Manifest:
     }  # fmt: skip
     volumes = [*pod_ip_config.volumes(CONFIG),
                {"name": "cert", "secret": {"secretName": CERT_SECRET}}]  # fmt: skip
-    return objects.deployment(NAME, NAMESPACE, LABELS, [container], volumes,
-                              init=[pod_ip_config.init_container(CONFIG_FILE)])  # fmt: skip
+    init = pod_ip_config.init_container(CONFIG_FILE, NO_JOBS_FILE)
+    return objects.deployment(NAME, NAMESPACE, LABELS, [container], volumes, init=[init])
 
 
 def served(hook: dict[str, Any]) -> bool:
@@ -117,7 +133,10 @@ def manifests(ctx: Context) -> list[Manifest]:
         *objects.documents(src / "bases"),
         *rbac(role["rules"], secrets["rules"]),
         cert.secret,
-        objects.configmap(CONFIG, NAMESPACE, CONFIG_FILE, config_text()),
+        # both Configurations: the one in use, and the one the queue-jobs-unmanaged fault takes
+        objects.configmap(
+            CONFIG, NAMESPACE, CONFIG_FILE, config_text(), {NO_JOBS_FILE: config_text(jobs=False)}
+        ),
         webhook_service(SERVICE, NAMESPACE, LABELS, WEBHOOK_PORT),
         deployment(),
         *hooks,
