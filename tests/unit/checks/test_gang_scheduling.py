@@ -295,19 +295,26 @@ def scheduler(kube: Cluster, mechanism: Any, bind_short: int = 0, held: bool = T
     kube.script["Pod"] = pod
 
 
-def kueue(kube: Cluster) -> None:
-    """Plays Kueue: a Job within the quota gets an admitted Workload and running pods."""
+def kueue(kube: Cluster, manages_jobs: bool = True) -> None:
+    """Plays Kueue: a Job within the quota gets an admitted Workload and running pods.
+
+    Without ``manages_jobs`` (``batch/job`` left out of its integrations) no Job
+    gets a Workload and every Job's pods run at once, as its Job controller starts them.
+    """
 
     def job(j: Obj) -> list[Obj]:
         size, name = j["spec"]["parallelism"], j["metadata"]["name"]
-        fits = name == build.POSITIVE
+        assert "suspend" not in j["spec"]  # only Kueue's webhook may hold it back
+        fits = name == build.POSITIVE or not manages_jobs
         conditions = [{"type": "Admitted", "status": "True"}] if fits else \
             workload("False")["status"]["conditions"]  # fmt: skip
-        kube.objects.append({
-            "kind": "Workload", "metadata": {"name": f"job-{name}-1", "namespace": NS,
-                                             "ownerReferences": [{"kind": "Job", "name": name}]},
-            "spec": {"podSets": [{"name": "main", "count": size}]},
-            "status": {"conditions": conditions}})  # fmt: skip
+        if manages_jobs:
+            kube.objects.append({
+                "kind": "Workload", "metadata": {"name": f"job-{name}-1", "namespace": NS,
+                                                 "ownerReferences": [{"kind": "Job",
+                                                                      "name": name}]},
+                "spec": {"podSets": [{"name": "main", "count": size}]},
+                "status": {"conditions": conditions}})  # fmt: skip
         if fits:
             template = j["spec"]["template"]
             for i in range(size):
@@ -352,6 +359,19 @@ def test_kueue_healthy_passes_and_removes_its_cluster_scoped_quota() -> None:
         in deleted  # fmt: skip
     created = [c[1] for c in kube.calls if c[0] == "create"]
     assert created == ["ResourceFlavor", "ClusterQueue", "LocalQueue", "Job", "Job"]
+
+
+def test_a_kueue_that_does_not_manage_jobs_fails_naming_the_pods_that_ran_unadmitted() -> None:
+    kube = cluster()
+    kueue(kube, manages_jobs=False)
+    result = run(kube, GPU_OPERATOR + "- name: kueue\n  namespace: kueue-system\n")
+    assert (result.status, result.message) == (
+        Status.FAILED,
+        "1/1 gang steps failed: gang that fits: Kueue created no Workload for the "
+        "Job, yet 2/2 of its pods ran: gang-fits-0 on g0, gang-fits-1 on g1",
+    ), result.message
+    assert ("delete", "Job", NS, build.POSITIVE) in kube.calls
+    assert ("delete", "ClusterQueue.v1beta2", "", NS) in kube.calls
 
 
 @pytest.mark.parametrize("mechanism", [COSCHEDULING, KAI, VOLCANO], ids=lambda m: m.name)

@@ -26,7 +26,9 @@ How it fails: no recognised gang mechanism (naming what was found, including
 a scheduler aicr does not recognise), a positive gang that is not admitted or
 not all running within ``params.startSeconds`` (with where each pod got to), a
 negative gang of which any pod was bound (naming the pods that ran and their
-nodes), or no admission object that shows the gang held back.
+nodes), or no admission object that shows the gang held back. The check never
+suspends its Kueue Jobs itself: a Kueue that does not gate Jobs lets the first
+gang run without a Workload, and the failure names the pods that ran.
 """
 
 from __future__ import annotations
@@ -242,7 +244,10 @@ def _positive(ctx: CheckContext, gangs: _Gangs, gang: build.Gang, why: str) -> b
         problems = []
         if gangs.m is KUEUE:
             not_admitted = build.workload_admitted(admission, gang.size)
-            if not_admitted:
+            if not_admitted and running:  # pods Kueue never admitted: it does not gate Jobs
+                problems.append(f"{not_admitted}, yet {len(running)}/{gang.size} of its pods "
+                                f"ran: {', '.join(running)}")  # fmt: skip
+            elif not_admitted:
                 problems.append(not_admitted)
             else:
                 gangs.note(f"Workload {(admission or {})['metadata']['name']} admitted for "

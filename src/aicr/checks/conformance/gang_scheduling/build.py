@@ -229,14 +229,18 @@ def local_queue(version: str, name: str) -> Obj:
 
 
 def kueue_job(gang: Gang, image: str, queue: str, labels: dict[str, str]) -> Obj:
-    """A suspended Job of ``gang.size`` parallel pods in ``queue``: Kueue admits it whole."""
+    """A Job of ``gang.size`` parallel pods in ``queue``: Kueue admits it whole.
+
+    Not suspended here: Kueue's Job webhook suspends a queued Job until its
+    Workload is admitted, so a Kueue that does not manage Jobs lets it run at
+    once, which the check sees, instead of leaving it suspended by the check.
+    """
     template_labels = {**labels, GANG_LABEL: gang.name}
     spec = _member_spec(gang, image, None)
     return {
         "apiVersion": "batch/v1", "kind": "Job",
         "metadata": {"name": gang.name, "labels": {KUEUE_QUEUE_LABEL: queue}},
-        "spec": {"parallelism": gang.size, "completions": gang.size, "suspend": True,
-                 "backoffLimit": 0,
+        "spec": {"parallelism": gang.size, "completions": gang.size, "backoffLimit": 0,
                  "template": {"metadata": {"labels": template_labels}, "spec": spec}},
     }  # fmt: skip
 
