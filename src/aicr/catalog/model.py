@@ -14,6 +14,9 @@ from aicr.document import Document, refuse_duplicates, validate
 from aicr.phases import PHASE_ORDER, Phase
 from aicr.yaml_io import parse
 
+# Verbs RBAC cannot match against resourceNames: a rule naming objects would deny them.
+UNNAMED_VERBS = frozenset({"create", "list", "watch", "deletecollection", "*"})
+
 
 class PolicyRule(Document):
     """One RBAC rule, in the shape of a Kubernetes PolicyRule."""
@@ -24,6 +27,23 @@ class PolicyRule(Document):
     resource_names: list[str] | None = Field(
         default=None, description="Restrict to these object names."
     )
+    own_name: bool = Field(
+        default=False,
+        description="Restrict to the one object named like the check's run-unique workload "
+        "namespace (the cluster-scoped objects a check creates take that name).",
+    )
+
+    @model_validator(mode="after")
+    def _nameable(self) -> PolicyRule:
+        if self.own_name and self.resource_names:
+            raise ValueError("give resourceNames or ownName, not both")
+        unnamed = sorted(set(self.verbs) & UNNAMED_VERBS)
+        if self.own_name and unnamed:
+            raise ValueError(
+                f"ownName cannot restrict {', '.join(unnamed)}: RBAC has no object "
+                "name to match for them; grant them in a rule of their own"
+            )
+        return self
 
 
 class Resources(Document):

@@ -139,7 +139,8 @@ def service_account(ctx: RunContext, check: PlannedCheck) -> Manifest:
     }
 
 
-def _rules(spec_rules: Any) -> list[Manifest]:
+def _rules(spec_rules: Any, ctx: RunContext, check: PlannedCheck) -> list[Manifest]:
+    """The catalog's rules; ``ownName`` ones name the check's run-unique workload namespace."""
     out = []
     for rule in spec_rules:
         item: Manifest = {
@@ -147,7 +148,9 @@ def _rules(spec_rules: Any) -> list[Manifest]:
             "resources": list(rule.resources),
             "verbs": list(rule.verbs),
         }
-        if rule.resource_names:
+        if rule.own_name:
+            item["resourceNames"] = [names.workload_namespace(ctx.run_id, check.name)]
+        elif rule.resource_names:
             item["resourceNames"] = list(rule.resource_names)
         out.append(item)
     return out
@@ -186,7 +189,7 @@ def cluster_rbac(ctx: RunContext, check: PlannedCheck) -> list[Manifest]:
         "metadata": _meta(
             names.check_name(ctx.run_id, check.name), _check_labels(ctx, check, "check")
         ),
-        "rules": _rules(check.spec.access),
+        "rules": _rules(check.spec.access, ctx, check),
     }
     return [role, _binding("ClusterRoleBinding", "ClusterRole", ctx, check, None)]
 
@@ -290,7 +293,7 @@ def workload_objects(ctx: RunContext, check: PlannedCheck) -> list[Manifest]:
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "Role",
         "metadata": _meta(names.check_name(ctx.run_id, check.name), labels, ns),
-        "rules": _rules(check.spec.workload_access),
+        "rules": _rules(check.spec.workload_access, ctx, check),
     }
     return [namespace_obj, role, _binding("RoleBinding", "Role", ctx, check, ns)]
 

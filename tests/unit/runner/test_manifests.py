@@ -11,8 +11,10 @@ from typing import Any
 import pytest
 from runctx import make_ctx, planned
 
+from aicr.catalog import parse_catalog
+from aicr.errors import SchemaError
 from aicr.plan import Plan
-from aicr.runner import Placement, RunContext, Toleration, manifests
+from aicr.runner import Placement, RunContext, Toleration, manifests, names
 from aicr.runner.manifests import PrometheusTarget
 
 GOLDEN = Path(__file__).resolve().parents[2] / "data" / "golden"
@@ -85,6 +87,37 @@ def test_cluster_role_holds_exactly_the_catalog_access(ctx: RunContext) -> None:
         {"apiGroups": r.api_groups, "resources": r.resources, "verbs": r.verbs}
         for r in check.spec.access
     ]
+
+
+def test_gang_scheduling_may_delete_only_its_own_cluster_scoped_quota(ctx: RunContext) -> None:
+    """Its ClusterQueue and ResourceFlavor are named after its workload namespace, which the
+    run knows when it renders the role: delete is pinned to that name, create is not."""
+    role = by_kind(manifests.check_objects(ctx, planned("gang-scheduling")), "ClusterRole")[0]
+    kueue = [r for r in role["rules"] if r["apiGroups"] == ["kueue.x-k8s.io"]]
+    assert kueue == [
+        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["resourceflavors", "clusterqueues"],
+         "verbs": ["create", "list"]},
+        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["resourceflavors", "clusterqueues"],
+         "verbs": ["delete"], "resourceNames": [names.workload_namespace(ctx.run_id,
+                                                                          "gang-scheduling")]},
+    ]  # fmt: skip
+    assert kueue[1]["resourceNames"] == ["aicr-r0123abcd-gang-scheduling-w"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "error"),
+    [("verbs: [create, delete], ownName: true", "ownName cannot restrict create: RBAC has no "
+      "object name to match for them"),
+     ("verbs: [delete], ownName: true, resourceNames: [x]", "give resourceNames or ownName")],
+)  # fmt: skip
+def test_an_own_name_rule_that_rbac_cannot_honour_is_refused(extra: str, error: str) -> None:
+    text = (
+        "apiVersion: aicr.nvidia.com/v1alpha1\nkind: Catalog\nimage: x\nchecks:\n"
+        "  - {name: c, phase: conformance, description: d, timeout: 1m, access: "
+        f"[{{apiGroups: [kueue.x-k8s.io], resources: [clusterqueues], {extra}}}]}}\n"
+    )
+    with pytest.raises(SchemaError, match=error):
+        parse_catalog(text)
 
 
 def test_result_role_is_pinned_to_its_own_configmap(ctx: RunContext) -> None:
