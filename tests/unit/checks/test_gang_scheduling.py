@@ -295,16 +295,21 @@ def scheduler(kube: Cluster, mechanism: Any, bind_short: int = 0, held: bool = T
     kube.script["Pod"] = pod
 
 
-def kueue(kube: Cluster, manages_jobs: bool = True) -> None:
+def kueue(kube: Cluster, manages_jobs: bool = True, suspends: bool = True) -> None:
     """Plays Kueue: a Job within the quota gets an admitted Workload and running pods.
 
-    Without ``manages_jobs`` (``batch/job`` left out of its integrations) no Job
-    gets a Workload and every Job's pods run at once, as its Job controller starts them.
+    Its Job webhook suspends every queued Job (unless ``suspends`` is off). Without
+    ``manages_jobs`` (``batch/job`` left out of its integrations, as Kueue 0.17
+    does it) no Job gets a Workload: a suspended one waits, one not suspended runs
+    at once, as the Job controller starts its pods.
     """
 
     def job(j: Obj) -> list[Obj]:
         size, name = j["spec"]["parallelism"], j["metadata"]["name"]
         assert "suspend" not in j["spec"]  # only Kueue's webhook may hold it back
+        kube.objects[-1]["spec"]["suspend"] = suspends
+        if not manages_jobs and suspends:
+            return []
         fits = name == build.POSITIVE or not manages_jobs
         conditions = [{"type": "Admitted", "status": "True"}] if fits else \
             workload("False")["status"]["conditions"]  # fmt: skip
@@ -361,9 +366,18 @@ def test_kueue_healthy_passes_and_removes_its_cluster_scoped_quota() -> None:
     assert created == ["ResourceFlavor", "ClusterQueue", "LocalQueue", "Job", "Job"]
 
 
-def test_a_kueue_that_does_not_manage_jobs_fails_naming_the_pods_that_ran_unadmitted() -> None:
+def test_a_kueue_that_suspends_jobs_it_never_admits_fails_saying_the_job_waits() -> None:
     kube = cluster()
     kueue(kube, manages_jobs=False)
+    result = run(kube, GPU_OPERATOR + "- name: kueue\n  namespace: kueue-system\n")
+    assert (result.status, result.message) == (
+        Status.FAILED, "1/1 gang steps failed: gang that fits: Kueue created no Workload for the "
+        "Job; 0/2 pods running within 2s: Job gang-fits still suspended"), result.message
+
+
+def test_a_kueue_that_does_not_gate_jobs_fails_naming_the_pods_that_ran_unadmitted() -> None:
+    kube = cluster()
+    kueue(kube, manages_jobs=False, suspends=False)
     result = run(kube, GPU_OPERATOR + "- name: kueue\n  namespace: kueue-system\n")
     assert (result.status, result.message) == (
         Status.FAILED,

@@ -27,8 +27,10 @@ a scheduler aicr does not recognise), a positive gang that is not admitted or
 not all running within ``params.startSeconds`` (with where each pod got to), a
 negative gang of which any pod was bound (naming the pods that ran and their
 nodes), or no admission object that shows the gang held back. The check never
-suspends its Kueue Jobs itself: a Kueue that does not gate Jobs lets the first
-gang run without a Workload, and the failure names the pods that ran.
+suspends its Kueue Jobs itself: Kueue's Job webhook does; a Kueue that suspends
+but never admits them leaves the first gang waiting ("still suspended"), and one
+that does not suspend them lets it run without a Workload, the failure naming
+the pods that ran.
 """
 
 from __future__ import annotations
@@ -211,6 +213,13 @@ class _Gangs:
             return build.owned_by(workloads, "Job", gang.name)
         return self.ctx.kube.get(_ref(self.m, self.version, "PodGroup"), gang.name, ns)
 
+    def suspended(self, gang: build.Gang) -> str | None:
+        """Kueue only: that the gang's Job is still suspended (no pods yet), if it is."""
+        if self.m is not KUEUE:
+            return None
+        job = self.ctx.kube.get("Job", gang.name, self.ctx.workload_namespace)
+        return f"Job {gang.name} still suspended" if build.is_suspended(job) else None
+
     def remove(self, gang: build.Gang) -> None:
         """Delete ``gang`` and wait until its pods are gone (their resources free again)."""
         ns = self.ctx.workload_namespace
@@ -254,7 +263,7 @@ def _positive(ctx: CheckContext, gangs: _Gangs, gang: build.Gang, why: str) -> b
                            f"{gang.size} pods")  # fmt: skip
         if len(running) < gang.size:
             where = "; ".join(f"{n}: {w}" for n, w in waited.pending.items()) or (
-                f"{len(running)}/{gang.size} running at the end"
+                gangs.suspended(gang) or f"{len(running)}/{gang.size} running at the end"
             )
             problems.append(f"{len(running)}/{gang.size} pods running within "
                             f"{int(waited.seconds)}s: {where}")  # fmt: skip

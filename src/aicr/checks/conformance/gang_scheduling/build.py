@@ -251,6 +251,11 @@ def is_bound(pod: Obj) -> bool:
     return bool((pod.get("spec") or {}).get("nodeName"))
 
 
+def is_suspended(job: Obj | None) -> bool:
+    """The Job exists and is suspended (``spec.suspend``)."""
+    return bool(((job or {}).get("spec") or {}).get("suspend"))
+
+
 def is_running(pod: Obj) -> bool:
     """Bound and running."""
     return is_bound(pod) and (pod.get("status") or {}).get("phase") == "Running"
