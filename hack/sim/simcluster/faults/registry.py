@@ -367,8 +367,8 @@ FAULTS: tuple[Fault, ...] = (
     _args_fault(
         "queue-jobs-unmanaged",
         "the job queue's configuration leaves the batch/job integration out (integrations."
-        "frameworks lists only JobSet): Kueue suspends no Job and makes no Workload for one, "
-        "so a Job in a LocalQueue runs at once, whatever its quota",
+        "frameworks lists only JobSet): Kueue 0.17's Job webhook, registered without the "
+        "integration's options, panics on every Job, so every Job it matches is refused",
         "kueue",
         _kueue_args,
     ),

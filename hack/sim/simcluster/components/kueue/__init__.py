@@ -13,9 +13,10 @@ without their conversion webhook: both versions exist, v1beta2 is the one to
 use. The visibility API is off (`VisibilityOnDemand=false`). Fault
 `queue-jobs-unmanaged`: the manager restarts with a second Configuration of
 the same ConfigMap whose `integrations.frameworks` lists only JobSet (a
-platform that queues JobSets and left `batch/job` out): Kueue then serves
-its no-op Job webhooks, suspends no Job and makes no Workload for one, so a
-Job in a LocalQueue runs at once, ungated.
+platform that queues JobSets and left `batch/job` out): Kueue 0.17 still
+registers its Job webhook, without the options the integration would give it,
+and it panics on every Job, so the API server refuses every Job its webhooks
+match (`admission webhook "mjob.kb.io" denied the request: panic: ...`).
 """
 
 from __future__ import annotations
