@@ -129,8 +129,10 @@ def test_coscheduling_binds_a_pod_group_whole_and_none_of_one_that_cannot_fit(
         "(GPU) ran as a unit and a gang that cannot fit kept 0 pods bound for 5s"), \
         test["message"]  # fmt: skip
     held = section(test, "gang that cannot fit")
-    # 9 one-GPU pods pinned to the 8-GPU node with the most free GPUs
-    assert re.match(r"9 pods of 10m CPU and 1 GPU each, pinned to gpu-h100-\d", held["asked"])
+    # 9 one-GPU pods pinned to the node with the most free GPUs: one more than its allocatable
+    assert re.match(r"9 pods of 10m CPU and 1 GPU each, pinned to (gpu-h100-\d) \(9 GPUs in all; "
+                    r"\1 has 8 allocatable, so it cannot fit even on an empty node\)",
+                    held["asked"]), held["asked"]  # fmt: skip
     assert re.search(r"0/9 pods bound for \d+s; \d/9 members unschedulable", held["verdict"]), \
         held["verdict"]  # fmt: skip
     nothing_left(cluster)
