@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 from pathlib import Path
 from types import SimpleNamespace
@@ -10,8 +12,9 @@ from typing import Any
 import pytest
 from simcluster.__main__ import main
 from simcluster.cluster import Sim
-from simcluster.components import coscheduling, gateway, kuberay, kueue
+from simcluster.components import coscheduling, gateway, kuberay, kueue, prometheus
 from simcluster.components import faults as components
+from simcluster.components.install import ComponentError
 from simcluster.faults import registry
 
 
@@ -156,3 +159,83 @@ def test_queue_jobs_unmanaged_needs_kueue(sim: Sim, capsys: pytest.CaptureFixtur
     install(sim, "coscheduling")
     assert main(["fault", "queue-jobs-unmanaged"], sim=sim) == 2
     assert "needs kueue installed" in capsys.readouterr().err
+
+
+class FakeMonitoring:
+    """The operator's `Prometheus` object, its generated configuration and its pod.
+
+    The operator writes the configuration some reads after the object changed, as a
+    controller does; every call is logged in order.
+    """
+
+    def __init__(self, lag: int) -> None:
+        self.spec: dict[str, Any] = {}
+        self.config = "global: {}\n"
+        self.lag, self.reads = lag, 0
+        self.log: list[str] = []
+
+    def patch_namespaced_custom_object(self, *args: Any) -> None:
+        self.spec = {k: v for k, v in {**self.spec, **args[-1]["spec"]}.items() if v is not None}
+        self.reads = 0
+        self.log.append("patched")
+
+    def read_namespaced_secret(self, name: str, ns: str) -> Any:
+        assert (ns, name) == ("monitoring", components.GENERATED[0])
+        self.reads += 1
+        if self.reads > self.lag:
+            limit = self.spec.get("enforcedBodySizeLimit")
+            self.config = f"global: {{body_size_limit: {limit}}}\n" if limit else "global: {}\n"
+        packed = base64.b64encode(gzip.compress(self.config.encode())).decode()
+        return SimpleNamespace(data={components.GENERATED[1]: packed})
+
+    def list_namespaced_pod(self, ns: str, label_selector: str) -> Any:
+        assert label_selector == prometheus.SELECTOR
+        pod = SimpleNamespace(metadata=SimpleNamespace(name=f"{prometheus.STATEFULSET}-0"))
+        return SimpleNamespace(items=[pod])
+
+    def delete_namespaced_pod(self, name: str, ns: str) -> None:
+        self.log.append(f"deleted {ns}/{name} running {self.config.strip()}")
+
+
+def _monitoring(sim: Sim, monkeypatch: pytest.MonkeyPatch, lag: int) -> FakeMonitoring:
+    """prometheus and prometheus-operator installed, their API the fake's."""
+    fake = FakeMonitoring(lag)
+    monkeypatch.setattr(components.kube, "api_client", lambda path: None)
+    monkeypatch.setattr(components.client, "CustomObjectsApi", lambda api: fake)
+    monkeypatch.setattr(components.client, "CoreV1Api", lambda api: fake)
+    monkeypatch.setattr(components.time, "sleep", lambda s: None)
+
+    def waited(sim: Sim, cs: list[Any], timeout: float) -> None:
+        fake.log.append(f"waited for {cs[0].name}")
+
+    monkeypatch.setattr(components.install, "wait_ready", waited)
+    install(sim, "prometheus", "prometheus-operator")
+    return fake
+
+
+def test_a_prometheus_object_fault_restarts_prometheus_on_the_written_configuration(
+    sim: Sim, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reloader misses a second config change for minutes: the fault restarts the pod
+    once the operator has written the configuration, and waits until it is ready."""
+    fake = _monitoring(sim, monkeypatch, lag=3)
+    pod = f"monitoring/{prometheus.STATEFULSET}-0"
+    registry.apply(sim, "scrape-body-limit")
+    assert fake.log == ["patched", f"deleted {pod} running global: {{body_size_limit: 64B}}",
+                        "waited for prometheus"]  # fmt: skip
+    registry.heal(sim)
+    assert fake.log[3:] == ["patched", f"deleted {pod} running global: {{}}",
+                            "waited for prometheus"]  # fmt: skip
+
+
+def test_a_prometheus_object_fault_the_operator_never_writes_fails(
+    sim: Sim, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = _monitoring(sim, monkeypatch, lag=10**9)  # the operator never rewrites it
+    clock = iter(range(0, 10**6, 10))
+    monkeypatch.setattr(components.time, "monotonic", lambda: float(next(clock)))
+    secret = components.GENERATED[0]
+    with pytest.raises(ComponentError, match=f"prometheus-operator has not written "
+                       f"'body_size_limit' in {secret} in 120 s"):  # fmt: skip
+        registry.apply(sim, "scrape-body-limit")
+    assert fake.log == ["patched"]  # no pod restarted on the old configuration

@@ -5,11 +5,16 @@ Deployment scaled to zero, so its pod is deleted and the Service in front of
 it has no endpoint (as after a crash loop or an eviction); healing scales it
 back to what it had, kept in the annotation `sim.aicr.dev/replicas-before-fault`.
 A misconfigured one gets other container args (a new pod rolls out), or its
-webhooks another failurePolicy.
+webhooks another failurePolicy. A fault on the operator's `Prometheus` object
+ends with Prometheus running the changed configuration: once the operator has
+written it, the Prometheus pod is restarted on it (see `restart_on`).
 """
 
 from __future__ import annotations
 
+import base64
+import gzip
+import time
 from typing import TYPE_CHECKING
 
 import yaml
@@ -91,10 +96,17 @@ def _prometheus_installed(sim: Sim) -> bool:
     return {"prometheus", "prometheus-operator"} <= running
 
 
-def patch_prometheus(sim: Sim, spec: dict[str, object], required: bool) -> bool:
-    """Merge `spec` into the `Prometheus` object; the operator rolls the change out.
+GENERATED = (f"prometheus-{PROMETHEUS[1]}", "prometheus.yaml.gz")  # the operator's config Secret
+SETTLE_SECONDS = 120.0  # the operator writing the configuration; the new pod becoming ready
 
-    Returns False when the operator's Prometheus is not installed (`required` raises then).
+
+def patch_prometheus(sim: Sim, spec: dict[str, object], required: bool, marker: str) -> bool:
+    """Merge `spec` into the `Prometheus` object; Prometheus then runs the result.
+
+    `required` is set when applying a fault (healing skips an absent Prometheus);
+    `marker` is text the operator's generated configuration holds while the fault
+    is on and lacks once healed (see `restart_on`). Returns False when the
+    operator's Prometheus is not installed (`required` raises then).
     """
     if not _prometheus_installed(sim):
         if required:
@@ -103,7 +115,47 @@ def patch_prometheus(sim: Sim, spec: dict[str, object], required: bool) -> bool:
     ns, name = PROMETHEUS
     client.CustomObjectsApi(kube.api_client(sim.kubeconfig)).patch_namespaced_custom_object(
         "monitoring.coreos.com", "v1", ns, "prometheuses", name, {"spec": spec})  # fmt: skip
+    restart_on(sim, marker, present=required)
     return True
+
+
+def generated_config(core: client.CoreV1Api) -> str:
+    """The Prometheus configuration the operator generated ("" before it has)."""
+    name, key = GENERATED
+    secret = kube.ignore_not_found(lambda: core.read_namespaced_secret(name, PROMETHEUS[0]))
+    data = ((secret.data or {}) if secret else {}).get(key)
+    return gzip.decompress(base64.b64decode(data)).decode() if data else ""
+
+
+def restart_on(sim: Sim, marker: str, present: bool) -> None:
+    """Wait until the generated configuration has (or lacks) `marker`, then restart
+    Prometheus on it and wait until the new pod is ready and its reloader watches.
+
+    The operator only rewrites the configuration Secret (the StatefulSet and its pod
+    stay as they are) and the config reloader would pick it up. But v0.85's reloader
+    watches the file itself, which the kubelet's atomic swap of the volume replaces:
+    after a pod's first change it sees none until its periodic re-read, every
+    3 minutes (prometheus-operator PR 7366). A fault is a Prometheus that runs the
+    misconfiguration, as on a cluster where it was set long before the check, so the
+    pod is restarted on it, which also leaves its reloader following the next change.
+    """
+    from simcluster.components import prometheus
+
+    api = kube.api_client(sim.kubeconfig)
+    core = client.CoreV1Api(api)
+    deadline = time.monotonic() + SETTLE_SECONDS
+    while (marker in generated_config(core)) != present:
+        if time.monotonic() > deadline:
+            state = "written" if present else "removed"
+            raise install.ComponentError(
+                f"prometheus-operator has not {state} {marker!r} in {GENERATED[0]} "
+                f"in {SETTLE_SECONDS:.0f} s"
+            )
+        time.sleep(0.5)
+    for pod in core.list_namespaced_pod(PROMETHEUS[0], label_selector=prometheus.SELECTOR).items:
+        kube.ignore_not_found(lambda pod=pod: core.delete_namespaced_pod(
+            pod.metadata.name, PROMETHEUS[0]))  # fmt: skip
+    install.wait_ready(sim, [prometheus.COMPONENT], max(deadline - time.monotonic(), 30.0))
 
 
 def duplicate_scrape_job() -> dict[str, object]:
@@ -131,8 +183,8 @@ def set_duplicate_scrape(sim: Sim, on: bool) -> None:
                 "stringData": {"scrape.yaml": yaml.safe_dump([duplicate_scrape_job()])}}
         kube.ignore_not_found(lambda: core.delete_namespaced_secret(DUPLICATE_SECRET, ns))
         core.create_namespaced_secret(ns, body)
-        patch_prometheus(sim, {"additionalScrapeConfigs": {"name": DUPLICATE_SECRET,
-                                                           "key": "scrape.yaml"}}, True)
+        ref = {"name": DUPLICATE_SECRET, "key": "scrape.yaml"}
+        patch_prometheus(sim, {"additionalScrapeConfigs": ref}, True, DUPLICATE_JOB)
         return
-    patch_prometheus(sim, {"additionalScrapeConfigs": None}, False)
+    patch_prometheus(sim, {"additionalScrapeConfigs": None}, False, DUPLICATE_JOB)
     kube.ignore_not_found(lambda: core.delete_namespaced_secret(DUPLICATE_SECRET, ns))

@@ -202,7 +202,8 @@ BODY_LIMIT = "64B"  # smaller than any metrics page
 
 
 def _body_limit(sim: Sim, on: bool) -> None:
-    components.patch_prometheus(sim, {"enforcedBodySizeLimit": BODY_LIMIT if on else None}, on)
+    spec = {"enforcedBodySizeLimit": BODY_LIMIT if on else None}
+    components.patch_prometheus(sim, spec, on, "body_size_limit")
 
 
 def _api(sim: Sim) -> client.ApiClient:

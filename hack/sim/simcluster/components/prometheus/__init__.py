@@ -41,6 +41,7 @@ LABELS = {"app.kubernetes.io/name": "prometheus", "prometheus": NAME}
 IMAGE = "quay.io/prometheus/prometheus:v3.5.0"
 PORT = 9090
 OPERATOR = "prometheus-operator"
+SELECTOR = "app.kubernetes.io/name=prometheus"  # its pods, with or without the operator
 
 
 def scrape_config(ctx: Context) -> dict[str, Any]:
@@ -154,7 +155,7 @@ def url(api: Any) -> str | None:
     """http://<pod IP>:9090 of the ready Prometheus pod, or None."""
     from simcluster.components.workloads import ready_pod_ip
 
-    ip = ready_pod_ip(api, NAMESPACE, "app.kubernetes.io/name=prometheus")
+    ip = ready_pod_ip(api, NAMESPACE, SELECTOR)
     return f"http://{ip}:{PORT}" if ip else None
 
 
@@ -180,7 +181,7 @@ def reloader_watching(api: Any) -> bool:
 
     from simcluster.components.workloads import ready_pods
 
-    for pod in ready_pods(api, NAMESPACE, "app.kubernetes.io/name=prometheus"):
+    for pod in ready_pods(api, NAMESPACE, SELECTOR):
         if RELOADER not in {c.name for c in pod.spec.containers}:
             return True
         log = client.CoreV1Api(api).read_namespaced_pod_log(
