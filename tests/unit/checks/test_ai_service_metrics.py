@@ -104,6 +104,7 @@ class Cluster:
         self.collects = True  # False: the collected value never moves (lag past the bound)
         self.health = "up"
         self.target = True
+        self.pool = f"podMonitor/{NS}/{build.POD}/0"  # the job the check's PodMonitor makes
         self.requests: list[str] = []
         self.collected = 0
 
@@ -114,7 +115,7 @@ class Cluster:
             return httpx.Response(200, text="ok\n")
         now = datetime.now(UTC).isoformat()
         if request.url.path == "/api/v1/targets":
-            active = [{"scrapePool": f"podMonitor/{NS}/{build.POD}/0", "health": self.health,
+            active = [{"scrapePool": self.pool, "health": self.health,
                        "scrapeUrl": f"http://{IP}:8080/metrics", "lastScrape": now,
                        "lastError": "" if self.health == "up" else "body size limit exceeded",
                        "labels": {"instance": f"{IP}:8080"}}] if self.target else []  # fmt: skip
@@ -210,6 +211,9 @@ def test_without_an_operator_stack_the_pod_is_annotated(monkeypatch: pytest.Monk
         (lambda c: setattr(c, "target", False),
          f"1/3 service metrics steps failed: target up: Prometheus has no target for the workload "
          f"({IP}:8080) after 1s: its PodMonitor was not turned into a scrape target"),
+        (lambda c: setattr(c, "pool", "sim-duplicate-pods"),
+         f"1/3 service metrics steps failed: target up: Prometheus has no target for the workload "
+         f"({IP}:8080) after 1s: its PodMonitor was not turned into a scrape target"),
         (lambda c: setattr(c, "health", "down"),
          f"1/3 service metrics steps failed: target up: the scrape of http://{IP}:8080/metrics "
          "fails after 1s: body size limit exceeded"),
@@ -221,7 +225,7 @@ def test_without_an_operator_stack_the_pod_is_annotated(monkeypatch: pytest.Monk
          "more than the 4 requests sent (2 series for one counter: job0; job1: the workload is "
          "collected more than once)"),
     ],
-    ids=["no-target", "scrape-fails", "lags", "double-counts"],
+    ids=["no-target", "only-another-job", "scrape-fails", "lags", "double-counts"],
 )  # fmt: skip
 def test_broken_monitoring_fails_and_cleans_up(
     monkeypatch: pytest.MonkeyPatch, setup: Any, message: str

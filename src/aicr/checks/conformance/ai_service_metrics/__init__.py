@@ -118,11 +118,12 @@ def _target(ctx: CheckContext, http: httpx.Client, base: str, address: str,
     with ctx.step("target up") as step:
         step.asked = f"GET {base}/api/v1/targets?state=active, a target scraping {address}"
         end = time.monotonic() + min(ctx.params.discover_seconds, ctx.deadline.for_waits())
+        pool = build.own_pool(mode, ctx.workload_namespace)
         found: list[build.Obj] = []
         while True:
             found = build.targets_of(prometheus.active_targets(http, base), address)
             up = [t for t in found if t.get("health") == "up"]
-            if found and len(up) == len(found):
+            if found and len(up) == len(found) and build.from_own(found, pool):
                 step.answer = "; ".join(build.describe_target(t) for t in found)
                 step.passed(f"Prometheus scrapes the workload ({len(found)} target(s) up)")
                 return True
@@ -130,13 +131,14 @@ def _target(ctx: CheckContext, http: httpx.Client, base: str, address: str,
                 break
             time.sleep(POLL_SECONDS)
         waited = f"{ctx.params.discover_seconds:g}s"
-        if found:
+        bad = next((t for t in found if t.get("health") != "up"), None)
+        if bad is not None:
             step.answer = "; ".join(build.describe_target(t) for t in found)
-            bad = next(t for t in found if t.get("health") != "up")
             error = bad.get("lastError") or f"health {bad.get('health')}"
             step.failed(f"the scrape of {bad.get('scrapeUrl')} fails after {waited}: {error}")
-        else:
-            step.answer = "no active target"
+        else:  # none, or only other jobs' (a catch-all scraping every pod)
+            others = "; ".join(build.describe_target(t) for t in found)
+            step.answer = f"only other jobs' targets: {others}" if found else "no active target"
             step.failed(f"Prometheus has no target for the workload ({address}) after {waited}: "
                         f"{build.UNSEEN[mode]}")  # fmt: skip
     return False

@@ -124,6 +124,20 @@ def targets_of(active: list[Obj], address: str) -> list[Obj]:
             or f"//{address}/" in str(t.get("scrapeUrl") or "")]  # fmt: skip
 
 
+def own_pool(mode: Discovery, namespace: str) -> str | None:
+    """Prefix of the scrape pool the check's own discovery object makes (None: not known).
+
+    prometheus-operator names a PodMonitor's jobs `podMonitor/<namespace>/<name>/<index>`;
+    another job scraping the workload (a catch-all) proves nothing about the PodMonitor.
+    """
+    return f"podMonitor/{namespace}/{POD}/" if mode == "PodMonitor" else None
+
+
+def from_own(found: list[Obj], pool: str | None) -> bool:
+    """True when one of the targets comes from the check's own discovery object."""
+    return pool is None or any(str(t.get("scrapePool") or "").startswith(pool) for t in found)
+
+
 def describe_target(t: Obj) -> str:
     """One target, for evidence."""
     error = f", last error: {t['lastError']}" if t.get("lastError") else ""
