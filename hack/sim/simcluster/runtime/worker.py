@@ -9,6 +9,7 @@ replace the process with the status a real node would report.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -186,9 +187,11 @@ class PodWorker(threading.Thread):
         threading.Thread(target=self._stop_processes, daemon=True).start()
 
     def _stop_processes(self) -> None:
+        """Stop every container at once within the pod's grace period, as a kubelet does."""
         grace = self._grace()
-        for proc in list(self.procs.values()):
-            _kill_group(proc, grace)
+        with self.lock:  # a container starting now sees `deleting` and never starts
+            procs = list(self.procs.values())
+        _kill_groups(procs, grace)
 
     def _grace(self) -> float:
         try:
@@ -528,15 +531,18 @@ class PodWorker(threading.Thread):
     def _spawn_and_wait(
         self, c: dict[str, Any], cs: dict[str, Any], spec: Path, cid: str, logw: LogWriter
     ) -> int:
-        proc = subprocess.Popen(
-            [self.ctx.python, "-m", "simcluster.runtime.enter", str(spec)],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env={"PYTHONPATH": str(paths.SIM_ROOT), "PATH": "/usr/bin:/bin"},
-            start_new_session=True,
-        )
-        self.procs[c["name"]] = proc
+        with self.lock:  # either `_stop_processes` sees this process or it is never started
+            if self.deleting.is_set():
+                return 128 + signal.SIGKILL
+            proc = subprocess.Popen(
+                [self.ctx.python, "-m", "simcluster.runtime.enter", str(spec)],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env={"PYTHONPATH": str(paths.SIM_ROOT), "PATH": "/usr/bin:/bin"},
+                start_new_session=True,
+            )
+            self.procs[c["name"]] = proc
         ticks = processes.start_ticks(proc.pid)
         rec = processes.Proc(f"{self.name}/{c['name']}", proc.pid, ticks or 0, [], "")
         self.files.proc_record(c["name"]).write_text(json.dumps(rec.to_json()))
@@ -685,13 +691,23 @@ def _kernel_overlays(cdir: Path, kernel: str) -> list[dict[str, Any]]:
 
 def _kill_group(proc: subprocess.Popen[bytes], grace: float) -> None:
     """SIGTERM the container's process group, SIGKILL after the grace period."""
-    if proc.poll() is not None:
-        return
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=max(grace, 0.1))
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-    except ProcessLookupError:
-        pass
+    _kill_groups([proc], grace)
+
+
+def _kill_groups(procs: list[subprocess.Popen[bytes]], grace: float) -> None:
+    """SIGTERM every process group at once, SIGKILL the ones left when the grace period ends.
+
+    The period is the pod's, shared by its containers, not one per container in turn.
+    """
+    live = [p for p in procs if p.poll() is None]
+    for p in live:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(p.pid, signal.SIGTERM)
+    deadline = time.monotonic() + max(grace, 0.1)
+    for p in live:
+        try:
+            p.wait(timeout=max(deadline - time.monotonic(), 0.0))
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
