@@ -44,3 +44,55 @@ def gpu_nodes(nodes: list[dict[str, Any]]) -> list[str]:
         if labels.get(GPU_PRESENT_LABEL) == "true" or labels.get(PCI_LABEL) == "true":
             found.append(str(n["metadata"]["name"]))
     return sorted(found)
+
+
+def allocation_results(claim: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The devices a claim's status says it was allocated (driver, pool, device, request)."""
+    allocation = ((claim or {}).get("status") or {}).get("allocation") or {}
+    return list((allocation.get("devices") or {}).get("results") or [])
+
+
+def is_allocated(claim: dict[str, Any]) -> bool:
+    """The claim's status names the devices it was given."""
+    return bool(allocation_results(claim))
+
+
+def allocated(
+    claim: dict[str, Any] | None, slices: list[dict[str, Any]]
+) -> tuple[list[str], dict[str, Any] | None, str | None]:
+    """``(problems, the allocated device, its node)`` from the claim's status and the slices."""
+    results = allocation_results(claim)
+    if not results:
+        return ["the claim was not allocated"], None, None
+    if len(results) != 1 or results[0].get("driver") != DRA_DRIVER:
+        got = ", ".join(f"{r.get('driver')}/{r.get('pool')}/{r.get('device')}" for r in results)
+        return [f"the claim was allocated {got}, not one {DRA_DRIVER} device"], None, None
+    r = results[0]
+    for s in slices:
+        spec = s.get("spec") or {}
+        if spec.get("driver") != DRA_DRIVER or (spec.get("pool") or {}).get("name") != r.get(
+            "pool"
+        ):
+            continue
+        for d in spec.get("devices") or []:
+            if d.get("name") == r.get("device"):
+                return [], d, spec.get("nodeName")
+    return [f"device {r.get('pool')}/{r.get('device')} is in no ResourceSlice"], None, None
+
+
+def device_uuid(device: dict[str, Any]) -> str:
+    """The ``uuid`` attribute the NVIDIA DRA driver publishes for a device ("" when absent)."""
+    return str(((device.get("attributes") or {}).get("uuid") or {}).get("string") or "")
+
+
+def claim_state(claim: dict[str, Any] | None) -> str:
+    """What a claim's status says, in words: allocated devices and who holds it, or not."""
+    if claim is None:
+        return "not found"
+    results = allocation_results(claim)
+    if not results:
+        return "not allocated (its status has no allocation)"
+    devices = ", ".join(f"{r.get('driver')}/{r.get('pool')}/{r.get('device')}" for r in results)
+    holders = [str(r.get("name")) for r in (claim.get("status") or {}).get("reservedFor") or []]
+    return f"allocated {devices}" + (f", reserved for {', '.join(holders)}" if holders else
+                                     ", reserved for no pod")  # fmt: skip

@@ -55,14 +55,18 @@ def gpu_claim(name: str, count: int, request: str) -> Obj:
     }
 
 
-def gpu_claim_template(name: str, count: int, request: str) -> Obj:
-    """A ResourceClaimTemplate ``name``: each pod using it gets its own ``gpu_claim``."""
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaimTemplate",
-        "metadata": {"name": name},
-        "spec": {"spec": gpu_claim(name, count, request)["spec"]},
-    }
+def gpu_claim_template(name: str, count: int, request: str,
+                       labels: dict[str, str] | None = None) -> Obj:  # fmt: skip
+    """A ResourceClaimTemplate ``name`` whose claims are ``gpu_claim``'s, labelled ``labels``.
+
+    A generated claim carries the template's ``spec.metadata`` labels, not its own.
+    """
+    claim = gpu_claim(name, count, request)
+    spec: Obj = {"spec": claim["spec"]}
+    if labels:
+        spec["metadata"] = {"labels": dict(labels)}
+    return {"apiVersion": claim["apiVersion"], "kind": "ResourceClaimTemplate",
+            "metadata": {"name": name}, "spec": spec}  # fmt: skip
 
 
 def _pod_spec(obj: Obj) -> Obj | None:

@@ -33,7 +33,7 @@ from aicr.checks.allocation import DRA_DRIVER, AllocationMode, preflight_mode, p
 from aicr.checks.components import judge
 from aicr.checks.conformance.dra_support import build
 from aicr.checks.gpu import DRA_DRIVER as GPU_DRIVER
-from aicr.checks.gpu import gpu_nodes
+from aicr.checks.gpu import allocated, gpu_nodes, is_allocated
 from aicr.checks.images import workload_image
 from aicr.ctrf import Status
 from aicr.result import CheckResult
@@ -129,7 +129,7 @@ def _allocation(ctx: CheckContext) -> None:
         ctx.probes.create(build.probe_pod(image))
         # Read the allocation while the pod holds the claim: once the pod has ended,
         # Kubernetes may release it, and the status no longer says what the pod got.
-        claims = ctx.probes.wait("ResourceClaim", build.is_allocated,
+        claims = ctx.probes.wait("ResourceClaim", is_allocated,
                                  budget=ctx.params.probe_seconds)  # fmt: skip
         if build.GPU_CLAIM in claims.pending:
             pod = ctx.probes.wait("Pod", _finished, budget=0).objects.get(build.POD)
@@ -143,7 +143,7 @@ def _allocation(ctx: CheckContext) -> None:
             where = waited.pending.get(build.POD) or pod_status.where(pod)
             step.failed(f"the pod did not finish within {int(waited.seconds)}s: {where}")
             return
-        problems, device, node = build.allocated(
+        problems, device, node = allocated(
             claims.objects.get(build.GPU_CLAIM), ctx.kube.list("ResourceSlice")
         )
         if device is None:

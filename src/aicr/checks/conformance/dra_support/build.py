@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aicr.checks.gpu import DRA_DRIVER, is_whole_gpu
+from aicr.checks.gpu import DRA_DRIVER, device_uuid, is_whole_gpu
 from aicr.checks.probe_pods import gpu_claim, gpu_toleration, restricted_pod_spec
 from aicr.checks.smi_xml import first_line, read_probe
 
@@ -58,40 +58,11 @@ def probe_pod(image: str) -> Obj:
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": POD}, "spec": spec}
 
 
-def is_allocated(claim: Obj) -> bool:
-    """The claim's status names the devices it was given."""
-    return bool(
-        (((claim.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results")
-    )
-
-
-def allocated(claim: Obj | None, slices: list[Obj]) -> tuple[list[str], Obj | None, str | None]:
-    """``(problems, the allocated device, its node)`` from the claim's status and the slices."""
-    results = (((claim or {}).get("status") or {}).get("allocation") or {}).get("devices") or {}
-    results = results.get("results") or []
-    if not results:
-        return ["the claim was not allocated"], None, None
-    if len(results) != 1 or results[0].get("driver") != DRA_DRIVER:
-        got = ", ".join(f"{r.get('driver')}/{r.get('pool')}/{r.get('device')}" for r in results)
-        return [f"the claim was allocated {got}, not one {DRA_DRIVER} device"], None, None
-    r = results[0]
-    for s in slices:
-        spec = s.get("spec") or {}
-        if spec.get("driver") != DRA_DRIVER or (spec.get("pool") or {}).get("name") != r.get(
-            "pool"
-        ):
-            continue
-        for d in spec.get("devices") or []:
-            if d.get("name") == r.get("device"):
-                return [], d, spec.get("nodeName")
-    return [f"device {r.get('pool')}/{r.get('device')} is in no ResourceSlice"], None, None
-
-
 def judge_probe(
     device: Obj, node: str | None, pod: Obj, exit_code: int, log: str
 ) -> tuple[list[str], str]:
     """``(problems, what was seen)``: the pod ran on the device's node and saw only that device."""
-    uuid = str(((device.get("attributes") or {}).get("uuid") or {}).get("string") or "")
+    uuid = device_uuid(device)
     ran_on = (pod.get("spec") or {}).get("nodeName")
     report = read_probe(exit_code, log)
     if isinstance(report, str):
