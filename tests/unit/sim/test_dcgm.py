@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 from simcluster.gpu import dcgm_exporter
-from simcluster.gpu.dcgm import METRICS, Holder, render
+from simcluster.gpu.dcgm import METRICS, Claimed, Holder, render
 from simcluster.gpu.model import FAULT_ANNOTATION
 from simcluster.gpu.smi import gpu_uuid
 
@@ -35,7 +35,7 @@ def value(page: str, name: str, gpu: str) -> float:
 
 
 def test_every_field_per_gpu_with_help_and_the_real_label_set() -> None:
-    page = render(PROFILE, {}, uptime=10)
+    page = render(PROFILE, set(), {}, uptime=10)
     assert page.count("# HELP ") == len(METRICS) and page.count("# TYPE ") == len(METRICS)
     got = samples(page)
     assert len(got) == len(METRICS) * 2
@@ -48,7 +48,7 @@ def test_every_field_per_gpu_with_help_and_the_real_label_set() -> None:
 
 
 def test_utilization_and_memory_follow_the_allocated_pod() -> None:
-    page = render(PROFILE, {1: Holder("team", "train-0", "main")}, uptime=10)
+    page = render(PROFILE, {1}, {1: Holder("team", "train-0", "main")}, uptime=10)
     assert value(page, "DCGM_FI_DEV_GPU_UTIL", "0") == 0
     assert value(page, "DCGM_FI_DEV_GPU_UTIL", "1") == 100
     used, free = (value(page, f"DCGM_FI_DEV_FB_{k}", "1") for k in ("USED", "FREE"))
@@ -60,29 +60,75 @@ def test_utilization_and_memory_follow_the_allocated_pod() -> None:
 
 
 def test_unlabelled_fault_drops_the_gpu_labels_and_stale_stamps_every_sample() -> None:
-    page = render({**PROFILE, "faults": ["exporter-unlabelled"]}, {}, uptime=1)
+    page = render({**PROFILE, "faults": ["exporter-unlabelled"]}, set(), {}, uptime=1)
     assert all("gpu" not in lab and "UUID" not in lab for _, lab, _, _ in samples(page))
-    stale = render(PROFILE, {}, uptime=1, frozen_at_ms=1_700_000_000_000)
+    stale = render(PROFILE, set(), {}, uptime=1, frozen_at_ms=1_700_000_000_000)
     assert {s for _, _, _, s in samples(stale)} == {"1700000000000"}
 
 
-def test_holders_are_the_running_containers_gpus(tmp_path: Path) -> None:
+NODE = PROFILE["node"]
+CLAIM = {"claimName": "gpu-load-gpu-x7k2p", "claimNamespace": "team",
+         "claimResources": [{"driverName": "gpu.nvidia.com", "poolName": NODE,
+                             "deviceName": "gpu-1"}]}  # fmt: skip
+SLICE = {"spec": {"driver": "gpu.nvidia.com", "pool": {"name": NODE}, "devices": [
+    {"name": f"gpu-{i}", "attributes": {"type": {"string": "gpu"},
+                                        "uuid": {"string": gpu_uuid(NODE, i)}}}
+    for i in range(2)]}}  # fmt: skip
+
+
+def _pod_folders(tmp_path: Path) -> list[dict[str, object]]:
+    """One pod: `main` runs with GPU 0 (device plugin), `dra` with GPU 1 (a claim), `done`
+    has ended (its GPU is free), `side` runs without a GPU."""
     pod = {"metadata": {"namespace": "team", "name": "p", "uid": "u1"},
-           "spec": {"containers": [{"name": n} for n in ("main", "side", "done")]}}  # fmt: skip
+           "spec": {"containers": [{"name": n} for n in ("main", "dra", "side", "done")]}}
+    plugin = {"devices": [{"resourceName": "nvidia.com/gpu", "deviceIds": [gpu_uuid(NODE, 0)]}]}
     root = tmp_path / "team_p_u1"
-    for c, gpus, running in (("main", [0, 3], True), ("side", [], True), ("done", [5], False)):
+    for c, gpus, resources, running in (("main", [0], plugin, True),
+                                        ("dra", [1], {"dynamicResources": [CLAIM]}, True),
+                                        ("side", [], {}, True), ("done", [1], plugin, False)):
         (root / c).mkdir(parents=True)
         (root / c / "spec-0.json").write_text(json.dumps({"gpus": [9]}))
-        (root / c / "spec-1.json").write_text(json.dumps({"gpus": gpus}))
+        (root / c / "spec-1.json").write_text(json.dumps({"gpus": gpus, "podResources": resources}))
         if running:
             (root / f"{c}.proc.json").write_text("{}")
-    got = dcgm_exporter.holders(tmp_path, [pod])
-    assert got == {0: Holder("team", "p", "main"), 3: Holder("team", "p", "main")}
+    return [pod]  # fmt: skip
+
+
+def test_busy_gpus_are_the_running_containers_latest_gpus(tmp_path: Path) -> None:
+    specs = dcgm_exporter.running_specs(tmp_path, _pod_folders(tmp_path))
+    assert sorted(name for _, name, _ in specs) == ["dra", "main", "side"]
+    assert dcgm_exporter.busy(specs) == {0, 1}
+
+
+def test_device_plugin_gpus_are_mapped_and_claims_only_with_dra(tmp_path: Path) -> None:
+    specs = dcgm_exporter.running_specs(tmp_path, _pod_folders(tmp_path))
+    main = Holder("team", "p", "main")
+    assert dcgm_exporter.holders(specs, NODE, 2, None) == {0: main}
+    claimed = Claimed("gpu-load-gpu-x7k2p", "team", "gpu.nvidia.com", NODE, "gpu-1")
+    uuids = dcgm_exporter.slice_uuids([SLICE])
+    assert dcgm_exporter.holders(specs, NODE, 2, uuids) == {
+        0: main, 1: Holder("team", "p", "dra", claimed)}  # fmt: skip
+    # a device its slice publishes no uuid for is not mapped, as dcgm-exporter logs "No UUID"
+    assert dcgm_exporter.holders(specs, NODE, 2, {}) == {0: main}
+
+
+def test_a_claimed_gpu_carries_the_dra_labels_and_busy_needs_no_mapping() -> None:
+    claimed = Claimed("one-gpu", "team", "gpu.nvidia.com", NODE, "gpu-1")
+    page = render(PROFILE, {0, 1}, {1: Holder("team", "p", "main", claimed)}, uptime=1)
+    util = {lab["gpu"]: (lab, v) for n, lab, v, _ in samples(page) if n == "DCGM_FI_DEV_GPU_UTIL"}
+    assert util["0"][1] == util["1"][1] == 100  # both in use; GPU 0 attributed to nobody
+    assert "pod" not in util["0"][0]
+    assert {k: v for k, v in util["1"][0].items() if k in (
+        "namespace", "pod", "container") or k.startswith("dra_")} == {
+        "container": "main", "namespace": "team", "pod": "p", "dra_claim_name": "one-gpu",
+        "dra_claim_namespace": "team", "dra_driver_name": "gpu.nvidia.com",
+        "dra_pool_name": NODE, "dra_device_name": "gpu-1"}  # fmt: skip
 
 
 class _Api:
     def __init__(self, faults: list[str]) -> None:
         self.faults = faults
+        self.slice_lists = 0
 
     def read_node(self, name: str, **_: object) -> dict[str, object]:
         labels = {"nvidia.com/gpu.present": "true", "nvidia.com/gpu.count": "2",
@@ -93,8 +139,53 @@ class _Api:
     def list_pod_for_all_namespaces(self, **_: object) -> SimpleNamespace:
         return SimpleNamespace(items=[])
 
+    def list_resource_slice(self, **_: object) -> SimpleNamespace:
+        self.slice_lists += 1
+        return SimpleNamespace(items=[])
+
     def sanitize_for_serialization(self, obj: object) -> object:
         return obj
+
+
+def _fake_api(monkeypatch: pytest.MonkeyPatch, faults: list[str]) -> _Api:
+    api = _Api(faults)
+    monkeypatch.setattr(dcgm_exporter.config, "load_incluster_config", lambda: None)
+    monkeypatch.setattr(dcgm_exporter.client, "ApiClient", lambda: api)
+    monkeypatch.setattr(dcgm_exporter.client, "CoreV1Api", lambda _: api)
+    monkeypatch.setattr(dcgm_exporter.client, "ResourceV1Api", lambda _: api)
+    return api
+
+
+@pytest.mark.parametrize(("dra", "faults", "lists"), [
+    (False, [], 0), (True, [], 1), (True, ["exporter-no-dra"], 0)],
+    ids=["flag-off", "flag-on", "no-dra-fault"])  # fmt: skip
+def test_slices_are_read_only_with_the_dra_flag_and_without_the_fault(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dra: bool, faults: list[str], lists: int
+) -> None:
+    api = _fake_api(monkeypatch, faults)
+    dcgm_exporter.Exporter(tmp_path, "gpu-h100-0", "127.0.0.1:9400", dra).refresh()
+    assert api.slice_lists == lists
+
+
+def test_the_dra_flag_defaults_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    made: list[bool] = []
+
+    class Stop(Exception):
+        pass
+
+    def exporter(*args: object) -> SimpleNamespace:
+        made.append(bool(args[3]))
+        raise Stop
+
+    monkeypatch.setattr(dcgm_exporter, "Exporter", exporter)
+    argv = ["--sim-dir", "/x", "--node", "n", "--address", "127.0.0.1:9400"]
+    for env in ("true", "1", "false", ""):
+        monkeypatch.setenv("KUBERNETES_ENABLE_DRA", env)
+        with pytest.raises(Stop):
+            dcgm_exporter.main(argv)
+    with pytest.raises(Stop):
+        dcgm_exporter.main([*argv, "--kubernetes-enable-dra"])
+    assert made == [True, True, False, False, True]
 
 
 def test_a_frozen_page_is_stamped_after_the_next_scrapes_start(
@@ -102,10 +193,7 @@ def test_a_frozen_page_is_stamped_after_the_next_scrapes_start(
 ) -> None:
     """Prometheus marks a series stale at the first scrape with an explicit timestamp unless
     that timestamp is later than the scrape's start: the freeze is stamped ahead."""
-    api = _Api([])
-    monkeypatch.setattr(dcgm_exporter.config, "load_incluster_config", lambda: None)
-    monkeypatch.setattr(dcgm_exporter.client, "ApiClient", lambda: api)
-    monkeypatch.setattr(dcgm_exporter.client, "CoreV1Api", lambda _: api)
+    api = _fake_api(monkeypatch, [])
     monkeypatch.setattr(dcgm_exporter.time, "time", lambda: 1000.0)
     exporter = dcgm_exporter.Exporter(tmp_path, "gpu-h100-0", "127.0.0.1:9400")
     exporter.refresh()

@@ -70,6 +70,13 @@ def test_claims_a_container_references_from_this_nodes_pool() -> None:
     assert devices.claim_devices(claim, "n0") == [1, 3]
     assert devices.claim_devices(claim, "n2") == []
     assert devices.claim_devices({"status": {}}, "n0") == []
+    # what the kubelet's pod-resources API lists for it on n0: this node's devices, any driver
+    assert devices.claim_resources({**claim, "metadata": {"name": "c", "namespace": "t"}},
+                                   "n0") == {"claimName": "c", "claimNamespace": "t",
+                                             "claimResources": [
+        {"driverName": "gpu.nvidia.com", "poolName": "n0", "deviceName": "gpu-3"},
+        {"driverName": "gpu.nvidia.com", "poolName": "n0", "deviceName": "gpu-1"},
+        {"driverName": "other.example", "poolName": "n0", "deviceName": "gpu-4"}]}  # fmt: skip
 
 
 EVERY = list(range(8))

@@ -298,6 +298,11 @@ FAULTS: tuple[Fault, ...] = (
         "the node's GPU metrics exporter serves frozen samples stamped with the moment "
         "they froze",
     ),
+    _gpu_fault(
+        "exporter-no-dra",
+        "the node's GPU metrics exporter runs without KUBERNETES_ENABLE_DRA: GPUs allocated "
+        "through ResourceClaims are busy but attributed to no pod",
+    ),
     _pod_fault(
         "image-pull",
         "the node cannot pull images (registry unreachable): new runtime pods wait in "

@@ -3,10 +3,12 @@
 What is modelled (and nothing more): the series dcgm-exporter's default counter
 set publishes per GPU, with its label set (`gpu`, `UUID`, `pci_bus_id`,
 `device`, `modelName`, `Hostname`, `DCGM_FI_DRIVER_VERSION`, and `namespace`,
-`pod`, `container` of the pod the GPU is allocated to, as dcgm-exporter maps
-them from the kubelet's pod-resources API). Readings follow allocation: a GPU
-held by a running container is busy (utilization 100 %, 60 % of its
-framebuffer used, hot, near its power limit); a free one idles. Faults of the
+`pod`, `container` of the pod the exporter maps the GPU to from the kubelet's
+pod-resources API; for a GPU mapped through a DRA claim also `dra_claim_name`,
+`dra_claim_namespace`, `dra_driver_name`, `dra_pool_name`, `dra_device_name`).
+Readings follow use, whoever the exporter attributes the GPU to: a GPU a
+running container has is busy (utilization 100 %, 60 % of its framebuffer
+used, hot, near its power limit); a free one idles. Faults of the
 node: `exporter-unlabelled` drops the per-GPU labels (series without `gpu` and
 `UUID`), `exporter-stale` freezes every sample at the moment the fault was
 seen, with that moment as an explicit timestamp.
@@ -14,19 +16,37 @@ seen, with that moment as an explicit timestamp.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from simcluster.gpu.smi import bus_id, gpu_uuid
 
 
 @dataclass(frozen=True)
+class Claimed:
+    """How a GPU reached its holder through DRA: the claim and the allocated device."""
+
+    claim: str
+    namespace: str
+    driver: str
+    pool: str
+    device: str
+
+    def labels(self) -> dict[str, str]:
+        """The labels dcgm-exporter adds for it."""
+        return {"dra_claim_name": self.claim, "dra_claim_namespace": self.namespace,
+                "dra_device_name": self.device, "dra_driver_name": self.driver,
+                "dra_pool_name": self.pool}  # fmt: skip
+
+
+@dataclass(frozen=True)
 class Holder:
-    """The container a GPU is allocated to."""
+    """The container the exporter maps a GPU to (and the claim, for a DRA device)."""
 
     namespace: str
     pod: str
     container: str
+    claimed: Claimed | None = None
 
 
 @dataclass(frozen=True)
@@ -77,6 +97,7 @@ def _labels(pairs: Mapping[str, str]) -> str:
 
 def render(
     profile: Mapping[str, object],
+    busy: Collection[int],
     holders: Mapping[int, Holder],
     uptime: float,
     frozen_at_ms: int | None = None,
@@ -84,15 +105,15 @@ def render(
     """The /metrics page of the node's exporter.
 
     `profile` is the GPU node model's profile (node, product, count,
-    memoryMiB, driver, faults); `holders` maps GPU index to the container it
-    is allocated to; `frozen_at_ms` (the `exporter-stale` fault) stamps every
-    sample with that time.
+    memoryMiB, driver, faults); `busy` the GPU indexes running containers
+    have; `holders` maps GPU index to the container the exporter maps it to;
+    `frozen_at_ms` (the `exporter-stale` fault) stamps every sample with that time.
     """
     node, faults = str(profile["node"]), list(profile.get("faults") or [])  # type: ignore[call-overload]
     count, memory = int(profile["count"]), int(profile["memoryMiB"])  # type: ignore[call-overload]
     unlabelled = "exporter-unlabelled" in faults
     stamp = f" {frozen_at_ms}" if frozen_at_ms is not None else ""
-    per_gpu = {i: readings(memory, i in holders, uptime) for i in range(count)}
+    per_gpu = {i: readings(memory, i in busy, uptime) for i in range(count)}
     lines = []
     for m in METRICS:
         lines += [f"# HELP {m.name} {m.help}", f"# TYPE {m.name} {m.kind}"]
@@ -105,7 +126,9 @@ def render(
                        "DCGM_FI_DRIVER_VERSION": str(profile["driver"])}  # fmt: skip
             if i in holders:
                 h = holders[i]
-                labels |= {"container": h.container, "namespace": h.namespace, "pod": h.pod}
+                labels["container"] = h.container
+                labels |= h.claimed.labels() if h.claimed else {}
+                labels |= {"namespace": h.namespace, "pod": h.pod}
             value = per_gpu[i][m.name]
             lines.append(f"{m.name}{_labels(labels)} {value:g}{stamp}")
     return "\n".join(lines) + "\n"

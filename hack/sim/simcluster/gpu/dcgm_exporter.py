@@ -4,16 +4,25 @@ Run by the process runtime as the container's command:
 `python dcgm_exporter.py --sim-dir DIR --node NODE --address IP:9400`. It serves
 `/metrics` (simcluster.gpu.dcgm) and `/health` on the pod's own address, and
 twice a second reads its Node (GPU profile, faults) through the API server with
-the pod's ServiceAccount and which GPUs the node's running containers were
-given (from the runtime's pod folders, as dcgm-exporter reads the kubelet's
-pod-resources API). Fault `exporter-down` on the node closes the listening
-socket until healed (scrapes are refused; the readiness probe fails).
+the pod's ServiceAccount, and from the runtime's pod folders which GPUs the
+node's running containers have (what makes a GPU busy) and what the kubelet's
+pod-resources API lists for them (what the exporter maps GPUs to pods by).
+
+As dcgm-exporter does: a device-plugin GPU (`nvidia.com/gpu`, by its UUID) is
+mapped to its container always; a DRA-allocated one only with
+`--kubernetes-enable-dra` (env `KUBERNETES_ENABLE_DRA`, default off), through
+the ResourceSlices of driver `gpu.nvidia.com` (the `uuid` attribute of the
+pool's device), and its series carry the claim's `dra_*` labels; without it a
+claimed GPU is busy but attributed to no pod. Faults of the node:
+`exporter-down` closes the listening socket until healed (scrapes are refused;
+the readiness probe fails); `exporter-no-dra` makes it run as without the DRA flag.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import threading
 import time
@@ -25,8 +34,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # hack/sim, when r
 
 from kubernetes import client, config
 
-from simcluster.gpu.dcgm import Holder, render
+from simcluster.gpu.dcgm import Claimed, Holder, render
+from simcluster.gpu.devices import GPU_RESOURCE
 from simcluster.gpu.model import node_profile
+from simcluster.gpu.smi import gpu_uuid
 from simcluster.runtime.pod_files import PodFiles
 
 POLL = 0.5
@@ -38,9 +49,14 @@ API_TIMEOUT = 5  # seconds: a hung request must not freeze the page and its faul
 STALE_LEAD_MS = 5000
 
 
-def holders(pods_dir: Path, pods: list[dict[str, Any]]) -> dict[int, Holder]:
-    """GPU index -> the running container it was given, from the runtime's pod folders."""
-    out: dict[int, Holder] = {}
+DRA_DRIVER = "gpu.nvidia.com"
+TRUE = ("1", "t", "T", "TRUE", "true", "True")  # what Go's strconv.ParseBool takes as true
+Spec = tuple[dict[str, Any], str, dict[str, Any]]  # (pod metadata, container name, run spec)
+
+
+def running_specs(pods_dir: Path, pods: list[dict[str, Any]]) -> list[Spec]:
+    """The latest run spec of every running container, from the runtime's pod folders."""
+    out = []
     for pod in pods:
         meta = pod["metadata"]
         files = PodFiles.for_pod(pods_dir, meta["namespace"], meta["name"], meta["uid"])
@@ -50,19 +66,65 @@ def holders(pods_dir: Path, pods: list[dict[str, Any]]) -> dict[int, Holder]:
                 continue
             specs = sorted((files.root / name).glob("spec-*.json"),
                            key=lambda p: int(p.stem.split("-")[1]))  # fmt: skip
-            if not specs:
-                continue
-            for i in json.loads(specs[-1].read_text()).get("gpus") or []:
-                out[int(i)] = Holder(meta["namespace"], meta["name"], name)
+            if specs:
+                out.append((meta, name, json.loads(specs[-1].read_text())))
+    return out
+
+
+def busy(specs: list[Spec]) -> set[int]:
+    """Indexes of the GPUs running containers have (whoever the exporter maps them to)."""
+    return {int(i) for _, _, spec in specs for i in spec.get("gpus") or []}
+
+
+def slice_uuids(slices: list[dict[str, Any]]) -> dict[tuple[str, str], str]:
+    """(pool, device) -> GPU UUID, from the `gpu.nvidia.com` ResourceSlices' whole GPUs."""
+    out = {}
+    for s in slices:
+        spec = s.get("spec") or {}
+        if spec.get("driver") != DRA_DRIVER:
+            continue
+        pool = str((spec.get("pool") or {}).get("name"))
+        for d in spec.get("devices") or []:
+            attrs = d.get("attributes") or {}
+            uuid = (attrs.get("uuid") or {}).get("string")
+            if (attrs.get("type") or {}).get("string") == "gpu" and uuid:
+                out[(pool, str(d.get("name")))] = str(uuid)
+    return out
+
+
+def holders(specs: list[Spec], node: str, count: int,
+            dra: dict[tuple[str, str], str] | None) -> dict[int, Holder]:  # fmt: skip
+    """GPU index -> the container the exporter maps it to, from the pod-resources lists.
+
+    `dra` is `slice_uuids` when DRA mapping is on, else None (claims are ignored).
+    """
+    index = {gpu_uuid(node, i): i for i in range(count)}
+    out: dict[int, Holder] = {}
+    for meta, name, spec in specs:
+        resources = spec.get("podResources") or {}
+        for d in resources.get("devices") or []:
+            if d.get("resourceName") == GPU_RESOURCE:
+                for uuid in d.get("deviceIds") or []:
+                    if uuid in index:
+                        out[index[uuid]] = Holder(meta["namespace"], meta["name"], name)
+        for claim in resources.get("dynamicResources") or [] if dra is not None else []:
+            for r in claim.get("claimResources") or []:
+                uuid = dra.get((str(r.get("poolName")), str(r.get("deviceName")))) if dra else None
+                if r.get("driverName") != DRA_DRIVER or uuid not in index:
+                    continue
+                claimed = Claimed(str(claim.get("claimName")), str(claim.get("claimNamespace")),
+                                  DRA_DRIVER, str(r["poolName"]), str(r["deviceName"]))  # fmt: skip
+                out[index[str(uuid)]] = Holder(meta["namespace"], meta["name"], name, claimed)
     return out
 
 
 class Exporter:
     """The node's exporter state: the current page, and the listening socket."""
 
-    def __init__(self, sim_dir: Path, node: str, address: str) -> None:
+    def __init__(self, sim_dir: Path, node: str, address: str, dra: bool = False) -> None:
         self.pods_dir = sim_dir / "pods"
         self.node = node
+        self.dra = dra  # --kubernetes-enable-dra
         host, _, port = address.rpartition(":")
         self.address = (host or "0.0.0.0", int(port))
         self.started = time.monotonic()
@@ -74,6 +136,7 @@ class Exporter:
         api = client.ApiClient()
         self.api = api
         self.core = client.CoreV1Api(api)
+        self.resource = client.ResourceV1Api(api)
 
     def refresh(self) -> list[str]:
         """Read the node and its pods; rebuild the page; return the node's faults."""
@@ -90,15 +153,20 @@ class Exporter:
                    if p.status.phase == "Running"]  # fmt: skip
         faults: list[str] = profile["faults"]
         uptime = time.monotonic() - self.started
+        specs = running_specs(self.pods_dir, running)
+        dra = None
+        if self.dra and "exporter-no-dra" not in faults:
+            slices = self.resource.list_resource_slice(_request_timeout=API_TIMEOUT)
+            dra = slice_uuids([self.api.sanitize_for_serialization(s) for s in slices.items])
+        mapped = holders(specs, self.node, int(profile["count"]), dra)
         if "exporter-stale" in faults:
             if self.frozen is None:
                 stamp = int(time.time() * 1000) + STALE_LEAD_MS
-                self.frozen = (stamp, render(profile, holders(self.pods_dir, running), uptime,
-                                             stamp))  # fmt: skip
+                self.frozen = (stamp, render(profile, busy(specs), mapped, uptime, stamp))
             self.page = self.frozen[1]
         else:
             self.frozen = None
-            self.page = render(profile, holders(self.pods_dir, running), uptime)
+            self.page = render(profile, busy(specs), mapped, uptime)
         return faults
 
     def metrics(self) -> bytes:
@@ -155,8 +223,11 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--node", required=True)
     p.add_argument("--address", default=":9400")
     p.add_argument("--kubernetes", action="store_true", help="accepted; pod labels are always on")
+    p.add_argument("--kubernetes-enable-dra", action="store_true",
+                   default=os.environ.get("KUBERNETES_ENABLE_DRA") in TRUE,
+                   help="map DRA-allocated GPUs to pods (env KUBERNETES_ENABLE_DRA)")  # fmt: skip
     args = p.parse_args(argv)
-    exporter = Exporter(args.sim_dir, args.node, args.address)
+    exporter = Exporter(args.sim_dir, args.node, args.address, args.kubernetes_enable_dra)
     print(f"dcgm-exporter: serving {args.node} on {args.address}", flush=True)
     exporter.run()
 

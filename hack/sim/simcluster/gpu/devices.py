@@ -119,6 +119,24 @@ def claim_devices(claim: dict[str, Any], node: str) -> list[int]:
     )
 
 
+def claim_resources(claim: dict[str, Any], node: str) -> dict[str, Any]:
+    """What the kubelet's pod-resources API lists for one claim prepared on `node`.
+
+    The claim's name and namespace, and each allocated device of `node`'s pools
+    (driver, pool, device), as `ListPodResources` reports DRA devices
+    (`KubeletPodResourcesDynamicResources`, on by default since Kubernetes 1.34).
+    """
+    results = (((claim.get("status") or {}).get("allocation") or {}).get("devices") or {}).get(
+        "results"
+    ) or []
+    meta = claim.get("metadata") or {}
+    prepared = [{"driverName": r.get("driver"), "poolName": r.get("pool"),
+                 "deviceName": r.get("device")}
+                for r in results if r.get("pool") == node]  # fmt: skip
+    return {"claimName": meta.get("name"), "claimNamespace": meta.get("namespace"),
+            "claimResources": prepared}  # fmt: skip
+
+
 @dataclass(frozen=True)
 class Request:
     """What decides the GPUs one container sees."""

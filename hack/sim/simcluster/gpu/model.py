@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,7 @@ from kubernetes import client
 
 from simcluster import kube, paths
 from simcluster.gpu import devices
+from simcluster.gpu.smi import gpu_uuid
 from simcluster.nodes import NCCL_BUSBW_ANNOTATION
 from simcluster.runtime import handlers
 from simcluster.runtime.ownership import SMI, command_name
@@ -19,7 +21,7 @@ DRIVER_ANNOTATION = "sim.aicr.dev/gpu-driver"
 # Faults of a node's GPUs: a comma-separated set in FAULT_ANNOTATION (see simcluster.faults).
 FAULTS = ("driver-not-loaded", "gpu-lost", "permissive-toolkit", "runtimeclass-leak", "device-leak",
           "shared-device", "dra-driver-down", "nccl-degraded", "nccl-wrong", "exporter-down",
-          "exporter-unlabelled", "exporter-stale")  # fmt: skip
+          "exporter-unlabelled", "exporter-stale", "exporter-no-dra")  # fmt: skip
 SMI_SCRIPT = Path(__file__).resolve().parent / "smi.py"
 PROFTESTER = "dcgmproftester12"  # the GPU model's stand-in: the dcgm-exporter page shows it busy
 NCCL_TOOLS = ("sshd", "mpirun", "all_reduce_perf")  # what simcluster.gpu.nccl plays
@@ -64,27 +66,40 @@ def node_faults(node: dict[str, Any]) -> list[str]:
     return [f for f in value.split(",") if f]
 
 
+@dataclass(frozen=True)
+class Allocation:
+    """The GPUs one container sees, and what the kubelet's pod-resources API lists for it."""
+
+    visible: list[int]  # host indexes (see `devices.visible`)
+    # `ListPodResources`' container entry: device-plugin devices (`nvidia.com/gpu`, by the
+    # UUIDs the NVIDIA device plugin uses as device IDs) and DRA claims (`devices.claim_resources`)
+    resources: dict[str, Any] = field(default_factory=dict)
+
+
 def container_gpus(
     api: client.ApiClient,
     pod: dict[str, Any],
     container: dict[str, Any],
     node: dict[str, Any],
     plugin: devices.DevicePlugin,
-) -> list[int]:
-    """Host indexes of the GPUs this container sees on `node` (see `devices`)."""
+) -> Allocation:
+    """The GPUs this container sees on `node` (see `devices`), and its pod resources."""
     profile = node_profile(node)
     if profile is None:
-        return []
+        return Allocation([])
     name, uid = node["metadata"]["name"], pod["metadata"]["uid"]
-    allocated = plugin.of(name, uid, container["name"])
+    granted = plugin.of(name, uid, container["name"])
+    allocated = list(granted)
     ns = pod["metadata"]["namespace"]
     resource = client.ResourceV1Api(api)
+    claims = []
     for claim in devices.claim_names(pod, container):
         obj = kube.to_dict(api, resource.read_namespaced_resource_claim(claim, ns))
         allocated += devices.claim_devices(obj, name)
+        claims.append(devices.claim_resources(obj, name))
     env = {e.get("name"): e.get("value") for e in container.get("env") or []}
     security = container.get("securityContext") or {}
-    return devices.visible(
+    visible = devices.visible(
         devices.Request(
             allocated=allocated,
             count=int(profile["count"]),
@@ -94,6 +109,9 @@ def container_gpus(
             gpu_runtime_class=_gpu_runtime_class(api, pod),
         )
     )
+    ids = [gpu_uuid(name, i) for i in granted]
+    plugin_devices = [{"resourceName": devices.GPU_RESOURCE, "deviceIds": ids}] if ids else []
+    return Allocation(visible, {"devices": plugin_devices, "dynamicResources": claims})
 
 
 def _gpu_runtime_class(api: client.ApiClient, pod: dict[str, Any]) -> bool:

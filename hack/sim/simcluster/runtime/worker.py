@@ -453,7 +453,8 @@ class PodWorker(threading.Thread):
         env = self.mat.env(c, base)
         argv = [expand(a, env) for a in images.argv(c, self.ctx.sim_dir, self.ctx.python)]
         node = self._node()
-        gpus = container_gpus(self.ctx.api, self._current_pod(), c, node, self.ctx.devices)
+        allocation = container_gpus(self.ctx.api, self._current_pod(), c, node, self.ctx.devices)
+        gpus = allocation.visible
         profile = node_profile(node)
         if profile is not None:
             profile["gpus"] = gpus
@@ -507,6 +508,7 @@ class PodWorker(threading.Thread):
             "startErrorFile": str(cdir / f"start-error-{run}"),
             "hostname": base["HOSTNAME"],
             "gpus": gpus,
+            "podResources": allocation.resources,  # what the kubelet's pod-resources API lists
             "kernel": kernel,
             # The pod's network namespace (absent for hostNetwork: the cluster's own).
             "netns": self.sandbox.netns_path if self.sandbox else None,

@@ -7,7 +7,11 @@ access, the Service `nvidia-dcgm-exporter` annotated for Prometheus, and a
 ServiceMonitor when prometheus-operator runs too). dcgm-exporter cannot be
 built here (it needs libdcgm), so its image is played by the GPU node model
 (simcluster/gpu/dcgm_exporter.py, metrics in simcluster/gpu/dcgm.py).
-Faults (GPU node): `exporter-down`, `exporter-unlabelled`, `exporter-stale`.
+It runs with `KUBERNETES_ENABLE_DRA=true` (GPUs allocated through DRA claims
+are mapped to their pods, through the ResourceSlices it may read), as the GPU
+Operator's exporter for DRA nodes does.
+Faults (GPU node): `exporter-down`, `exporter-unlabelled`, `exporter-stale`,
+`exporter-no-dra`.
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ def daemon_set() -> Manifest:
         "image": IMAGE,
         "args": ["--kubernetes", "--node=$(NODE_NAME)", f"--address=$(POD_IP):{PORT}"],
         "env": [{"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
-                POD_IP_ENV],
+                POD_IP_ENV, {"name": "KUBERNETES_ENABLE_DRA", "value": "true"}],
         "ports": [{"name": "metrics", "containerPort": PORT}],
         "readinessProbe": {"httpGet": {"path": "/health", "port": PORT}, "periodSeconds": 1},
     }
@@ -57,6 +61,9 @@ def manifests(ctx: Context) -> list[Manifest]:
     docs: list[Manifest] = [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
         *service_account(NAME, NAMESPACE, [{"apiGroups": [""], "resources": ["nodes", "pods"],
+                                            "verbs": ["get", "list", "watch"]},
+                                           {"apiGroups": ["resource.k8s.io"],
+                                            "resources": ["resourceslices"],
                                             "verbs": ["get", "list", "watch"]}]),
         {"apiVersion": "v1", "kind": "Service",
          "metadata": {"name": NAME, "namespace": NAMESPACE, "labels": {"app": NAME},
