@@ -3,23 +3,36 @@
 Healthy, then three `hack/sim/sim fault` cases: one node's exporter down,
 series without per-GPU labels, and frozen (stale) samples. Each runs `aicr validate` with the config
 `hack/sim/sim config` prints (the Prometheus URL: the sim has no cluster DNS).
+
+In DRA mode (`sim mode dra`, the real scheduler allocating claims): healthy (the
+load's GPU comes from a claim and its series is the claimed device's), a claim
+that is never allocated (the load node's ResourceSlice is gone), and an exporter
+that does not map DRA devices to pods (`exporter-no-dra`).
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from conformance_cluster import EXPORTER, exporters_ready
-from deployhelp import run_check
+from deployhelp import run_check, run_conformance_with_sim_config
 from harness import SimCluster
+from kubernetes.dynamic import DynamicClient
 
 pytestmark = pytest.mark.components("prometheus", "dcgm-exporter")
 
 CHECK = "accelerator-metrics"
 COMPONENTS = "- name: gpu-operator\n  namespace: gpu-operator\n"
+DRA = ("- name: gpu-operator\n  namespace: gpu-operator\n"
+       "  overrides: {devicePlugin: {enabled: false}}\n"
+       "- name: nvidia-dra-driver-gpu\n  namespace: nvidia-dra-driver-gpu\n"
+       "  overrides: {resources: {gpus: {enabled: true}}, gpuResourcesEnabledOverride: true}\n")
+PARAMS = {"loadSeconds": 20, "collectSeconds": 30}
+NODE0 = SimCluster.gpu_nodes[0]
 NODE1 = SimCluster.gpu_nodes[1]
 
 
@@ -31,8 +44,7 @@ def cluster(cluster: SimCluster) -> SimCluster:
 
 def _validate(cluster: SimCluster, tmp_path: Path) -> dict[str, Any]:
     config = cluster.validate_config()
-    config["spec"]["validate"]["checks"][CHECK]["params"] = {"loadSeconds": 20,
-                                                              "collectSeconds": 30}  # fmt: skip
+    config["spec"]["validate"]["checks"][CHECK]["params"] = PARAMS
     path = tmp_path / "config.yaml"
     path.write_text(yaml.safe_dump(config))
     return run_check(cluster, tmp_path, CHECK, COMPONENTS, phase="conformance", config=str(path))
@@ -80,3 +92,63 @@ def test_stale_samples_fail_as_stale(cluster: SimCluster, tmp_path: Path) -> Non
               "utilization did not rise under load within 30s: the exporter's samples are stale "
               "(stamped ")  # fmt: skip
     assert test["message"].startswith(prefix), test["message"]
+
+
+# ---- DRA mode -------------------------------------------------------------------------
+def _validate_dra(cluster: SimCluster, tmp_path: Path) -> dict[str, Any]:
+    """The check in DRA mode; the run must leave nothing (claims and templates included)."""
+    return run_conformance_with_sim_config(cluster, tmp_path, CHECK, DRA, PARAMS)
+
+
+def _load_step(test: dict[str, Any]) -> dict[str, Any]:
+    steps = test["extra"]["evidence"]
+    return next(s for s in steps if s["title"] == f"utilization under load on {NODE0}")
+
+
+def test_dra_the_claimed_gpus_utilization_rises(cluster: SimCluster, tmp_path: Path) -> None:
+    cluster.set_mode("dra")
+    test = _validate_dra(cluster, tmp_path)
+    assert (test["status"], test["message"]) == (
+        "passed", "per-GPU metrics exported on 2 GPU nodes (16 GPUs), collected by Prometheus, "
+        "utilization rose under load on the GPU allocated to its DRA claim")  # fmt: skip
+    answer = _load_step(test)["answer"]
+    # the claim's device, and the exporter's DRA labels for it naming the same device
+    m = re.fullmatch(r"GPU (\d) \((GPU-[^;]+); " + NODE0 + r"/gpu-(\d) of claim ([^/]+)/"
+                     r"(gpu-load-gpu-\w+)\): 0% before, 100% on the exporter \(pod \4/gpu-load "
+                     r"\(dra_claim_name=\5, dra_claim_namespace=\4, "
+                     r"dra_driver_name=gpu.nvidia.com, dra_pool_name=" + NODE0
+                     + r", dra_device_name=gpu-\3\)\) and 100% in Prometheus under load",
+                     answer)  # fmt: skip
+    assert m, answer
+    assert m.group(1) == m.group(3)
+
+
+def test_dra_a_claim_never_allocated_fails_with_its_status(
+    cluster: SimCluster, tmp_path: Path
+) -> None:
+    cluster.set_mode("dra")
+    # The DRA driver no longer publishes the load node's GPUs: no claim can be allocated there.
+    slices = DynamicClient(cluster.api()).resources.get(api_version="resource.k8s.io/v1",
+                                                        kind="ResourceSlice")  # fmt: skip
+    slices.delete(name=f"{NODE0}-gpu.nvidia.com")
+    test = _validate_dra(cluster, tmp_path)
+    assert test["status"] == "failed", test["message"]
+    m = re.fullmatch(r"1/4 accelerator metrics steps failed: utilization under load on "
+                     + NODE0 + r": the load pod did not run within 30s: Pending, unschedulable: "
+                     r"(.*); its ResourceClaim [^/]+/gpu-load-gpu-\w+: not allocated \(its "
+                     r"status has no allocation\)", test["message"])  # fmt: skip
+    assert m, test["message"]
+    assert "cannot allocate all claims" in m.group(1)
+
+
+def test_dra_an_exporter_that_maps_no_claims_fails(cluster: SimCluster, tmp_path: Path) -> None:
+    cluster.set_mode("dra")
+    cluster.fault("exporter-no-dra", NODE0)
+    test = _validate_dra(cluster, tmp_path)
+    assert test["status"] == "failed", test["message"]
+    m = re.fullmatch(r"1/4 accelerator metrics steps failed: utilization under load on "
+                     + NODE0 + r": GPU GPU-\S+ \(" + NODE0 + r"/gpu-\d of claim [^/]+/"
+                     r"gpu-load-gpu-\w+\) is busy but the exporter attributes it to no pod, not "
+                     r"to the load pod [^/]+/gpu-load \(dcgm-exporter maps DRA-allocated GPUs to "
+                     r"pods only with KUBERNETES_ENABLE_DRA\)", test["message"])  # fmt: skip
+    assert m, test["message"]

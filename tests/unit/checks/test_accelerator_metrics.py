@@ -20,24 +20,34 @@ from aicr.config import parse_config
 from aicr.ctrf import Status
 from aicr.recipe.load import parse_recipe
 from aicr.result import CheckResult
+from aicr.runner import names
 
 Obj = dict[str, Any]
 PROM = "http://10.244.0.9:9090"
 HELP = "".join(f"# HELP {n} x.\n# TYPE {n} gauge\n" for n in build.REQUIRED)
 
 
+WNS = names.workload_namespace("r0123abcd", "accelerator-metrics")
+CLAIM = "gpu-load-gpu-x7k2p"  # what the resourceclaim controller names the pod's claim
+DRA_LABELS = (f',dra_claim_name="{CLAIM}",dra_claim_namespace="{WNS}",'
+              'dra_driver_name="gpu.nvidia.com",dra_pool_name="g0",dra_device_name="gpu-1"')
+
+
 def page(node: str, gpus: int = 2, held: dict[int, str] | None = None, labels: bool = True,
-         extra: str = "", stamp: str = "") -> str:  # fmt: skip
+         extra: str = "", stamp: str = "", busy: frozenset[int] = frozenset(),
+         dra: str = "") -> str:  # fmt: skip
+    """An exporter page: `held` GPUs are busy and attributed to a pod of the workload
+    namespace (with `dra` labels), `busy` ones busy and attributed to nobody."""
     lines = [HELP.rstrip("\n")]
     for name in build.REQUIRED:
         for i in range(gpus):
             pod = (held or {}).get(i)
             lab = f'gpu="{i}",UUID="GPU-{node}-{i}",' if labels else ""
             lab += f'Hostname="{node}"'
-            lab += f',namespace="w",pod="{pod}",container="c"' if pod else ""
-            busy = pod is not None
-            value = {build.UTIL: 100 if busy else 0, build.FB_USED: 4000 if busy else 0,
-                     build.FB_FREE: 76000 if busy else 80000}[name]  # fmt: skip
+            lab += f',namespace="{WNS}",pod="{pod}",container="c"{dra}' if pod else ""
+            busy_now = pod is not None or i in busy
+            value = {build.UTIL: 100 if busy_now else 0, build.FB_USED: 4000 if busy_now else 0,
+                     build.FB_FREE: 76000 if busy_now else 80000}[name]  # fmt: skip
             lines.append(f"{name}{{{lab}}} {value}{stamp}")
     return "\n".join(lines) + "\n" + extra
 
@@ -220,3 +230,171 @@ def test_stale_means_stamps_that_stop_advancing(first: str, then: str,
                                                frozen: float | None) -> None:  # fmt: skip
     before, after = build.parse(page("g0", stamp=first)), build.parse(page("g0", stamp=then))
     assert build.stale(before, after) == frozen
+
+
+# ---- DRA mode: the load's GPU through a ResourceClaim ---------------------------------
+DRA_RECIPE = ("componentRefs:\n- name: gpu-operator\n  namespace: gpu-operator\n"
+              "  overrides: {devicePlugin: {enabled: false}}\n"
+              "- name: nvidia-dra-driver-gpu\n  namespace: nvidia-dra-driver-gpu\n"
+              "  overrides: {resources: {gpus: {enabled: true}}, "
+              "gpuResourcesEnabledOverride: true}\n")
+UNSCHEDULABLE = ("0/3 nodes are available: 1 cannot allocate all claims, 2 node(s) didn't "
+                 "match Pod's node affinity/selector.")  # fmt: skip
+
+
+def gpu_slice(n: str, gpus: int = 2) -> Obj:
+    devices = [{"name": f"gpu-{i}", "attributes": {"type": {"string": "gpu"},
+                                                   "uuid": {"string": f"GPU-{n}-{i}"}}}
+               for i in range(gpus)]  # fmt: skip
+    return {"kind": "ResourceSlice", "metadata": {"name": f"{n}-gpu.nvidia.com"},
+            "spec": {"driver": "gpu.nvidia.com", "nodeName": n, "pool": {"name": n},
+                     "devices": devices}}  # fmt: skip
+
+
+def dra_node(name: str) -> Obj:
+    return {"kind": "Node", "metadata": {"name": name, "labels": {
+        "nvidia.com/gpu.present": "true"}}, "status": {"allocatable": {}}}  # fmt: skip
+
+
+class DraCluster(Cluster):
+    """The load pod's template makes a claim the scheduler allocates (g0/gpu-1), or cannot."""
+
+    def __init__(self, kube: FakeKube) -> None:
+        super().__init__(kube)
+        self.allocates = True
+        self.maps_claims = True  # the exporter runs with KUBERNETES_ENABLE_DRA
+        kube.script["Pod"] = self.schedule
+
+    def schedule(self, pod: Obj) -> list[Obj]:
+        allocation = {"devices": {"results": [{"request": "gpu", "driver": "gpu.nvidia.com",
+                                               "pool": "g0", "device": "gpu-1"}]}}
+        status = ({"allocation": allocation, "reservedFor": [{"resource": "pods",
+                                                              "name": build.LOAD_POD}]}
+                  if self.allocates else {})  # fmt: skip
+        self.kube.objects.append({"kind": "ResourceClaim", "metadata": {
+            "name": CLAIM, "namespace": WNS}, "status": status})  # fmt: skip
+        claims = [{"name": build.LOAD_CLAIM, "resourceClaimName": CLAIM}]
+        if not self.allocates:
+            return [{**pod, "status": {"phase": "Pending", "resourceClaimStatuses": claims,
+                                       "conditions": [{"type": "PodScheduled", "status": "False",
+                                                       "reason": "Unschedulable",
+                                                       "message": UNSCHEDULABLE}]}}]  # fmt: skip
+        return [{**pod, "status": {"phase": "Running", "resourceClaimStatuses": claims}}]
+
+    def handle(self, request: httpx.Request) -> httpx.Response:
+        if request.url.host == IPS["g0"] and self.loaded():
+            self.requests.append(str(request.url))
+            if self.maps_claims:
+                text = page("g0", held={1: build.LOAD_POD}, dra=DRA_LABELS)
+            else:
+                text = page("g0", busy=frozenset({1}))
+            return httpx.Response(200, text=text)
+        return super().handle(request)
+
+
+def dra_fake() -> DraCluster:
+    kube = FakeKube([dra_node("g0"), dra_node("g1"), gpu_slice("g0"), gpu_slice("g1"),
+                     exporter("g0", IPS["g0"]), exporter("g1", IPS["g1"])])  # fmt: skip
+    return DraCluster(kube)
+
+
+def run_dra(cluster: Cluster, monkeypatch: pytest.MonkeyPatch) -> CheckResult:
+    monkeypatch.setattr(accelerator_metrics, "POLL_SECONDS", 0.01)
+    monkeypatch.setattr(accelerator_metrics, "_client", lambda ctx: httpx.Client(
+        transport=httpx.MockTransport(cluster.handle)))  # fmt: skip
+    recipe = parse_recipe(DRA_RECIPE)
+    prepared = {"accelerator-metrics": accelerator_metrics.preflight(recipe, None, "recipe")}
+    assert prepared["accelerator-metrics"] == {"mode": "dra"}
+    inputs = RunInputs("r0123abcd", "aicr-validation", recipe, parse_config(CONFIG, "cfg.yaml"),
+                       prepared=prepared)  # fmt: skip
+    return entrypoint.run_check("accelerator-metrics", inputs, kube=cluster.kube)
+
+
+def test_dra_the_load_claims_its_gpu_and_the_claimed_gpus_series_is_judged(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    cluster = dra_fake()
+    result = run_dra(cluster, monkeypatch)
+    assert (result.status, result.message) == (
+        Status.PASSED, "per-GPU metrics exported on 2 GPU nodes (4 GPUs), collected by "
+        "Prometheus, utilization rose under load on the GPU allocated to its DRA claim")
+    assert result.evidence[3].asked.startswith(
+        f"pod {WNS}/gpu-load (nvcr.io/nvidia/cloud-native/dcgm")
+    assert f"holding one GPU of g0 through a ResourceClaim from template {WNS}/gpu-load " \
+           "(gpu.nvidia.com) for 5s" in result.evidence[3].asked
+    assert result.evidence[3].answer == (
+        f"GPU 1 (GPU-g0-1; g0/gpu-1 of claim {WNS}/{CLAIM}): 0% before, 100% on the exporter "
+        f"(pod {WNS}/gpu-load (dra_claim_name={CLAIM}, dra_claim_namespace={WNS}, "
+        "dra_driver_name=gpu.nvidia.com, dra_pool_name=g0, dra_device_name=gpu-1)) and 100% in "
+        "Prometheus under load")  # fmt: skip
+    made = [c for c in cluster.kube.calls if c[0] in ("create", "delete")]
+    assert made == [("create", "ResourceClaimTemplate", WNS, "gpu-load"),
+                    ("create", "Pod", WNS, "gpu-load"), ("delete", "Pod", WNS, "gpu-load"),
+                    ("delete", "ResourceClaimTemplate", WNS, "gpu-load")]  # fmt: skip
+
+
+def test_dra_the_claim_template_labels_its_claims_and_the_pod_uses_it() -> None:
+    labels = {"aicr.dev/run-id": "r1"}
+    template = build.load_claim_template(labels)
+    assert template["spec"]["metadata"] == {"labels": labels}
+    assert template["spec"]["spec"]["devices"]["requests"] == [{"name": "gpu", "exactly": {
+        "deviceClassName": "gpu.nvidia.com", "allocationMode": "ExactCount", "count": 1}}]
+    pod = build.load_pod("img", "g0", 5, dra=True)
+    assert pod["spec"]["resourceClaims"] == [{"name": "gpu", "resourceClaimTemplateName":
+                                              "gpu-load"}]  # fmt: skip
+    assert pod["spec"]["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}
+    assert build.load_pod("img", "g0", 5)["spec"]["containers"][0]["resources"] == {
+        "limits": {"nvidia.com/gpu": "1"}}
+    assert "resourceClaims" not in build.load_pod("img", "g0", 5)["spec"]
+
+
+def test_dra_gpu_counts_come_from_the_published_slices(monkeypatch: pytest.MonkeyPatch) -> None:
+    cluster = dra_fake()
+    cluster.kube.objects[3] = gpu_slice("g1", gpus=3)  # g1 publishes 3 GPUs, its exporter 2
+    result = run_dra(cluster, monkeypatch)
+    assert result.status == Status.FAILED
+    assert result.message == (
+        "1/2 accelerator metrics steps failed: exporter on g1: DCGM_FI_DEV_GPU_UTIL for 2 of 3 "
+        "GPUs; DCGM_FI_DEV_FB_USED for 2 of 3 GPUs; DCGM_FI_DEV_FB_FREE for 2 of 3 GPUs")
+
+
+@pytest.mark.parametrize(
+    ("broken", "why", "answer"),
+    [("allocates", f"the load pod did not run within 2s: Pending, unschedulable: {UNSCHEDULABLE}; "
+      f"its ResourceClaim {WNS}/{CLAIM}: not allocated (its status has no allocation)", None),
+     ("maps_claims", f"GPU GPU-g0-1 (g0/gpu-1 of claim {WNS}/{CLAIM}) is busy but the exporter "
+      f"attributes it to no pod, not to the load pod {WNS}/gpu-load (dcgm-exporter maps "
+      "DRA-allocated GPUs to pods only with KUBERNETES_ENABLE_DRA)",
+      f"exporter: 100% for GPU GPU-g0-1 (g0/gpu-1 of claim {WNS}/{CLAIM}), held by no pod; "
+      "Prometheus: 100%")],
+    ids=["claim-never-allocated", "claimed-gpu-attributed-to-no-pod"],
+)  # fmt: skip
+def test_dra_broken_loads_fail_and_clean_up(monkeypatch: pytest.MonkeyPatch, broken: str,
+                                            why: str, answer: str | None) -> None:  # fmt: skip
+    cluster = dra_fake()
+    setattr(cluster, broken, False)
+    result = run_dra(cluster, monkeypatch)
+    assert (result.status, result.message) == (
+        Status.FAILED, f"1/4 accelerator metrics steps failed: utilization under load on g0: {why}")
+    if answer is not None:
+        assert result.evidence[3].answer == answer
+    assert ("delete", "ResourceClaimTemplate", WNS, "gpu-load") in cluster.kube.calls
+
+
+@pytest.mark.parametrize(
+    ("claim", "state"),
+    [(None, "not found"),
+     ({"status": {}}, "not allocated (its status has no allocation)"),
+     ({"status": {"allocation": {"devices": {"results": [
+         {"driver": "gpu.nvidia.com", "pool": "g0", "device": "gpu-1"}]}}}},
+      "allocated gpu.nvidia.com/g0/gpu-1, reserved for no pod"),
+     ({"status": {"allocation": {"devices": {"results": [
+         {"driver": "gpu.nvidia.com", "pool": "g0", "device": "gpu-1"}]}},
+         "reservedFor": [{"name": "gpu-load"}]}},
+      "allocated gpu.nvidia.com/g0/gpu-1, reserved for gpu-load")],
+    ids=["gone", "unallocated", "unreserved", "reserved"],
+)  # fmt: skip
+def test_claim_state_words(claim: Obj | None, state: str) -> None:
+    from aicr.checks.gpu import claim_state
+
+    assert claim_state(claim) == state

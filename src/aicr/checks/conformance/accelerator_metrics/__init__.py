@@ -6,23 +6,32 @@ What it proves:
   ready pod whose own endpoint serves the Prometheus text format (parsed with
   prometheus_client's parser) with per-GPU series (``gpu`` and ``UUID``
   labels, numeric samples) of utilization and framebuffer memory used and free
-  for each of the node's GPUs; temperature, power and interconnect series are
-  recorded when present;
+  for each of the node's GPUs (allocatable ``nvidia.com/gpu``, or in DRA mode
+  the whole GPUs the NVIDIA DRA driver publishes for it); temperature, power
+  and interconnect series are recorded when present;
 - Prometheus (``prometheusUrl`` of the check's settings, else the
   ``prometheus-operated`` Service of the recipe's kube-prometheus-stack) has
   those series for every GPU scraped, so they are collected, not only exposed;
 - a pod that holds one GPU busy (DCGM's load generator) on one GPU node moves
-  that GPU's utilization above what it read before, on the exporter (the
-  series attributed to the pod) and in Prometheus.
+  that GPU's utilization above what it read before, on the exporter and in
+  Prometheus. The pod gets its GPU as the recipe advertises whole GPUs: a
+  ``nvidia.com/gpu`` limit (device plugin; its GPU is the series the exporter
+  attributes to the pod), or a ResourceClaim from a template on the
+  ``gpu.nvidia.com`` DeviceClass (DRA; its GPU is the device the claim's
+  allocation names, by the ``uuid`` its ResourceSlice publishes, and the
+  exporter must attribute that series to the pod).
 
 What it does not: judge the values' accuracy, or metrics of non-NVIDIA
 accelerators.
 
 How it fails: a GPU node without a ready exporter pod, a scrape that fails or
 is not the text format, metric names only in HELP/TYPE lines, series without
-per-GPU labels, fewer GPUs than the node has, series Prometheus lacks, or a
-utilization that does not change under load within the bound (named stale when
-the samples' explicit timestamps stop advancing: a frozen exporter).
+per-GPU labels, fewer GPUs than the node has, series Prometheus lacks, a load
+pod that does not run (in DRA mode with its claim's status), or a utilization
+that does not change under load within the bound (named stale when the
+samples' explicit timestamps stop advancing: a frozen exporter); in DRA mode
+also a claimed GPU the exporter serves no series for, or attributes to no pod
+or another one.
 """
 
 from __future__ import annotations
@@ -35,12 +44,25 @@ import httpx
 from pydantic import Field
 
 from aicr.checks import CheckContext, CheckParams, prometheus
+from aicr.checks.allocation import AllocationMode, preflight_mode, prepared_mode
 from aicr.checks.conformance.accelerator_metrics import build
-from aicr.checks.gpu import allocatable_gpus, gpu_nodes
+from aicr.checks.gpu import (
+    GPU_DEVICE_CLASS,
+    GPU_RESOURCE,
+    allocatable_gpus,
+    allocated,
+    allocation_results,
+    claim_state,
+    device_uuid,
+    gpu_nodes,
+)
 from aicr.checks.images import workload_image
+from aicr.checks.smi_probes import dra_gpus
+from aicr.checks.steps import Step
 from aicr.ctrf import Status
 from aicr.result import CheckResult
 
+preflight = preflight_mode  # the whole-GPU mode decides how the load pod gets its GPU
 GPU_OPERATOR = "gpu-operator"
 POLL_SECONDS = 1.0
 
@@ -110,12 +132,26 @@ def _query(http: httpx.Client, base: str, promql: str) -> list[build.Obj]:
     return result
 
 
-def _scrape_nodes(ctx: CheckContext, http: httpx.Client, nodes: dict[str, build.Obj],
-                  gpus: list[str]) -> dict[str, build.Page]:  # fmt: skip
+def _expected(ctx: CheckContext, nodes: list[build.Obj], dra: bool) -> dict[str, int]:
+    """The GPUs of each GPU node.
+
+    Allocatable ``nvidia.com/gpu``, or in DRA mode the whole GPUs the NVIDIA DRA
+    driver publishes for the node in ResourceSlices.
+    """
+    names = gpu_nodes(nodes)
+    if dra:
+        published, _ = dra_gpus(ctx.kube.list("ResourceSlice"), [])
+        return {n: published.get(n, 0) for n in names}
+    by_name = {n["metadata"]["name"]: n for n in nodes}
+    return {n: allocatable_gpus(by_name[n]) for n in names}
+
+
+def _scrape_nodes(ctx: CheckContext, http: httpx.Client,
+                  expected: dict[str, int]) -> dict[str, build.Page]:  # fmt: skip
     """The page of every GPU node whose exporter passed (a step per node)."""
     exporters = _exporters(ctx)
     pages: dict[str, build.Page] = {}
-    for name in gpus:
+    for name in expected:
         with ctx.step(f"exporter on {name}") as step:
             pod = exporters.get(name)
             if pod is None:
@@ -130,7 +166,7 @@ def _scrape_nodes(ctx: CheckContext, http: httpx.Client, nodes: dict[str, build.
                 step.failed(f"scrape of {url} failed: {e}")
                 continue
             step.answer = build.describe(page)
-            problems = build.judge_page(page, allocatable_gpus(nodes[name]))
+            problems = build.judge_page(page, expected[name])
             if problems:
                 step.failed("; ".join(problems))
             else:
@@ -166,71 +202,141 @@ def _collected(ctx: CheckContext, http: httpx.Client, base: str,
     return False  # the step raised: recorded as other
 
 
+class _LoadFailed(Exception):
+    """The load could not be judged: the step's failure message."""
+
+
+def _start_load(ctx: CheckContext, node: str, dra: bool, image: str) -> build.Obj:
+    """Create the load pod (and in DRA mode its claim template); the pod once it runs.
+
+    When it does not run within the bound, the failure says where it got to and,
+    in DRA mode, what its claim's status says.
+    """
+    if dra:
+        ctx.probes.create(build.load_claim_template(ctx.workload_labels()))
+    ctx.probes.create(build.load_pod(image, node, ctx.params.load_seconds, dra))
+    running = ctx.probes.wait("Pod", build.is_running, budget=ctx.params.collect_seconds)
+    if running.done:
+        return running.objects.get(build.LOAD_POD) or {}
+    where = running.pending.get(build.LOAD_POD, "")
+    why = f"the load pod did not run within {int(running.seconds)}s: {where}"
+    if dra:
+        ns, name = ctx.workload_namespace, build.claim_of(running.objects.get(build.LOAD_POD))
+        if name is None:
+            why += f"; no ResourceClaim was made from template {ns}/{build.LOAD_TEMPLATE}"
+        else:
+            why += f"; its ResourceClaim {ns}/{name}: "
+            why += claim_state(ctx.kube.get("ResourceClaim", name, ns))
+    raise _LoadFailed(why)
+
+
+def _claimed(ctx: CheckContext, pod: build.Obj, node: str) -> build.Claimed:
+    """DRA mode: the device the running load pod's claim was allocated, and its GPU's UUID."""
+    ns, name = ctx.workload_namespace, build.claim_of(pod)
+    if name is None:
+        raise _LoadFailed("the running load pod names no generated ResourceClaim")
+    claim = ctx.kube.get("ResourceClaim", name, ns)
+    problems, device, on = allocated(claim, ctx.kube.list("ResourceSlice"))
+    if device is None:
+        raise _LoadFailed(f"ResourceClaim {ns}/{name}: " + "; ".join(problems))
+    result = allocation_results(claim)[0]
+    claimed = build.Claimed(f"{ns}/{name}", str(result.get("pool")), str(result.get("device")),
+                            device_uuid(device))  # fmt: skip
+    if on != node:
+        raise _LoadFailed(f"{claimed} is a device of {on}, not of {node} where the pod runs")
+    if not claimed.uuid:
+        raise _LoadFailed(f"{claimed}: its ResourceSlice publishes no uuid attribute")
+    return claimed
+
+
 def _under_load(ctx: CheckContext, http: httpx.Client, base: str, node: str,
-                before: build.Page) -> None:  # fmt: skip
+                before: build.Page, dra: bool) -> None:  # fmt: skip
     image = workload_image(build.LOAD_IMAGE, check=ctx.name, config=ctx.config)
     exporter = _exporters(ctx).get(node)
+    ns = ctx.workload_namespace
     with ctx.step(f"utilization under load on {node}") as step:
-        pod = build.load_pod(image, node, ctx.params.load_seconds)
-        step.asked = (f"pod {ctx.workload_namespace}/{build.LOAD_POD} ({image}) holding one GPU "
-                      f"of {node} for {ctx.params.load_seconds}s; its GPU's {build.UTIL} on the "
+        gpu = f"one {GPU_RESOURCE}"
+        if dra:
+            gpu = f"a ResourceClaim from template {ns}/{build.LOAD_TEMPLATE} ({GPU_DEVICE_CLASS})"
+        step.asked = (f"pod {ns}/{build.LOAD_POD} ({image}) holding one GPU of {node} through "
+                      f"{gpu} for {ctx.params.load_seconds}s; its GPU's {build.UTIL} on the "
                       "exporter and in Prometheus")  # fmt: skip
-        ctx.probes.create(pod)
-        running = ctx.probes.wait("Pod", build.is_running, budget=ctx.params.collect_seconds)
-        if not running.done or exporter is None:
-            where = running.pending.get(build.LOAD_POD, "its exporter pod is gone")
-            step.failed(f"the load pod did not run: {where}")
+        try:
+            if exporter is None:
+                raise _LoadFailed(f"no ready exporter pod on {node} any more")
+            pod = _start_load(ctx, node, dra, image)
+            claimed = _claimed(ctx, pod, node) if dra else None
+        except _LoadFailed as e:
+            step.failed(str(e))
             return
-        end = time.monotonic() + ctx.params.collect_seconds
-        seen: build.Series | None = None
-        queried: float | None = None
-        first: build.Page | None = None  # the load window's first and last pages
-        last: build.Page | None = None
-        while time.monotonic() < end:
-            try:
-                last = _scrape(ctx, http, _endpoint(ctx, exporter))
-                first = first or last
-                seen = build.held_by(last, build.LOAD_POD)
-                if seen is not None:
-                    uuid = seen.labels["UUID"]
-                    promql = f'{build.UTIL}{{UUID="{uuid}"}}'
-                    queried = build.query_value(_query(http, base, promql))
-            except (httpx.HTTPError, ValueError):
-                pass
-            idle = build.per_gpu(before, build.UTIL).get(seen.labels["UUID"]) if seen else None
-            baseline = idle.value if idle else 0.0
-            if seen and seen.value > baseline and queried is not None and queried > baseline:
-                step.answer = (f"GPU {seen.labels['gpu']} ({seen.labels['UUID']}): {baseline:g}% "
-                               f"before, {seen.value:g}% on the exporter and {queried:g}% in "
-                               "Prometheus under load")  # fmt: skip
-                step.passed("utilization rose under load, on the exporter and in Prometheus")
-                return
-            time.sleep(POLL_SECONDS)
-        step.answer = (f"exporter: {seen.value:g}% for the load pod's GPU" if seen else
-                       "the exporter attributes no GPU to the load pod") + (
-            f"; Prometheus: {queried:g}%" if queried is not None else "")  # fmt: skip
-        why = f"utilization did not rise under load within {ctx.params.collect_seconds:g}s"
-        frozen = build.stale(first, last) if first and last else None
-        if frozen is not None:
-            when = datetime.fromtimestamp(frozen, UTC).isoformat(timespec="seconds")
-            why += f": the exporter's samples are stale (stamped {when}, not advancing)"
-        step.failed(why)
+        _judge_load(ctx, http, base, _endpoint(ctx, exporter), before, claimed, step)
+
+
+def _judge_load(ctx: CheckContext, http: httpx.Client, base: str, url: str, before: build.Page,
+                claimed: build.Claimed | None, step: Step) -> None:  # fmt: skip
+    """Scrape until the load's GPU is busier than before, on the exporter and in Prometheus."""
+    ns = ctx.workload_namespace
+    end = time.monotonic() + ctx.params.collect_seconds
+    seen: build.Series | None = None
+    queried: float | None = None
+    first: build.Page | None = None  # the load window's first and last pages
+    last: build.Page | None = None
+    baseline = 0.0
+    while time.monotonic() < end:
+        try:
+            last = _scrape(ctx, http, url)
+            first = first or last
+            seen = build.load_series(last, ns, claimed)
+            if seen is not None:
+                promql = f'{build.UTIL}{{UUID="{seen.labels["UUID"]}"}}'
+                queried = build.query_value(_query(http, base, promql))
+        except (httpx.HTTPError, ValueError):
+            pass
+        idle = build.per_gpu(before, build.UTIL).get(seen.labels["UUID"]) if seen else None
+        baseline = idle.value if idle else 0.0
+        rose = seen is not None and seen.value > baseline and (queried or 0.0) > baseline
+        if seen is not None and rose and build.attributed(seen, ns, build.LOAD_POD):
+            which = f"; {claimed}" if claimed else ""
+            held = f" ({build.holder(seen)})" if claimed else ""
+            step.answer = (f"GPU {seen.labels['gpu']} ({seen.labels['UUID']}{which}): "
+                           f"{baseline:g}% before, {seen.value:g}% on the exporter{held} and "
+                           f"{queried:g}% in Prometheus under load")  # fmt: skip
+            step.passed("utilization rose under load, on the exporter and in Prometheus")
+            return
+        time.sleep(POLL_SECONDS)
+    step.answer = build.load_answer(seen, claimed) + (
+        f"; Prometheus: {queried:g}%" if queried is not None else "")  # fmt: skip
+    busy = seen is not None and seen.value > baseline
+    if claimed and seen is not None and busy and not build.attributed(seen, ns, build.LOAD_POD):
+        step.failed(f"GPU {seen.labels['UUID']} ({claimed}) is busy but the exporter attributes "
+                    f"it to {build.holder(seen)}, not to the load pod {ns}/{build.LOAD_POD} "
+                    "(dcgm-exporter maps DRA-allocated GPUs to pods only with "
+                    "KUBERNETES_ENABLE_DRA)")  # fmt: skip
+        return
+    why = f"utilization did not rise under load within {ctx.params.collect_seconds:g}s"
+    frozen = build.stale(first, last) if first and last else None
+    if frozen is not None:
+        when = datetime.fromtimestamp(frozen, UTC).isoformat(timespec="seconds")
+        why += f": the exporter's samples are stale (stamped {when}, not advancing)"
+    step.failed(why)
 
 
 def run(ctx: CheckContext) -> CheckResult:
     """Scrape every GPU node's exporter, ask Prometheus for the series, then a load."""
-    nodes = {n["metadata"]["name"]: n for n in ctx.kube.list("Node")}
-    gpus = gpu_nodes(list(nodes.values()))
-    if not gpus:
+    dra = prepared_mode(ctx.prepared, ctx.recipe) == AllocationMode.DRA
+    expected = _expected(ctx, ctx.kube.list("Node"), dra)
+    if not expected:
         return ctx.failed("no node is labelled as having an NVIDIA GPU")
+    gpus = list(expected)
     base = prometheus.url(ctx)
     with _client(ctx) as http:
-        pages = _scrape_nodes(ctx, http, nodes, gpus)
+        pages = _scrape_nodes(ctx, http, expected)
         if len(pages) == len(gpus) and _collected(ctx, http, base, pages):
-            _under_load(ctx, http, base, gpus[0], pages[gpus[0]])
+            _under_load(ctx, http, base, gpus[0], pages[gpus[0]], dra)
     result = ctx.conclude("accelerator metrics steps")
     if result.status != Status.PASSED:
         return result
     count = sum(len(build.per_gpu(p, build.UTIL)) for p in pages.values())
     return ctx.passed(f"per-GPU metrics exported on {len(pages)} GPU nodes ({count} GPUs), "
-                      "collected by Prometheus, utilization rose under load")  # fmt: skip
+                      "collected by Prometheus, utilization rose under load"
+                      + (" on the GPU allocated to its DRA claim" if dra else ""))  # fmt: skip

@@ -11,7 +11,13 @@ from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from aicr.checks.probe_pods import gpu_toleration, pinned_to, restricted_pod_spec
+from aicr.checks.gpu import GPU_RESOURCE
+from aicr.checks.probe_pods import (
+    gpu_claim_template,
+    gpu_toleration,
+    pinned_to,
+    restricted_pod_spec,
+)
 
 Obj = dict[str, Any]
 UTIL = "DCGM_FI_DEV_GPU_UTIL"
@@ -23,7 +29,11 @@ RECORDED = {"DCGM_FI_DEV_GPU_TEMP": "temperature", "DCGM_FI_DEV_POWER_USAGE": "p
 GPU_LABELS = ("gpu", "UUID")
 LOAD_POD = LOAD_CONTAINER = "gpu-load"
 LOAD_IMAGE = "dcgm"  # in aicr/checks/images.yaml
-GPU_RESOURCE = "nvidia.com/gpu"
+LOAD_TEMPLATE = "gpu-load"  # DRA mode: the load pod's ResourceClaimTemplate
+LOAD_CLAIM = "gpu"  # the pod's claim entry, the container's claim and the request
+# What dcgm-exporter adds to the series of a GPU it maps to a pod through a DRA claim
+DRA_LABELS = ("dra_claim_name", "dra_claim_namespace", "dra_driver_name", "dra_pool_name",
+              "dra_device_name")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -34,6 +44,19 @@ class Series:
     labels: dict[str, str]
     value: float
     timestamp: float | None = None  # an explicit timestamp (seconds), rare on live exporters
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """DRA mode: the device the load pod's claim was allocated, and its GPU's UUID."""
+
+    claim: str  # namespace/name of the generated ResourceClaim
+    pool: str
+    device: str
+    uuid: str
+
+    def __str__(self) -> str:
+        return f"{self.pool}/{self.device} of claim {self.claim}"
 
 
 @dataclass(frozen=True)
@@ -134,9 +157,49 @@ def stale(before: Page, after: Page) -> float | None:
     return last if first is not None and last is not None and last <= first else None
 
 
-def held_by(page: Page, pod: str) -> Series | None:
-    """The utilization series the exporter attributes to pod `pod`, if any."""
-    return next((s for s in per_gpu(page, UTIL).values() if s.labels.get("pod") == pod), None)
+def held_by(page: Page, namespace: str, pod: str) -> Series | None:
+    """The utilization series the exporter attributes to pod `namespace/pod`, if any."""
+    return next((s for s in per_gpu(page, UTIL).values() if attributed(s, namespace, pod)), None)
+
+
+def attributed(series: Series, namespace: str, pod: str) -> bool:
+    """The exporter labels the series with pod `namespace/pod` (it maps the GPU to it)."""
+    return (series.labels.get("namespace"), series.labels.get("pod")) == (namespace, pod)
+
+
+def load_series(page: Page, namespace: str, claimed: Claimed | None) -> Series | None:
+    """The load's GPU series: by the claim's device in DRA mode, else by attribution."""
+    if claimed is None:
+        return held_by(page, namespace, LOAD_POD)
+    return per_gpu(page, UTIL).get(claimed.uuid)
+
+
+def holder(series: Series) -> str:
+    """Who the exporter says holds the series' GPU, with its DRA labels, for evidence."""
+    who = series.labels.get("pod")
+    if not who:
+        return "no pod"
+    where = f"pod {series.labels.get('namespace')}/{who}"
+    dra = [f"{k}={series.labels[k]}" for k in DRA_LABELS if series.labels.get(k)]
+    return where + (f" ({', '.join(dra)})" if dra else "")
+
+
+def load_answer(seen: Series | None, claimed: Claimed | None) -> str:
+    """What the exporter showed for the load's GPU when it did not pass, for evidence."""
+    if claimed is None:
+        return (f"exporter: {seen.value:g}% for the load pod's GPU" if seen else
+                "the exporter attributes no GPU to the load pod")  # fmt: skip
+    if seen is None:
+        return f"the exporter serves no {UTIL} series for GPU {claimed.uuid} ({claimed})"
+    return f"exporter: {seen.value:g}% for GPU {claimed.uuid} ({claimed}), held by {holder(seen)}"
+
+
+def claim_of(pod: Obj | None) -> str | None:
+    """The name of the ResourceClaim generated for the load pod's claim entry, once made."""
+    for s in ((pod or {}).get("status") or {}).get("resourceClaimStatuses") or []:
+        if s.get("name") == LOAD_CLAIM and s.get("resourceClaimName"):
+            return str(s["resourceClaimName"])
+    return None
 
 
 def query_value(result: list[Obj]) -> float | None:
@@ -160,12 +223,26 @@ def is_running(pod: Obj) -> bool:
     return (pod.get("status") or {}).get("phase") == "Running"
 
 
-def load_pod(image: str, node: str, seconds: int) -> Obj:
-    """A pod holding one GPU of `node` busy for `seconds` (DCGM's load generator)."""
+def load_claim_template(labels: dict[str, str]) -> Obj:
+    """DRA mode: the load pod's claim for one whole GPU of the recipe's DeviceClass.
+
+    The generated claim carries `labels` (the run's), so run cleanup finds it too.
+    """
+    return gpu_claim_template(LOAD_TEMPLATE, 1, LOAD_CLAIM, labels)
+
+
+def load_pod(image: str, node: str, seconds: int, dra: bool = False) -> Obj:
+    """A pod holding one GPU of `node` busy for `seconds` (DCGM's load generator).
+
+    The GPU comes from the device plugin (`nvidia.com/gpu`), or in DRA mode
+    from a claim made from `load_claim_template`.
+    """
     command = ["dcgmproftester12", "--no-dcgm-validation", "-t", "1004", "-d", str(seconds)]
-    container = {"name": LOAD_CONTAINER, "image": image, "command": command,
-                 "resources": {"limits": {GPU_RESOURCE: "1"}}}  # fmt: skip
+    gpu = {"claims": [{"name": LOAD_CLAIM}]} if dra else {"limits": {GPU_RESOURCE: "1"}}
+    container = {"name": LOAD_CONTAINER, "image": image, "command": command, "resources": gpu}
     spec = restricted_pod_spec([container])
     spec["tolerations"] = [gpu_toleration()]
     spec["affinity"] = pinned_to(node)
+    if dra:
+        spec["resourceClaims"] = [{"name": LOAD_CLAIM, "resourceClaimTemplateName": LOAD_TEMPLATE}]
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": LOAD_POD}, "spec": spec}
