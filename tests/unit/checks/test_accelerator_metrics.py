@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -262,12 +263,13 @@ class DraCluster(Cluster):
     def __init__(self, kube: FakeKube) -> None:
         super().__init__(kube)
         self.allocates = True
+        self.pool = "g0"  # where the claim's device is
         self.maps_claims = True  # the exporter runs with KUBERNETES_ENABLE_DRA
         kube.script["Pod"] = self.schedule
 
     def schedule(self, pod: Obj) -> list[Obj]:
         allocation = {"devices": {"results": [{"request": "gpu", "driver": "gpu.nvidia.com",
-                                               "pool": "g0", "device": "gpu-1"}]}}
+                                               "pool": self.pool, "device": "gpu-1"}]}}
         status = ({"allocation": allocation, "reservedFor": [{"resource": "pods",
                                                               "name": build.LOAD_POD}]}
                   if self.allocates else {})  # fmt: skip
@@ -358,21 +360,35 @@ def test_dra_gpu_counts_come_from_the_published_slices(monkeypatch: pytest.Monke
         "GPUs; DCGM_FI_DEV_FB_USED for 2 of 3 GPUs; DCGM_FI_DEV_FB_FREE for 2 of 3 GPUs")
 
 
+def _no_uuid(cluster: DraCluster) -> None:
+    for d in cluster.kube.objects[2]["spec"]["devices"]:
+        del d["attributes"]["uuid"]
+
+
 @pytest.mark.parametrize(
-    ("broken", "why", "answer"),
-    [("allocates", f"the load pod did not run within 2s: Pending, unschedulable: {UNSCHEDULABLE}; "
+    ("tweak", "why", "answer"),
+    [(lambda c: setattr(c, "allocates", False),
+      f"the load pod did not run within 2s: Pending, unschedulable: {UNSCHEDULABLE}; "
       f"its ResourceClaim {WNS}/{CLAIM}: not allocated (its status has no allocation)", None),
-     ("maps_claims", f"GPU GPU-g0-1 (g0/gpu-1 of claim {WNS}/{CLAIM}) is busy but the exporter "
+     (lambda c: setattr(c, "maps_claims", False),
+      f"GPU GPU-g0-1 (g0/gpu-1 of claim {WNS}/{CLAIM}) is busy but the exporter "
       f"attributes it to no pod, not to the load pod {WNS}/gpu-load (dcgm-exporter maps "
       "DRA-allocated GPUs to pods only with KUBERNETES_ENABLE_DRA)",
       f"exporter: 100% for GPU GPU-g0-1 (g0/gpu-1 of claim {WNS}/{CLAIM}), held by no pod; "
-      "Prometheus: 100%")],
-    ids=["claim-never-allocated", "claimed-gpu-attributed-to-no-pod"],
+      "Prometheus: 100%"),
+     (lambda c: setattr(c, "pool", "g1"),
+      f"g1/gpu-1 of claim {WNS}/{CLAIM} is a device of g1, not of g0 where the pod runs", None),
+     (_no_uuid, f"g0/gpu-1 of claim {WNS}/{CLAIM}: its ResourceSlice publishes no uuid "
+      "attribute", None)],
+    ids=["claim-never-allocated", "claimed-gpu-attributed-to-no-pod", "device-of-another-node",
+         "device-without-uuid"],
 )  # fmt: skip
-def test_dra_broken_loads_fail_and_clean_up(monkeypatch: pytest.MonkeyPatch, broken: str,
-                                            why: str, answer: str | None) -> None:  # fmt: skip
+def test_dra_broken_loads_fail_and_clean_up(
+    monkeypatch: pytest.MonkeyPatch, tweak: Callable[[DraCluster], None], why: str,
+    answer: str | None,
+) -> None:  # fmt: skip
     cluster = dra_fake()
-    setattr(cluster, broken, False)
+    tweak(cluster)
     result = run_dra(cluster, monkeypatch)
     assert (result.status, result.message) == (
         Status.FAILED, f"1/4 accelerator metrics steps failed: utilization under load on g0: {why}")

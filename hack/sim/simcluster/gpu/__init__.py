@@ -26,7 +26,9 @@ What is modelled (and nothing more):
 
 - The DCGM exporter of each GPU node (`dcgm.py`, served by `dcgm_exporter.py`
   as the GPU Operator's dcgm-exporter pods: see simcluster.components) with
-  readings that follow allocation, and DCGM's load generator `dcgmproftester12`
+  readings that follow use and series mapped to the pods the GPUs were
+  allocated to (device plugin, and DRA claims with `KUBERNETES_ENABLE_DRA`, as
+  dcgm-exporter maps them), and DCGM's load generator `dcgmproftester12`
   on a GPU container's PATH (the image `nvcr.io/nvidia/cloud-native/dcgm`),
   which holds the container's GPUs for its `-d` seconds.
 
