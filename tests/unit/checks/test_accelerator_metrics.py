@@ -265,6 +265,7 @@ class DraCluster(Cluster):
         self.allocates = True
         self.pool = "g0"  # where the claim's device is
         self.maps_claims = True  # the exporter runs with KUBERNETES_ENABLE_DRA
+        self.load_scrapes: int | None = None  # the load ends after this many scrapes of g0
         kube.script["Pod"] = self.schedule
 
     def schedule(self, pod: Obj) -> list[Obj]:
@@ -286,6 +287,10 @@ class DraCluster(Cluster):
     def handle(self, request: httpx.Request) -> httpx.Response:
         if request.url.host == IPS["g0"] and self.loaded():
             self.requests.append(str(request.url))
+            if self.load_scrapes is not None:
+                self.load_scrapes -= 1
+                if self.load_scrapes < 0:
+                    return httpx.Response(200, text=page("g0"))  # done: idle again
             if self.maps_claims:
                 text = page("g0", held={1: build.LOAD_POD}, dra=DRA_LABELS)
             else:
@@ -360,6 +365,12 @@ def test_dra_gpu_counts_come_from_the_published_slices(monkeypatch: pytest.Monke
         "GPUs; DCGM_FI_DEV_FB_USED for 2 of 3 GPUs; DCGM_FI_DEV_FB_FREE for 2 of 3 GPUs")
 
 
+def _unmapped_and_short(cluster: DraCluster) -> None:
+    """The exporter maps no claims, and the load ends before the check's bound."""
+    cluster.maps_claims = False
+    cluster.load_scrapes = 3
+
+
 def _no_uuid(cluster: DraCluster) -> None:
     for d in cluster.kube.objects[2]["spec"]["devices"]:
         del d["attributes"]["uuid"]
@@ -370,7 +381,7 @@ def _no_uuid(cluster: DraCluster) -> None:
     [(lambda c: setattr(c, "allocates", False),
       f"the load pod did not run within 2s: Pending, unschedulable: {UNSCHEDULABLE}; "
       f"its ResourceClaim {WNS}/{CLAIM}: not allocated (its status has no allocation)", None),
-     (lambda c: setattr(c, "maps_claims", False),
+     (_unmapped_and_short,
       f"GPU GPU-g0-1 (g0/gpu-1 of claim {WNS}/{CLAIM}) is busy but the exporter "
       f"attributes it to no pod, not to the load pod {WNS}/gpu-load (dcgm-exporter maps "
       "DRA-allocated GPUs to pods only with KUBERNETES_ENABLE_DRA)",

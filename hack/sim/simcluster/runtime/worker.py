@@ -159,6 +159,10 @@ class PodWorker(threading.Thread):
             "containerStatuses": cs,
             "qosClass": old.get("qosClass"),
         }
+        # Not the kubelet's to change: the resourceclaim controller's names of generated claims.
+        for owned_elsewhere in ("resourceClaimStatuses", "extendedResourceClaimStatus"):
+            if owned_elsewhere in old:
+                status[owned_elsewhere] = old[owned_elsewhere]
         if self.pod_ip:  # once the sandbox is up, as a kubelet reports it
             status["podIP"], status["podIPs"] = self.pod_ip, [{"ip": self.pod_ip}]
         if self.init_statuses:

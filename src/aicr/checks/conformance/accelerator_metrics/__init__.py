@@ -281,7 +281,7 @@ def _judge_load(ctx: CheckContext, http: httpx.Client, base: str, url: str, befo
     queried: float | None = None
     first: build.Page | None = None  # the load window's first and last pages
     last: build.Page | None = None
-    baseline = 0.0
+    stray: build.Series | None = None  # DRA: the claimed GPU seen busy, held by another or none
     while time.monotonic() < end:
         try:
             last = _scrape(ctx, http, url)
@@ -294,8 +294,10 @@ def _judge_load(ctx: CheckContext, http: httpx.Client, base: str, url: str, befo
             pass
         idle = build.per_gpu(before, build.UTIL).get(seen.labels["UUID"]) if seen else None
         baseline = idle.value if idle else 0.0
-        rose = seen is not None and seen.value > baseline and (queried or 0.0) > baseline
-        if seen is not None and rose and build.attributed(seen, ns, build.LOAD_POD):
+        busy = seen is not None and seen.value > baseline
+        if seen is not None and busy and not build.attributed(seen, ns, build.LOAD_POD):
+            stray = seen
+        elif seen is not None and busy and queried is not None and queried > baseline:
             which = f"; {claimed}" if claimed else ""
             held = f" ({build.holder(seen)})" if claimed else ""
             step.answer = (f"GPU {seen.labels['gpu']} ({seen.labels['UUID']}{which}): "
@@ -304,12 +306,11 @@ def _judge_load(ctx: CheckContext, http: httpx.Client, base: str, url: str, befo
             step.passed("utilization rose under load, on the exporter and in Prometheus")
             return
         time.sleep(POLL_SECONDS)
-    step.answer = build.load_answer(seen, claimed) + (
+    step.answer = build.load_answer(stray or seen, claimed) + (
         f"; Prometheus: {queried:g}%" if queried is not None else "")  # fmt: skip
-    busy = seen is not None and seen.value > baseline
-    if claimed and seen is not None and busy and not build.attributed(seen, ns, build.LOAD_POD):
-        step.failed(f"GPU {seen.labels['UUID']} ({claimed}) is busy but the exporter attributes "
-                    f"it to {build.holder(seen)}, not to the load pod {ns}/{build.LOAD_POD} "
+    if claimed and stray is not None:
+        step.failed(f"GPU {stray.labels['UUID']} ({claimed}) is busy but the exporter attributes "
+                    f"it to {build.holder(stray)}, not to the load pod {ns}/{build.LOAD_POD} "
                     "(dcgm-exporter maps DRA-allocated GPUs to pods only with "
                     "KUBERNETES_ENABLE_DRA)")  # fmt: skip
         return
