@@ -122,3 +122,19 @@ def test_layers_cover_the_nearest_existing_folder_once(tmp_path: Path) -> None:
     ])  # fmt: skip
     assert anchors == [f"{tmp_path}/have"]
     assert layer_anchors([f"{tmp_path}/have/x", f"{tmp_path}/new/y"]) == [str(tmp_path)]
+
+
+@needs_root
+def test_a_layer_over_the_folder_holding_the_scratch_space_leaves_it_to_the_next_layers(
+    tmp_path: Path, run_input: Path
+) -> None:
+    """The container's layers live under /tmp here; /tmp is layered first, /etc and /run after."""
+    assert str(tmp_path).startswith("/tmp/")
+    tag = f"aicr-test-{uuid.uuid4().hex[:8]}"
+    mounts = [{"source": str(run_input), "target": f"/tmp/{tag}/a"},
+              {"source": str(run_input), "target": f"/etc/{tag}/b"},
+              {"source": str(run_input), "target": f"/run/{tag}/c"}]  # fmt: skip
+    proc = start(tmp_path, "c", mounts, f"cat /tmp/{tag}/a/run.json /etc/{tag}/b/run.json /run/{tag}/c/run.json")
+    out, err = proc.communicate(timeout=30)
+    assert (proc.returncode, out) == (0, '{"run": 1}' * 3), err
+    assert not [p for p in ("/tmp", "/etc", "/run") if Path(f"{p}/{tag}").exists()]

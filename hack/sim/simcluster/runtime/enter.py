@@ -197,6 +197,10 @@ def overlay_of(anchor: str, scratch: str, n: int) -> str:
     _mount("overlay", root, 0, "overlay", options)
     for p in outer:
         _mount(p, root + p[len(anchor.rstrip("/")) :], MS_BIND | MS_REC)
+    if scratch != anchor and _within(scratch, anchor):
+        # the next layers' upper folders must stay on the tmpfs (an overlay cannot be an
+        # upper folder): bound alone, without the overlays mounted inside it
+        _mount(scratch, root + scratch[len(anchor.rstrip("/")) :], MS_BIND)
     return root
 
 
