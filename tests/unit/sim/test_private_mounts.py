@@ -134,7 +134,8 @@ def test_a_layer_over_the_folder_holding_the_scratch_space_leaves_it_to_the_next
     mounts = [{"source": str(run_input), "target": f"/tmp/{tag}/a"},
               {"source": str(run_input), "target": f"/etc/{tag}/b"},
               {"source": str(run_input), "target": f"/run/{tag}/c"}]  # fmt: skip
-    proc = start(tmp_path, "c", mounts, f"cat /tmp/{tag}/a/run.json /etc/{tag}/b/run.json /run/{tag}/c/run.json")
+    reads = f"cat /tmp/{tag}/a/run.json /etc/{tag}/b/run.json /run/{tag}/c/run.json"
+    proc = start(tmp_path, "c", mounts, reads)
     out, err = proc.communicate(timeout=30)
     assert (proc.returncode, out) == (0, '{"run": 1}' * 3), err
     assert not [p for p in ("/tmp", "/etc", "/run") if Path(f"{p}/{tag}").exists()]
