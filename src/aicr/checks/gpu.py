@@ -52,6 +52,11 @@ def allocation_results(claim: dict[str, Any] | None) -> list[dict[str, Any]]:
     return list((allocation.get("devices") or {}).get("results") or [])
 
 
+def _devices(results: list[dict[str, Any]]) -> str:
+    """Allocation results as ``driver/pool/device``, comma separated."""
+    return ", ".join(f"{r.get('driver')}/{r.get('pool')}/{r.get('device')}" for r in results)
+
+
 def is_allocated(claim: dict[str, Any]) -> bool:
     """The claim's status names the devices it was given."""
     return bool(allocation_results(claim))
@@ -65,7 +70,7 @@ def allocated(
     if not results:
         return ["the claim was not allocated"], None, None
     if len(results) != 1 or results[0].get("driver") != DRA_DRIVER:
-        got = ", ".join(f"{r.get('driver')}/{r.get('pool')}/{r.get('device')}" for r in results)
+        got = _devices(results)
         return [f"the claim was allocated {got}, not one {DRA_DRIVER} device"], None, None
     r = results[0]
     for s in slices:
@@ -92,7 +97,7 @@ def claim_state(claim: dict[str, Any] | None) -> str:
     results = allocation_results(claim)
     if not results:
         return "not allocated (its status has no allocation)"
-    devices = ", ".join(f"{r.get('driver')}/{r.get('pool')}/{r.get('device')}" for r in results)
+    devices = _devices(results)
     holders = [str(r.get("name")) for r in (claim.get("status") or {}).get("reservedFor") or []]
     return f"allocated {devices}" + (f", reserved for {', '.join(holders)}" if holders else
                                      ", reserved for no pod")  # fmt: skip
