@@ -281,6 +281,7 @@ class SimCluster:
         self,
         fault: str,
         *,
+        node: str | None = None,
         namespace: str | None = None,
         pod_name_prefix: str | None = None,
         job_name: str | None = None,
@@ -294,6 +295,7 @@ class SimCluster:
         pod_faults.add_rule(
             self.sim.dir,
             fault,  # type: ignore[arg-type]
+            node=node,
             namespace=namespace,
             pod_name_prefix=pod_name_prefix,
             job_name=job_name,

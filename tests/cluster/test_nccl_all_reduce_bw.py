@@ -124,7 +124,9 @@ def test_a_fabric_fault_fails(
 
 
 def test_a_worker_that_never_starts_is_other(device_plugin: SimCluster, tmp_path: Path) -> None:
-    device_plugin.fault("image-pull", NODE1)
+    # the worker's image only: a node-wide fault also stops the check's own pod when it
+    # lands there, which is a different (and separately tested) outcome
+    device_plugin.inject_fault("image-pull", node=NODE1, pod_name_prefix="nccl-worker-")
     test = validate(device_plugin, tmp_path, ">= 150", worker_start_seconds=8)
     assert test["status"] == "other"
     assert test["message"].startswith("workers did not all start within 8s: nccl-worker-")
