@@ -60,7 +60,7 @@ def argv(container: dict[str, Any], sim_dir: Path, python: str) -> list[str]:
     """
     command = [str(a) for a in container.get("command") or []]
     args = [str(a) for a in container.get("args") or []]
-    found = image_binary(image_repo_name(str(container.get("image", ""))))
+    found = image_binary(str(container.get("image", "")))
     if found is None:
         return [*command, *args]
     component, image = found

@@ -13,6 +13,7 @@ from simcluster.__main__ import main
 from simcluster.cluster import Sim
 from simcluster.components import catalog, install, registry
 from simcluster.components.base import Context
+from simcluster.components.coscheduling import COMPONENT as COSCHEDULING
 from simcluster.components.prometheus import COMPONENT as PROMETHEUS
 from simcluster.components.prometheus import scrape_config
 
@@ -62,6 +63,7 @@ def test_up_with_an_unknown_component_exits_2_before_starting(
 
 
 BINARY = str(PROMETHEUS.bin_dir() / "prometheus")
+PG_CONTROLLER = str(COSCHEDULING.bin_dir() / "controller")
 
 
 @pytest.mark.parametrize(
@@ -77,6 +79,11 @@ BINARY = str(PROMETHEUS.bin_dir() / "prometheus")
         ({"image": "quay.io/prometheus/prometheus:v3.5.0", "command": ["sh", "-c", "true"]},
          ["sh", "-c", "true"]),
         ({"image": "ubuntu:22.04", "command": ["ls"], "args": ["/"]}, ["ls", "/"]),
+        # a key of two path components: that repository, not every image named "controller"
+        ({"image": "registry.k8s.io/scheduler-plugins/controller:v0.34.7", "args": ["--x"]},
+         [PG_CONTROLLER, "--x"]),
+        ({"image": "registry.k8s.io/ingress-nginx/controller:v1.12.0",
+          "command": ["/controller"], "args": ["--x"]}, ["/controller", "--x"]),
     ],
 )  # fmt: skip
 def test_component_images_run_the_cached_binary(container: dict[str, object],

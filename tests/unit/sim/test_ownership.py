@@ -49,6 +49,11 @@ SAMPLES = [
     ("empty command", _pod(command=[]), False),
     ("a component's image", _pod("quay.io/prometheus/prometheus:v3.5.0"), True),
     ("a component-like image", _pod("quay.io/prometheus/prometheus-extra:v1"), False),
+    ("a component's image keyed by two path components",
+     _pod("mirror.local:5000/registry.k8s.io/scheduler-plugins/controller:v0.34.7"), True),
+    ("another repository of the same last name",
+     _pod("registry.k8s.io/ingress-nginx/controller:v1"), False),
+    ("only the key's last part", _pod("controller:v0.34.7"), False),
     ("upstream suite's namespace", _pod("ubuntu:22.04", namespace="ai-conformance-x1b2c"), True),
     ("a namespace merely naming it", _pod(namespace="my-ai-conformance-x"), False),
     ("a plain namespace", _pod(namespace="default"), False),
@@ -82,6 +87,8 @@ def test_jq_selector_agrees_on_every_sample() -> None:
         ("registry.example/anything:1", ["nvidia-smi"], True),
         ("registry.example/nginx:1", ["nginx"], False),
         ("quay.io/prometheus/prometheus:v3.5.0", [], True),
+        ("registry.k8s.io/scheduler-plugins/controller:v0.34.7", [], True),
+        ("registry.k8s.io/ingress-nginx/controller:v1.12.0", ["/controller"], False),
     ],
 )
 def test_which_images_the_host_plays(image: str, command: list[str], played: bool) -> None:

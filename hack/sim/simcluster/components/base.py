@@ -29,6 +29,22 @@ class Image:
     script: Path | None = None
 
 
+def repository(image: str) -> str:
+    """An image reference without its tag or digest (a registry's port kept)."""
+    head, _, last = image.split("@", 1)[0].rpartition("/")
+    return f"{head}/{last.split(':', 1)[0]}" if head else last.split(":", 1)[0]
+
+
+def plays_image(repo: str, image: str) -> bool:
+    """True when the key `repo` names `image`'s repository: its last path component(s).
+
+    One component (`kueue`) unless that alone is a generic word, then more
+    (`scheduler-plugins/controller`): the runtime owns every pod of the image.
+    """
+    path = repository(image)
+    return path == repo or path.endswith(f"/{repo}")
+
+
 @dataclass(frozen=True)
 class Knobs:
     """Test-time settings the sim's installs use (documented in docs/sim.md)."""

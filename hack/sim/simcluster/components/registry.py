@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 
-from simcluster.components.base import Component, Image
+from simcluster.components.base import Component, Image, plays_image
 from simcluster.components.coscheduling import COMPONENT as COSCHEDULING
 from simcluster.components.dcgm_exporter import COMPONENT as DCGM_EXPORTER
 from simcluster.components.gateway import COMPONENT as GATEWAY
@@ -75,11 +75,12 @@ def resolve(spec: str) -> list[Component]:
     return [BY_NAME[n] for n in ordered]
 
 
-def image_binary(image_repo: str) -> tuple[Component, Image] | None:
-    """The component and binary that play an image repository, if any."""
+def image_binary(image: str) -> tuple[Component, Image] | None:
+    """The component and binary that play an image, if any."""
     for c in COMPONENTS:
-        if image_repo in c.images:
-            return c, c.images[image_repo]
+        for repo, binary in c.images.items():
+            if plays_image(repo, image):
+                return c, binary
     return None
 
 

@@ -29,6 +29,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from simcluster.components.base import plays_image
 from simcluster.components.registry import image_repos
 
 VALIDATOR_REPO = "aicr-validator"
@@ -69,7 +70,7 @@ class Owner:
         meta = pod.get("metadata") or {}
         containers = (pod.get("spec") or {}).get("containers") or []
         if self.kind == "image-repo":
-            return any(image_repo_name(c.get("image", "")) == self.value for c in containers)
+            return any(plays_image(self.value, c.get("image", "")) for c in containers)
         if self.kind == "label":
             return self.value in (meta.get("labels") or {})
         if self.kind == "annotation":
@@ -81,10 +82,11 @@ class Owner:
     def jq(self) -> str:
         """The same rule as a jq (gojq) expression over the pod."""
         v = json.dumps(self.value)
-        if self.kind == "image-repo":
+        if self.kind == "image-repo":  # plays_image: the repository is, or ends with, /value
             return (
-                '(.spec.containers | map(.image | split("@")[0] | split("/") | last'
-                f' | split(":")[0]) | any(. == {v}))'
+                '(.spec.containers | map(.image | split("@")[0] | split("/")'
+                ' | (.[:-1] + [last | split(":")[0]]) | join("/"))'
+                f' | any(. == {v} or endswith("/" + {v})))'
             )
         if self.kind == "label":
             return f"(.metadata.labels[{v}] != null)"
@@ -116,8 +118,10 @@ def is_validator_image(image: str) -> bool:
 
 def host_plays(container: dict[str, Any]) -> bool:
     """True when the runtime runs this container's command (host or component image, nvidia-smi)."""
-    repo = image_repo_name(container.get("image", ""))
-    return repo in HOST_IMAGES or repo in image_repos() or command_name(container) == SMI
+    image = container.get("image", "")
+    return (image_repo_name(image) in HOST_IMAGES
+            or any(plays_image(repo, image) for repo in image_repos())
+            or command_name(container) == SMI)  # fmt: skip
 
 
 def runtime_owned(pod: dict[str, Any]) -> bool:
