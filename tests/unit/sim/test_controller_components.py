@@ -151,6 +151,42 @@ def test_coscheduling_may_update_podgroups_but_not_create_them() -> None:
     assert "create" not in verbs and "delete" not in verbs and "*" not in verbs
 
 
+def test_the_podgroup_controller_listens_on_its_pod_ip_only() -> None:
+    (container,) = coscheduling.controller_deployment()["spec"]["template"]["spec"]["containers"]
+    # its defaults would be :8080 (metrics) and :8081 (probes), every address
+    assert container["args"] == ["--metricsAddr=0", "--probeAddr=$(POD_IP):8081"]
+    assert container["readinessProbe"]["httpGet"]["port"] == coscheduling.PROBE_PORT
+    assert "--enableLeaderElection" not in container["args"]
+
+
+def test_the_podgroup_controller_patches_status_and_creates_nothing_of_the_groups() -> None:
+    (role,) = [d for d in coscheduling.controller_rbac() if d["kind"] == "ClusterRole"]
+    grants = {(g, r, v) for rule in role["rules"] for g in rule["apiGroups"]
+              for r in rule["resources"] for v in rule["verbs"]}  # fmt: skip
+    assert ("scheduling.x-k8s.io", "podgroups/status", "patch") in grants
+    assert {r for g, r, _ in grants if g == "coordination.k8s.io" or r == "nodes"} == set()
+    assert {v for g, _, v in grants if g == "scheduling.x-k8s.io"} == {
+        "get", "list", "watch", "patch"}  # fmt: skip
+    assert {(r, v) for g, r, v in grants if g == ""} == {
+        ("pods", "get"), ("pods", "list"), ("pods", "watch"),
+        ("events", "create"), ("events", "patch"), ("events", "update")}  # fmt: skip
+
+
+def test_coscheduling_installs_the_crds_the_controller_watches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name, kind in (("crd.yaml", "podgroups"), ("elasticquota-crd.yaml", "elasticquotas")):
+        crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+               "metadata": {"name": f"{kind}.scheduling.x-k8s.io"}}  # fmt: skip
+        (tmp_path / name).write_text(yaml.safe_dump(crd))
+    monkeypatch.setattr(coscheduling, "upstream", lambda: tmp_path)
+    docs = coscheduling.manifests(CTX)
+    assert [d["metadata"]["name"] for d in by_kind(docs, "CustomResourceDefinition")] == [
+        "podgroups.scheduling.x-k8s.io", "elasticquotas.scheduling.x-k8s.io"]  # fmt: skip
+    assert [d["metadata"]["name"] for d in by_kind(docs, "Deployment")] == [
+        coscheduling.NAME, coscheduling.CONTROLLER]  # fmt: skip
+
+
 def test_karpenters_instance_type_is_the_sims_gpu_node() -> None:
     (it,) = karpenter.instance_types()
     assert it["name"] == "p5.48xlarge"
@@ -168,7 +204,8 @@ def test_karpenters_nodepool_is_bounded_and_consolidates_quickly() -> None:
 
 
 def test_no_rbac_rule_of_the_controllers_is_a_wildcard(kueue_release: Path) -> None:
-    docs = [*coscheduling.rbac(), *karpenter.rbac(), *by_kind(kueue.manifests(CTX), "ClusterRole")]
+    docs = [*coscheduling.rbac(), *coscheduling.controller_rbac(), *karpenter.rbac(),
+            *by_kind(kueue.manifests(CTX), "ClusterRole")]  # fmt: skip
     for doc in docs:
         for rule in doc.get("rules") or []:
             assert "*" not in rule["verbs"], doc["metadata"]["name"]

@@ -8,7 +8,16 @@ a PodGroup's pods at Permit until `minMember` of them fit, and the PodGroup
 CRD of the same release. Its ServiceAccount gets the built-in
 `system:kube-scheduler` and `system:volume-scheduler` roles, read access to
 the authentication ConfigMap, and the PodGroup access the plugin needs. It
-serves health on its pod IP (10259). Test-time knob: a PodGroup waits at
+serves health on its pod IP (10259). Beside it the chart's
+`scheduler-plugins-controller` (the project's cmd/controller) writes PodGroup
+status: phase Pending until `minMember` pods exist, then Scheduling, Running
+once `minMember` of them run (`running`, `succeeded`, `failed` counted), and
+Finished or Failed. It also reconciles ElasticQuotas, so their CRD is
+installed too (without it the controller's cache never syncs and it exits).
+Its ClusterRole is the part of the chart's that the controller uses: pods
+read, PodGroups and ElasticQuotas read and patched (status too), events
+written; no leader election (the chart's default), so no leases. Health on
+its pod IP (8081), no metrics server. Test-time knob: a PodGroup waits at
 Permit at most 10 s (`permitWaitingTimeSeconds`), then its pods are rejected
 and retried after 2 s (`podGroupBackoffSeconds`). No webhooks. Fault
 `gang-plugin-disabled`: the scheduler restarts with a second config of the
@@ -34,12 +43,18 @@ NO_GANG_FILE = "scheduler-config-no-gang.yaml"  # the gang-plugin-disabled fault
 IMAGE = "registry.k8s.io/scheduler-plugins/kube-scheduler:v0.34.7"
 LABELS = {"app": NAME, "component": "scheduler"}
 SECURE_PORT = 10259
+CONTROLLER = "scheduler-plugins-controller"
+CONTROLLER_IMAGE = "registry.k8s.io/scheduler-plugins/controller:v0.34.7"
+CONTROLLER_LABELS = {"app": CONTROLLER}
+PROBE_PORT = 8081
+PODS = f"app in ({NAME}, {CONTROLLER})"  # the selector of both workloads' pods
+GROUP = "scheduling.x-k8s.io"
 PERMIT_WAITING_SECONDS = 10
 BACKOFF_SECONDS = 2
 
 
 def upstream() -> Path:
-    """The release's CRDs, copied into the cache beside the binary."""
+    """The release's CRDs, copied into the cache beside the binaries."""
     return COMPONENT.bin_dir().parent / "upstream"
 
 
@@ -76,9 +91,9 @@ def rbac() -> list[Manifest]:
     """The scheduler's built-in roles plus PodGroup access, for its ServiceAccount."""
     account = (NAMESPACE, NAME)
     podgroups = [
-        {"apiGroups": ["scheduling.x-k8s.io"], "resources": ["podgroups"],
+        {"apiGroups": [GROUP], "resources": ["podgroups"],
          "verbs": ["get", "list", "watch", "update", "patch"]},
-        {"apiGroups": ["scheduling.x-k8s.io"], "resources": ["podgroups/status"],
+        {"apiGroups": [GROUP], "resources": ["podgroups/status"],
          "verbs": ["get", "update", "patch"]},
     ]  # fmt: skip
     return [
@@ -110,6 +125,35 @@ def deployment() -> Manifest:
     return objects.deployment(NAME, NAMESPACE, LABELS, [container], volumes)
 
 
+def controller_rbac() -> list[Manifest]:
+    """What the controller's reconcilers read and patch, and its events; nothing else."""
+    rules = [
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]},
+        {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch", "update"]},
+        {"apiGroups": [GROUP], "resources": ["podgroups", "elasticquotas"],
+         "verbs": ["get", "list", "watch", "patch"]},
+        {"apiGroups": [GROUP], "resources": ["podgroups/status", "elasticquotas/status"],
+         "verbs": ["patch"]},
+    ]  # fmt: skip
+    return [
+        objects.service_account(CONTROLLER, NAMESPACE),
+        *objects.bound_role("ClusterRole", CONTROLLER, rules, (NAMESPACE, CONTROLLER)),
+    ]
+
+
+def controller_deployment() -> Manifest:
+    """The PodGroup status controller: health on its pod IP, metrics off, no leader election."""
+    container = {
+        "name": CONTROLLER,
+        "image": CONTROLLER_IMAGE,
+        "args": ["--metricsAddr=0", f"--probeAddr=$(POD_IP):{PROBE_PORT}"],
+        "env": [objects.pod_ip_env()],
+        "readinessProbe": {"httpGet": {"path": "/readyz", "port": PROBE_PORT},
+                           "periodSeconds": 1, "failureThreshold": 60},
+    }  # fmt: skip
+    return objects.deployment(CONTROLLER, NAMESPACE, CONTROLLER_LABELS, [container])
+
+
 def config_map() -> Manifest:
     """Both configs: the one in use, and the one the gang-plugin-disabled fault switches to."""
     return objects.configmap(CONFIG, NAMESPACE, CONFIG_FILE, config_text(),
@@ -117,21 +161,28 @@ def config_map() -> Manifest:
 
 
 def manifests(ctx: Context) -> list[Manifest]:
-    """Namespace, the PodGroup CRD, RBAC, config and the scheduler."""
+    """Namespace, the PodGroup and ElasticQuota CRDs, RBAC, config, scheduler and controller."""
     return [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
-        *objects.documents(upstream() / "crd.yaml"),
+        *objects.documents(upstream() / "crd.yaml", upstream() / "elasticquota-crd.yaml"),
         *rbac(),
         config_map(),
         deployment(),
+        *controller_rbac(),
+        controller_deployment(),
     ]
 
 
 COMPONENT = Component(
     name="coscheduling",
-    summary="scheduler-plugins v0.34 second scheduler with Coscheduling (PodGroup gangs)",
+    summary="scheduler-plugins v0.34 second scheduler with Coscheduling (PodGroup gangs) and "
+    "its PodGroup status controller",
     pin="SCHEDULER_PLUGINS_VERSION",
-    images={"kube-scheduler": Image("kube-scheduler")},
+    # "controller" alone is a generic word: the runtime would own every such image
+    images={
+        "kube-scheduler": Image("kube-scheduler"),
+        "scheduler-plugins/controller": Image("controller"),
+    },
     manifests=manifests,
     also_pinned_by=("SCHEDULER_PLUGINS_K8S_VERSION",),
 )
