@@ -1,4 +1,5 @@
-"""scheduler-plugins' Coscheduling for real: a PodGroup's pods bind together or not at all."""
+"""scheduler-plugins' Coscheduling for real: a PodGroup's pods bind together or not at all,
+and its controller writes what became of them into the PodGroup's status."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from kubernetes import client
 from simcluster.components import coscheduling
 
 pytestmark = pytest.mark.components("coscheduling")
-logged = logs_on_failure(coscheduling.NAMESPACE, "app=scheduler-plugins-scheduler")
+logged = logs_on_failure(coscheduling.NAMESPACE, coscheduling.PODS)
 
 GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
 
@@ -36,6 +37,12 @@ def member(group: str, i: int, cpu: str) -> dict[str, Any]:
     }  # fmt: skip
 
 
+def group_status(cluster: SimCluster, ns: str, name: str) -> dict[str, Any]:
+    group = client.CustomObjectsApi(cluster.api()).get_namespaced_custom_object(
+        "scheduling.x-k8s.io", "v1alpha1", ns, "podgroups", name)  # fmt: skip
+    return dict(group.get("status") or {})
+
+
 def bound(cluster: SimCluster, ns: str, group: str) -> list[str]:
     pods = cluster.core().list_namespaced_pod(ns, label_selector=f"{GROUP_LABEL}={group}").items
     return sorted(p.metadata.name for p in pods if p.spec.node_name)
@@ -48,6 +55,12 @@ def test_a_gang_that_fits_is_bound_as_a_unit(cluster: SimCluster, namespace: str
     names = cluster.wait_for(lambda: len(b := bound(cluster, namespace, "fits")) == 2 and b,
                              timeout=60, message="both members bound")  # fmt: skip
     assert names == ["fits-0", "fits-1"]
+    # once both run, the controller counts them: minMember running makes the group Running
+    status = cluster.wait_for(
+        lambda: (s := group_status(cluster, namespace, "fits")).get("running") == 2 and s,
+        timeout=30, message="the PodGroup's status counting both members running")  # fmt: skip
+    assert status["phase"] == "Running"
+    assert not status.get("succeeded") and not status.get("failed"), status
 
 
 @logged
@@ -66,6 +79,10 @@ def test_a_gang_that_cannot_fit_binds_no_pod(cluster: SimCluster, namespace: str
     while time.monotonic() < end:
         assert bound(cluster, namespace, "short") == []
         time.sleep(0.5)
+    # all three members exist, none runs: Scheduling, with nothing counted
+    status = group_status(cluster, namespace, "short")
+    assert status.get("phase") == "Scheduling", status
+    assert not any(status.get(k) for k in ("running", "succeeded", "failed")), status
     events = client.CoreV1Api(cluster.api()).list_namespaced_event(namespace).items
     said = " ".join(e.message or "" for e in events)
     assert "short" in said or "PodGroup" in said or "Insufficient cpu" in said, said

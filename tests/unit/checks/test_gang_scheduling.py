@@ -13,6 +13,14 @@ CRD schemas and sources, read at:
   phases Pending/Running/Unknown/Inqueue/Completed), the annotation
   `scheduling.k8s.io/group-name`, the gang plugin's Unschedulable condition
   with reason NotEnoughResources.
+
+Coscheduling's PodGroup status is the one scheduler-plugins' controller writes,
+read in the Go module sigs.k8s.io/scheduler-plugins v0.34.7: the phases of
+apis/scheduling/v1alpha1/types.go (Pending, Running, Scheduling, Unknown,
+Finished, Failed; `running`, `succeeded`, `failed` omitted when 0) as
+pkg/controllers/podgroup_controller.go sets them: Pending, then Scheduling once
+minMember pods exist, Running once minMember run or succeed, Failed or Finished
+after; Unknown never.
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from fakes import FakeKube
 
 from aicr.checks import RunInputs, entrypoint
+from aicr.checks.conformance import gang_scheduling
 from aicr.checks.conformance.gang_scheduling import build
 from aicr.checks.conformance.gang_scheduling.mechanisms import (
     COSCHEDULING,
@@ -233,17 +242,52 @@ def workload(reserved: str) -> Obj:
          "3 Pending, 3 minAvailable"),
         (COSCHEDULING, {"metadata": {"name": "gang-short"}}, [unschedulable("a"), {"metadata": {
             "name": "b"}}], "1/2 members unschedulable; a: Unschedulable: 0/3 nodes are available"),
-        (COSCHEDULING, {"metadata": {"name": "gang-short"},
-                        "status": {"phase": "Scheduling", "running": 0}}, [],
-         "PodGroup gang-short: phase Scheduling, 0 running"),
         (COSCHEDULING, {"metadata": {"name": "gang-short"}}, [{"metadata": {"name": "a"}}], None),
     ],
     ids=["kueue", "kueue-reserved", "kueue-none", "kai", "kai-silent", "volcano",
-         "coscheduling-pods", "coscheduling-controller", "nothing"],
+         "coscheduling-pods", "nothing"],
 )  # fmt: skip
 def test_waiting_evidence(mechanism: Any, admission: Obj | None, pods: list[Obj],
                           said: str | None) -> None:  # fmt: skip
     assert build.waiting_evidence(mechanism, admission, pods) == said
+
+
+def coscheduling_group(**status: Any) -> Obj:
+    return {"metadata": {"name": "gang-short"}, "status": status}
+
+
+@pytest.mark.parametrize(
+    ("status", "held"),
+    [
+        ({"phase": "Pending"}, True),  # fewer than minMember members yet (or not yet counted)
+        ({"phase": "Scheduling", "occupiedBy": "ns/owner"}, True),  # all there, none running
+        ({"phase": "Scheduling", "running": 1}, False),  # started in part
+        ({"phase": "Scheduling", "succeeded": 1}, False),
+        ({"phase": "Pending", "failed": 1}, False),  # members ran, then some went away
+        ({"phase": "Running", "running": 9}, False),
+        ({"phase": "Finished", "succeeded": 9}, False),
+        ({"phase": "Failed", "failed": 1, "running": 8}, False),
+        ({"phase": "Unknown"}, False),  # never set by v0.34.7's controller
+        ({}, False),  # no controller reconciled it
+    ],
+    ids=lambda v: str(v) if isinstance(v, bool) else "-".join(f"{k}={w}" for k, w in v.items()),
+)  # fmt: skip
+def test_coscheduling_is_held_in_the_controllers_phases_of_a_gang_none_started(
+    status: Obj, held: bool
+) -> None:
+    said = build.waiting_evidence(COSCHEDULING, coscheduling_group(**status), [])
+    assert said == (f"PodGroup gang-short: phase {status['phase']}, 0 running, 0 succeeded, "
+                    "0 failed" if held else None)  # fmt: skip
+
+
+def test_coscheduling_group_status_says_the_phase_and_counts() -> None:
+    assert build.group_status(coscheduling_group(phase="Running", running=2)) == (
+        "PodGroup gang-short: phase Running, 2 running, 0 succeeded, 0 failed")
+    assert build.group_status(coscheduling_group()) == "PodGroup gang-short: no status.phase yet"
+    assert build.group_status(None) == "PodGroup gone"
+    assert build.group_running(coscheduling_group(phase="Running", running=2), 2)
+    assert not build.group_running(coscheduling_group(phase="Scheduling", running=1), 2)
+    assert not build.group_running(coscheduling_group(phase="Running", running=1), 2)
 
 
 def test_workload_admitted_needs_the_whole_gang() -> None:
@@ -276,20 +320,44 @@ def running(pod: Obj, node_name: str = "g0") -> Obj:
     return {**pod, "spec": {**pod["spec"], "nodeName": node_name}, "status": {"phase": "Running"}}
 
 
-def scheduler(kube: Cluster, mechanism: Any, bind_short: int = 0, held: bool = True) -> None:
-    """Plays the gang scheduler: the fitting gang runs; the short one waits (or binds in part)."""
+def group_of(kube: Cluster, name: str) -> Obj:
+    return next(o for o in kube.objects
+                if o["kind"] == "PodGroup" and o["metadata"]["name"] == name)  # fmt: skip
+
+
+def pg_controller(kube: Cluster, pod: Obj, runs: bool) -> None:
+    """Plays scheduler-plugins' PodGroup controller on the member ``pod`` just created: Pending
+    while fewer than minMember exist, then Scheduling, Running once minMember run."""
+    group = group_of(kube, pod["metadata"]["labels"][build.GANG_LABEL])
+    status = group.setdefault("status", {})
+    members = status["members"] = status.get("members", 0) + 1  # kept for the play only
+    if runs:
+        status["running"] = status.get("running", 0) + 1
+    size = group["spec"]["minMember"]
+    status["phase"] = ("Pending" if members < size else
+                       "Running" if status.get("running", 0) >= size else "Scheduling")
+
+
+def scheduler(kube: Cluster, mechanism: Any, bind_short: int = 0, held: bool = True,
+              controller: bool = True) -> None:  # fmt: skip
+    """Plays the gang scheduler: the fitting gang runs; the short one waits (or binds in part).
+
+    With ``controller`` coscheduling's PodGroup controller counts the members too.
+    """
     bound = []
 
     def pod(p: Obj) -> list[Obj]:
+        runs = p["metadata"]["labels"][build.GANG_LABEL] == build.POSITIVE or \
+            len(bound) < bind_short  # fmt: skip
+        if mechanism is COSCHEDULING and controller:
+            pg_controller(kube, p, runs)
         if p["metadata"]["labels"][build.GANG_LABEL] == build.POSITIVE:
             return [running(p)]
         if len(bound) < bind_short:
             bound.append(p["metadata"]["name"])
             return [running(p)]
         if mechanism is KAI and held:
-            group = next(o for o in kube.objects if o["kind"] == "PodGroup"
-                         and o["metadata"]["name"] == build.NEGATIVE)  # fmt: skip
-            group["status"] = kai_group(True)["status"]
+            group_of(kube, build.NEGATIVE)["status"] = kai_group(True)["status"]
         return [{**p, "status": unschedulable(p["metadata"]["name"])["status"]}] if held else []
 
     kube.script["Pod"] = pod
@@ -444,15 +512,33 @@ def test_a_partial_start_fails_naming_the_pods_that_ran() -> None:
         deleted  # fmt: skip
 
 
-def test_zero_bound_without_a_sign_of_the_scheduler_fails() -> None:
+def test_zero_bound_without_a_sign_of_the_scheduler_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(gang_scheduling, "GROUP_STATUS_SECONDS", 0.2)
     kube = cluster()
-    scheduler(kube, COSCHEDULING, held=False)  # a scheduler that never looked at the gang
+    # a scheduler that never looked at the gang, and no PodGroup controller
+    scheduler(kube, COSCHEDULING, held=False, controller=False)
     result = run(kube, GPU_OPERATOR + "- name: scheduler-plugins\n  namespace: s\n")
     assert result.status == Status.FAILED
     assert result.message.startswith(
         "1/2 gang steps failed: gang that cannot fit: no pod was bound, but nothing shows "
         "coscheduling (scheduler-plugins) holding the gang within 0.3s more: PodGroup: no status "
         "yet; gang-short-0: Pending"), result.message  # fmt: skip
+    fits = next(s for s in result.evidence if s.title == "gang that fits")
+    assert fits.status == Status.PASSED  # the PodGroup's status is evidence, never the verdict
+    assert fits.answer.endswith("PodGroup gang-fits: no status.phase yet"), fits.answer
+
+
+def test_coscheduling_evidence_is_the_pod_group_controllers_status() -> None:
+    kube = cluster()
+    scheduler(kube, COSCHEDULING)
+    result = run(kube, GPU_OPERATOR + "- name: scheduler-plugins\n  namespace: s\n")
+    assert result.status == Status.PASSED, result.message
+    fits, held = (next(s for s in result.evidence if s.title == t)
+                  for t in ("gang that fits", "gang that cannot fit"))  # fmt: skip
+    assert fits.answer.endswith("PodGroup gang-fits: phase Running, 2 running, 0 succeeded, "
+                                "0 failed"), fits.answer  # fmt: skip
+    assert held.verdict.endswith("PodGroup gang-short: phase Scheduling, 0 running, 0 succeeded, "
+                                 "0 failed"), held.verdict  # fmt: skip
 
 
 def test_a_gang_that_never_runs_fails_with_where_each_pod_got_to() -> None:

@@ -7,7 +7,8 @@ chooses when several are served):
 - positive: a gang of ``params.size`` pods (N >= 2), each requesting one GPU
   when that many are free (CPU-only otherwise; the evidence says which), is
   admitted as one unit (Kueue: its Workload admitted for all N; PodGroups:
-  ``minMember`` N) and all N are bound and running together;
+  ``minMember`` N) and all N are bound and running together (coscheduling:
+  the evidence adds what its controller wrote into the PodGroup's status);
 - negative (all-or-nothing): a gang that cannot fit by construction keeps zero
   pods bound for the whole observation window (``params.observeSeconds``),
   while its admission object shows it waiting. With Kueue the check's own
@@ -46,6 +47,7 @@ from aicr.checks import smi_probes as smi
 from aicr.checks.allocation import AllocationMode, preflight_mode, prepared_mode
 from aicr.checks.conformance.gang_scheduling import build
 from aicr.checks.conformance.gang_scheduling.mechanisms import (
+    COSCHEDULING,
     KAI,
     KUEUE,
     MECHANISMS,
@@ -63,6 +65,7 @@ from aicr.result import CheckResult
 
 preflight = preflight_mode  # GPU members need the whole-GPU mode (device plugin or DRA)
 ADMISSION_POLL_SECONDS = 0.5
+GROUP_STATUS_SECONDS = 5  # how long a running gang's PodGroup status may lag its pods
 DEFAULT_QUEUES = {KAI.name: "default-queue", VOLCANO.name: "default"}
 
 
@@ -261,6 +264,8 @@ def _positive(ctx: CheckContext, gangs: _Gangs, gang: build.Gang, why: str) -> b
             else:
                 gangs.note(f"Workload {(admission or {})['metadata']['name']} admitted for "
                            f"{gang.size} pods")  # fmt: skip
+        if gangs.m is COSCHEDULING:
+            gangs.note(_group_status(ctx, gangs, gang, wait=len(running) == gang.size))
         if len(running) < gang.size:
             where = "; ".join(f"{n}: {w}" for n, w in waited.pending.items()) or (
                 gangs.suspended(gang) or f"{len(running)}/{gang.size} running at the end"
@@ -275,6 +280,20 @@ def _positive(ctx: CheckContext, gangs: _Gangs, gang: build.Gang, why: str) -> b
         gangs.remove(gang)
         return True
     return False
+
+
+def _group_status(ctx: CheckContext, gangs: _Gangs, gang: build.Gang, wait: bool) -> str:
+    """What the PodGroup's status says: evidence only, never the verdict.
+
+    With ``wait`` (the whole gang runs) its controller, which counts the pods
+    after they run, gets a few seconds to show them running.
+    """
+    end = time.monotonic() + (min(GROUP_STATUS_SECONDS, ctx.deadline.for_waits()) if wait else 0)
+    while True:
+        group = gangs.admission(gang)
+        if build.group_running(group, gang.size) or time.monotonic() >= end:
+            return build.group_status(group)
+        time.sleep(ADMISSION_POLL_SECONDS)
 
 
 def _negative_gang(ctx: CheckContext, gangs: _Gangs, sizing: build.Sizing) -> build.Gang | str:

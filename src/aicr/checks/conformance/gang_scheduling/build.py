@@ -34,6 +34,12 @@ COSCHEDULING_LABEL = "scheduling.x-k8s.io/pod-group"
 KAI_QUEUE_LABEL = "kai.scheduler/queue"
 KAI_GROUP_ANNOTATION = "pod-group-name"
 VOLCANO_GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
+# The phases scheduler-plugins' PodGroup controller (v0.34.7, pkg/controllers/
+# podgroup_controller.go) gives a gang none of whose members has started: Pending
+# until minMember pods exist, then Scheduling until minMember run or succeed.
+# Running, Finished and Failed follow a start; Unknown is never set.
+HELD_PHASES = ("Pending", "Scheduling")
+COUNTS = ("running", "succeeded", "failed")  # its status counts of the members' pod phases
 
 
 def millicores(raw: Any) -> int:
@@ -300,8 +306,9 @@ def waiting_evidence(mechanism: Mechanism, admission: Obj | None, pods: list[Obj
     Kueue: its Workload is not admitted (QuotaReserved or Admitted false).
     PodGroup schedulers: the PodGroup's own status says so (KAI's
     UnschedulableOnNodePool scheduling condition, Volcano's Unschedulable
-    condition, coscheduling's Pending/Scheduling phase with none running),
-    or the scheduler marked the members unschedulable (PodScheduled=False).
+    condition, coscheduling's `HELD_PHASES` with no member counted running,
+    succeeded or failed), or the scheduler marked the members unschedulable
+    (PodScheduled=False).
     """
     if mechanism is KUEUE:
         if admission is None:
@@ -321,8 +328,8 @@ def waiting_evidence(mechanism: Mechanism, admission: Obj | None, pods: list[Obj
         cond = condition(admission, "Unschedulable")
         if cond and cond.get("status") == "True":
             found.append(_said(cond))
-    elif status.get("phase") in ("Pending", "Scheduling") and not status.get("running"):
-        found.append(f"phase {status['phase']}, 0 running")
+    elif status.get("phase") in HELD_PHASES and not any(status.get(k) for k in COUNTS):
+        found.append(f"phase {status['phase']}, 0 running, 0 succeeded, 0 failed")
     if admission is not None and found:
         return f"PodGroup {admission['metadata']['name']}: " + "; ".join(found)
     held = [
@@ -337,6 +344,26 @@ def waiting_evidence(mechanism: Mechanism, admission: Obj | None, pods: list[Obj
             f"{cond.get('reason', '')}: {cond.get('message', '')}".rstrip()
         )
     return None
+
+
+def group_running(group: Obj | None, size: int) -> bool:
+    """A coscheduling PodGroup's status shows phase Running with ``size`` members running."""
+    status = (group or {}).get("status") or {}
+    return status.get("phase") == "Running" and int(status.get("running") or 0) >= size
+
+
+def group_status(group: Obj | None) -> str:
+    """What a coscheduling PodGroup's status says: its phase and member counts.
+
+    The controller counts every pod labelled with the group's name, in any namespace.
+    """
+    if group is None:
+        return "PodGroup gone"
+    status = group.get("status") or {}
+    if not status.get("phase"):
+        return f"PodGroup {group['metadata']['name']}: no status.phase yet"
+    counts = ", ".join(f"{int(status.get(k) or 0)} {k}" for k in COUNTS)
+    return f"PodGroup {group['metadata']['name']}: phase {status['phase']}, {counts}"
 
 
 def bound_names(pods: dict[str, Obj], members: list[str] | None = None) -> list[str]:
