@@ -329,7 +329,7 @@ def waiting_evidence(mechanism: Mechanism, admission: Obj | None, pods: list[Obj
         if cond and cond.get("status") == "True":
             found.append(_said(cond))
     elif status.get("phase") in HELD_PHASES and not any(status.get(k) for k in COUNTS):
-        found.append(f"phase {status['phase']}, 0 running, 0 succeeded, 0 failed")
+        found.append(_phase_counts(status))
     if admission is not None and found:
         return f"PodGroup {admission['metadata']['name']}: " + "; ".join(found)
     held = [
@@ -344,6 +344,11 @@ def waiting_evidence(mechanism: Mechanism, admission: Obj | None, pods: list[Obj
             f"{cond.get('reason', '')}: {cond.get('message', '')}".rstrip()
         )
     return None
+
+
+def _phase_counts(status: Obj) -> str:
+    return f"phase {status['phase']}, " + ", ".join(
+        f"{int(status.get(k) or 0)} {k}" for k in COUNTS)  # fmt: skip
 
 
 def group_running(group: Obj | None, size: int) -> bool:
@@ -362,8 +367,7 @@ def group_status(group: Obj | None) -> str:
     status = group.get("status") or {}
     if not status.get("phase"):
         return f"PodGroup {group['metadata']['name']}: no status.phase yet"
-    counts = ", ".join(f"{int(status.get(k) or 0)} {k}" for k in COUNTS)
-    return f"PodGroup {group['metadata']['name']}: phase {status['phase']}, {counts}"
+    return f"PodGroup {group['metadata']['name']}: {_phase_counts(status)}"
 
 
 def bound_names(pods: dict[str, Obj], members: list[str] | None = None) -> list[str]:
