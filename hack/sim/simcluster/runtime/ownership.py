@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from simcluster.components.base import plays_image
-from simcluster.components.registry import image_repos
+from simcluster.components.registry import image_binary, image_repos
 
 VALIDATOR_REPO = "aicr-validator"
 FAULT_ANNOTATION = "sim.aicr.dev/fault"
@@ -119,8 +119,7 @@ def is_validator_image(image: str) -> bool:
 def host_plays(container: dict[str, Any]) -> bool:
     """True when the runtime runs this container's command (host or component image, nvidia-smi)."""
     image = container.get("image", "")
-    return (image_repo_name(image) in HOST_IMAGES
-            or any(plays_image(repo, image) for repo in image_repos())
+    return (image_repo_name(image) in HOST_IMAGES or image_binary(image) is not None
             or command_name(container) == SMI)  # fmt: skip
 
 
