@@ -37,7 +37,7 @@ cluster: install
 
 lint: install
 	$(BIN)/ruff check src tests bench hack
-	$(BIN)/ruff format --check src
+	$(BIN)/ruff format --check src hack/sim
 	$(BIN)/mypy src
 	bash hack/actionlint.sh
 

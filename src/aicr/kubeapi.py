@@ -170,8 +170,11 @@ class KubeApi:
 
     def delete(self, path: str, grace_seconds: int | None = None) -> None:
         """DELETE ``path``, dependents in the background; a 404 (already gone) is fine."""
-        options: Obj = {"kind": "DeleteOptions", "apiVersion": "v1",
-                        "propagationPolicy": "Background"}  # fmt: skip
+        options: Obj = {
+            "kind": "DeleteOptions",
+            "apiVersion": "v1",
+            "propagationPolicy": "Background",
+        }
         if grace_seconds is not None:
             options["gracePeriodSeconds"] = grace_seconds
         try:
@@ -201,13 +204,22 @@ class KubeApi:
         """
         import httpx
 
-        query = {**(params or {}), "watch": "true", "resourceVersion": resource_version,
-                 "allowWatchBookmarks": "true", "timeoutSeconds": str(max(1, seconds))}  # fmt: skip
+        query = {
+            **(params or {}),
+            "watch": "true",
+            "resourceVersion": resource_version,
+            "allowWatchBookmarks": "true",
+            "timeoutSeconds": str(max(1, seconds)),
+        }
         timeout = httpx.Timeout(REQUEST_SECONDS, read=seconds + WATCH_READ_MARGIN_SECONDS)
         request = self._http.build_request(
-            "GET", path, params=query, headers=self._headers("application/json"),
-            extensions=self._extensions(), timeout=timeout,
-        )  # fmt: skip
+            "GET",
+            path,
+            params=query,
+            headers=self._headers("application/json"),
+            extensions=self._extensions(),
+            timeout=timeout,
+        )
         response = self._http.send(request, stream=True)
         try:
             if response.status_code >= 400:

@@ -150,8 +150,13 @@ def counted_need(
     try:
         return need.counted(effective)
     except ValueError as exc:
-        raise InputError(Problem(f"check '{spec.name}': {exc}", source="catalog",
-                                 field_path=f"checks.{spec.name}.gpus")) from None  # fmt: skip
+        raise InputError(
+            Problem(
+                f"check '{spec.name}': {exc}",
+                source="catalog",
+                field_path=f"checks.{spec.name}.gpus",
+            )
+        ) from None
 
 
 def _timeout(spec: CheckSpec, recipe: Recipe, config: ValidateConfig, source: str) -> timedelta:
@@ -219,8 +224,9 @@ def build(
                         need = counted_need(spec, config.check(name).params, config_lines)
                     except InputError as exc:
                         problems += exc.problems
-                checks.append(PlannedCheck(spec, _timeout(spec, recipe, config, source), reason,
-                                           need=need))  # fmt: skip
+                checks.append(
+                    PlannedCheck(spec, _timeout(spec, recipe, config, source), reason, need=need)
+                )
         if not names:
             warnings.append(f"the recipe declares no {phase.value} checks; phase not run")
         planned.append(PhasePlan(phase, checks))

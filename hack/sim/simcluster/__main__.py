@@ -70,8 +70,10 @@ def status(sim: Sim, args: argparse.Namespace) -> int:
 
     for c in install.installed(sim):
         left = install.waiting_for(sim, c)
-        print(f"component {c.name} {c.version}: "
-              + ("ready" if not left else f"waiting for {', '.join(left)}"))  # fmt: skip
+        print(
+            f"component {c.name} {c.version}: "
+            + ("ready" if not left else f"waiting for {', '.join(left)}")
+        )
     for entry in registry.active(sim):
         print(f"fault {entry['fault']}" + (f" on {entry['node']}" if entry["node"] else ""))
     return 0
@@ -98,8 +100,9 @@ def scenario_(sim: Sim, args: argparse.Namespace) -> int:
         for n in named.names():
             print(f"{n}  {named.load(n).description}")
         return 0
-    return _load_and_run(sim, "sim scenario", args.name, lambda: named.load(args.name),
-                         lambda s: named.run(sim, s))  # fmt: skip
+    return _load_and_run(
+        sim, "sim scenario", args.name, lambda: named.load(args.name), lambda s: named.run(sim, s)
+    )
 
 
 def apply_(sim: Sim, args: argparse.Namespace) -> int:
@@ -108,8 +111,13 @@ def apply_(sim: Sim, args: argparse.Namespace) -> int:
 
     from simcluster import named_scenarios as named
 
-    return _load_and_run(sim, "sim apply", args.file, lambda: named.read_manifests(Path(args.file)),
-                         lambda docs: named.apply_and_wait(sim, docs))  # fmt: skip
+    return _load_and_run(
+        sim,
+        "sim apply",
+        args.file,
+        lambda: named.read_manifests(Path(args.file)),
+        lambda docs: named.apply_and_wait(sim, docs),
+    )
 
 
 def _load_and_run(
@@ -205,8 +213,10 @@ def _running(sim: Sim, verb: str) -> bool:
     if sim.is_up():
         sim.enter()
         return True
-    print(f"{verb}: no simulated cluster runs in {sim.dir}; start it with `hack/sim/sim up`",
-          file=sys.stderr)  # fmt: skip
+    print(
+        f"{verb}: no simulated cluster runs in {sim.dir}; start it with `hack/sim/sim up`",
+        file=sys.stderr,
+    )
     return False
 
 
@@ -220,8 +230,12 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="hack/sim/sim")
     sub = p.add_subparsers(dest="cmd", required=True)
     u = sub.add_parser("up", help="start the cluster; print the kubeconfig path last")
-    u.add_argument("--with", dest="with_", metavar="NAME[,NAME...]",
-                   help="also run these platform components (`all`: every one)")  # fmt: skip
+    u.add_argument(
+        "--with",
+        dest="with_",
+        metavar="NAME[,NAME...]",
+        help="also run these platform components (`all`: every one)",
+    )
     u.set_defaults(run=up)
     sub.add_parser("down", help="stop exactly what `up` started, remove the run").set_defaults(
         run=down

@@ -93,8 +93,9 @@ def _set_node_gpus(api: client.ApiClient, node: str, count: int | None) -> None:
 def gpu_nodes(api: client.ApiClient) -> list[tuple[str, int]]:
     """(name, GPU count) of every GPU node, static or provisioned, from its labels."""
     items = client.CoreV1Api(api).list_node(label_selector="nvidia.com/gpu.present=true").items
-    return sorted((n.metadata.name, int(n.metadata.labels.get("nvidia.com/gpu.count", "0")))
-                  for n in items)  # fmt: skip
+    return sorted(
+        (n.metadata.name, int(n.metadata.labels.get("nvidia.com/gpu.count", "0"))) for n in items
+    )
 
 
 def apply_mode(api: client.ApiClient, node: str, count: int, mode: Mode) -> None:

@@ -45,8 +45,10 @@ FAULTS = ("inference-slow", "inference-slow-first-token", "model-loading")
 
 def loadgen_dir() -> Path:
     """Where `hack/sim/loadgen.sh` installs the load generator for the current pins."""
-    keyed = [paths.SIM_ROOT / name
-             for name in ("loadgen-requirements.txt", "simcluster/serving/tokenizer.py")]
+    keyed = [
+        paths.SIM_ROOT / name
+        for name in ("loadgen-requirements.txt", "simcluster/serving/tokenizer.py")
+    ]
     digest = hashlib.sha256(b"".join(p.read_bytes() for p in keyed)).hexdigest()[:12]
     return paths.cache_root() / f"aiperf-{paths.read_pins()['AIPERF_VERSION']}_{digest}"
 
@@ -105,25 +107,43 @@ def server_argv(argv: list[str], node: dict[str, Any], python: str) -> list[str]
     faults = node_faults(node)
     rate = TOKENS_PER_SECOND / (SLOW_FACTOR if "inference-slow" in faults else 1.0)
     first = SLOW_FIRST_TOKEN_MS if "inference-slow-first-token" in faults else FIRST_TOKEN_MS
-    out = [python, "-m", "simcluster.serving.server", "--host", "0.0.0.0", "--port", port,
-           "--model", name, "--tokens-per-second", str(rate),
-           "--first-token-ms", str(first)]  # fmt: skip
+    out = [
+        python,
+        "-m",
+        "simcluster.serving.server",
+        "--host",
+        "0.0.0.0",
+        "--port",
+        port,
+        "--model",
+        name,
+        "--tokens-per-second",
+        str(rate),
+        "--first-token-ms",
+        str(first),
+    ]
     if "model-loading" in faults:
         out += ["--mode", "slow-health", "--health-delay", str(LOADING_SECONDS)]
     return out
 
 
 def play(
-    container: dict[str, Any], argv: list[str], env: dict[str, str], node: dict[str, Any],
+    container: dict[str, Any],
+    argv: list[str],
+    env: dict[str, str],
+    node: dict[str, Any],
     python: str = sys.executable,
-) -> Played:  # fmt: skip
+) -> Played:
     """How the runtime runs ``container`` (one of `REPOS`)."""
     if image_repo_name(container.get("image", "")) != LOADGEN_REPO:
-        return Played(server_argv(argv, node, python),
-                      {**env, "PYTHONPATH": str(paths.SIM_ROOT)})  # fmt: skip
+        return Played(server_argv(argv, node, python), {**env, "PYTHONPATH": str(paths.SIM_ROOT)})
     home = loadgen_dir()
     if not (home / "complete").exists():
-        return Played(argv, env, f"the load generator is not installed at {home}: "
-                      "run hack/sim/loadgen.sh (make sim-build does)")  # fmt: skip
+        return Played(
+            argv,
+            env,
+            f"the load generator is not installed at {home}: "
+            "run hack/sim/loadgen.sh (make sim-build does)",
+        )
     path = f"{home / 'venv' / 'bin'}:{env.get('PATH', '/usr/bin:/bin')}"
     return Played(argv, {**env, "PATH": path, "HF_HOME": str(home / "hf")})

@@ -84,8 +84,10 @@ def load(name: str) -> Scenario:
         raise ScenarioError(f"{path}: document 1: expected the header, `kind: Scenario`")
     unknown = sorted(set(head) - HEADER_KEYS)
     if unknown:
-        raise ScenarioError(f"{path}: header: unknown key {unknown[0]!r} "
-                            f"(expected {', '.join(sorted(HEADER_KEYS))})")  # fmt: skip
+        raise ScenarioError(
+            f"{path}: header: unknown key {unknown[0]!r} "
+            f"(expected {', '.join(sorted(HEADER_KEYS))})"
+        )
     if head.get("name") != name:
         raise ScenarioError(f"{path}: header: name must be {name!r} (the file's name)")
     mode = head.get("gpuMode", "device-plugin")
@@ -97,8 +99,9 @@ def load(name: str) -> Scenario:
     except registry.ComponentInputError as e:
         raise ScenarioError(f"{path}: header: components: {e}") from None
     manifests = read_manifests(path, skip=1)
-    return Scenario(name, str(head.get("description", "")), tuple(components), mode,
-                    tuple(manifests))  # fmt: skip
+    return Scenario(
+        name, str(head.get("description", "")), tuple(components), mode, tuple(manifests)
+    )
 
 
 def apply_and_wait(sim: Sim, docs: list[dict[str, Any]], timeout: float = 120.0) -> None:

@@ -138,8 +138,11 @@ def node_manifest(n: NodeSpec, k8s_version: str, kubelet_port: int) -> dict[str,
         "metadata": {
             "name": n.name,
             "labels": labels,
-            "annotations": {"kwok.x-k8s.io/node": "fake", PROFILE_ANNOTATION: n.profile,
-                            **_fabric_annotations(prof)},
+            "annotations": {
+                "kwok.x-k8s.io/node": "fake",
+                PROFILE_ANNOTATION: n.profile,
+                **_fabric_annotations(prof),
+            },
         },
         "spec": {"taints": taints},
         "status": {

@@ -68,9 +68,15 @@ API_SERVER_SANS = (
 
 
 def _leaf(
-    d: Path, ca: Pair, name: str, subj: str, *, server: bool, client: bool,
+    d: Path,
+    ca: Pair,
+    name: str,
+    subj: str,
+    *,
+    server: bool,
+    client: bool,
     sans: str = API_SERVER_SANS,
-) -> Pair:  # fmt: skip
+) -> Pair:
     pair = Pair(d / f"{name}.crt", d / f"{name}.key")
     _key(pair.key)
     csr = d / f"{name}.csr"

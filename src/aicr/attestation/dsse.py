@@ -57,8 +57,10 @@ def open_envelope(document: Any, key: keys.PublicKey) -> Opened:
     if not isinstance(document, dict):
         raise MalformedEnvelope("expected a JSON object (a DSSE envelope)")
     payload_type, payload, signatures = (
-        document.get("payloadType"), document.get("payload"), document.get("signatures")
-    )  # fmt: skip
+        document.get("payloadType"),
+        document.get("payload"),
+        document.get("signatures"),
+    )
     if not isinstance(payload_type, str) or not isinstance(payload, str):
         raise MalformedEnvelope("payloadType and payload must be strings")
     if not isinstance(signatures, list) or not signatures:

@@ -68,9 +68,10 @@ class GpuNeed(Document):
         default=None, ge=1, description="GPUs in all, on whichever nodes the scheduler picks."
     )
     count_param: str | None = Field(
-        default=None, pattern=r"^[a-z][a-zA-Z0-9]*$",
+        default=None,
+        pattern=r"^[a-z][a-zA-Z0-9]*$",
         description="GPUs in all, as many as the check's param of this name (camelCase) says.",
-    )  # fmt: skip
+    )
     per_node: int | None = Field(default=None, ge=1, description="GPUs on each node it uses.")
     nodes: int | Literal["every"] = Field(
         default=1, description="How many nodes get perNode GPUs: a number, or every GPU node."
@@ -78,8 +79,12 @@ class GpuNeed(Document):
 
     @model_validator(mode="after")
     def _one_form(self) -> GpuNeed:
-        forms = [self.all, self.count is not None, self.count_param is not None,
-                 self.per_node is not None]  # fmt: skip
+        forms = [
+            self.all,
+            self.count is not None,
+            self.count_param is not None,
+            self.per_node is not None,
+        ]
         if sum(forms) != 1:
             raise ValueError("give exactly one of all: true, count, countParam, perNode")
         if self.per_node is None and self.nodes != 1:
@@ -97,12 +102,16 @@ class GpuNeed(Document):
             return self
         if self.count_param not in params:
             known = ", ".join(sorted(params)) or "none"
-            raise ValueError(f"gpus.countParam names '{self.count_param}', which is not a param "
-                             f"of the check (its params: {known})")  # fmt: skip
+            raise ValueError(
+                f"gpus.countParam names '{self.count_param}', which is not a param "
+                f"of the check (its params: {known})"
+            )
         value = params[self.count_param]
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"gpus.countParam: params.{self.count_param} is {value!r}, "
-                             "not a whole number of GPUs (at least 1)")  # fmt: skip
+            raise ValueError(
+                f"gpus.countParam: params.{self.count_param} is {value!r}, "
+                "not a whole number of GPUs (at least 1)"
+            )
         return GpuNeed(count=value)
 
     def __str__(self) -> str:

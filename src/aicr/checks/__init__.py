@@ -59,9 +59,10 @@ class CheckParams(Document):
     """
 
     aicr_delay_seconds: float | None = Field(
-        default=None, ge=0,
+        default=None,
+        ge=0,
         description="Wait this long before the check runs (tests and benchmarks only).",
-    )  # fmt: skip
+    )
 
     def workload_pod_security(self) -> str | None:
         """The Pod Security level these params need in the check's workload namespace.
@@ -88,17 +89,25 @@ def check_params(name: str, params: dict[str, Any], config: LoadedYaml | None) -
 
     prefix = ("spec", "validate", "checks", name, "params")
     source = config.source if config else "--config"
-    lines = {k[len(prefix) :]: v for k, v in (config.lines if config else {}).items()
-             if k[: len(prefix)] == prefix}  # fmt: skip
+    lines = {
+        k[len(prefix) :]: v
+        for k, v in (config.lines if config else {}).items()
+        if k[: len(prefix)] == prefix
+    }
     try:
         return validate(params_model(name), LoadedYaml(params, source, lines))
     except SchemaError as exc:
         where = ".".join(prefix)
-        raise SchemaError([
-            replace(p, field_path=f"{where}.{p.field_path}" if p.field_path else where,
-                    line=p.line or (config.line_of(prefix) if config else None))
-            for p in exc.problems
-        ]) from None  # fmt: skip
+        raise SchemaError(
+            [
+                replace(
+                    p,
+                    field_path=f"{where}.{p.field_path}" if p.field_path else where,
+                    line=p.line or (config.line_of(prefix) if config else None),
+                )
+                for p in exc.problems
+            ]
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -280,8 +289,13 @@ class CheckContext:
         """The session for this check's workloads; the entrypoint closes it."""
         from aicr.checks.probes import ProbeSession
 
-        return ProbeSession(self.kube, self.workload_namespace, self.workload_labels(),
-                            self.workloads, self.deadline)  # fmt: skip
+        return ProbeSession(
+            self.kube,
+            self.workload_namespace,
+            self.workload_labels(),
+            self.workloads,
+            self.deadline,
+        )
 
     def close(self) -> EvidenceSection | None:
         """Remove the check's workloads (if it made any) and close the client.
@@ -324,9 +338,16 @@ class CheckContext:
         """Add one evidence section: what was asked, what came back, the verdict and why."""
         from aicr.checks.steps import now_iso
 
-        self.evidence.append(EvidenceSection(title=title, asked=asked, answer=answer,
-                                             verdict=verdict, status=status,
-                                             timestamp=now_iso()))  # fmt: skip
+        self.evidence.append(
+            EvidenceSection(
+                title=title,
+                asked=asked,
+                answer=answer,
+                verdict=verdict,
+                status=status,
+                timestamp=now_iso(),
+            )
+        )
 
     @contextlib.contextmanager
     def step(self, title: str) -> Iterator[Step]:

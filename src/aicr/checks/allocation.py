@@ -154,9 +154,10 @@ class ValuesReader:
             )
         if isinstance(want, str) and (not isinstance(raw, str) or not raw):
             raise InvalidRequestError(
-                Problem(f"{key} must be a non-empty string, got {raw!r}", source=src,
-                        field_path=field)
-            )  # fmt: skip
+                Problem(
+                    f"{key} must be a non-empty string, got {raw!r}", source=src, field_path=field
+                )
+            )
         return Setting(component.name, key, raw, origin)
 
 

@@ -125,8 +125,9 @@ def judge_components(
     """
     components = [c for c in ctx.recipe.component_refs if c.is_enabled]
     if not components:
-        ctx.record("components", "enabled componentRefs in the recipe", "none", "failed",
-                   StepStatus.FAILED)  # fmt: skip
+        ctx.record(
+            "components", "enabled componentRefs in the recipe", "none", "failed", StepStatus.FAILED
+        )
         return None
     verdicts = []
     for component in components:

@@ -59,8 +59,15 @@ def _crashed(
     name: str, message: str, start_ms: int, ctx: CheckContext | None = None
 ) -> CheckResult:
     evidence, nodes = (list(ctx.evidence), ctx.node_names) if ctx else ([], [])
-    return CheckResult(name=name, status=Status.OTHER, message=message, detail=Detail.CRASHED,
-                       start_ms=start_ms, evidence=evidence, nodes=nodes)  # fmt: skip
+    return CheckResult(
+        name=name,
+        status=Status.OTHER,
+        message=message,
+        detail=Detail.CRASHED,
+        start_ms=start_ms,
+        evidence=evidence,
+        nodes=nodes,
+    )
 
 
 def _timeout() -> float | None:
@@ -119,8 +126,10 @@ def undelivered(result: CheckResult, configmap: str, error: str) -> CheckResult:
     The termination message then carries this summary; the check's own verdict
     stays in the message.
     """
-    message = (f"result ConfigMap {configmap} not written ({error}); the check itself "
-               f"ended {result.status.value}: {result.message}")  # fmt: skip
+    message = (
+        f"result ConfigMap {configmap} not written ({error}); the check itself "
+        f"ended {result.status.value}: {result.message}"
+    )
     return result.model_copy(
         update={"status": Status.OTHER, "message": message, "detail": Detail.NO_RESULT}
     )
@@ -157,8 +166,10 @@ def execute(
     if result_configmap and inputs is not None:
         error = write_result_configmap(result, inputs.namespace, result_configmap)
         if error:
-            print(f"error: could not write result ConfigMap {result_configmap}: {error}",
-                  file=sys.stderr)  # fmt: skip
+            print(
+                f"error: could not write result ConfigMap {result_configmap}: {error}",
+                file=sys.stderr,
+            )
             result = undelivered(result, result_configmap, error)
     if termination_log is not None:
         try:

@@ -99,5 +99,6 @@ def claim_state(claim: dict[str, Any] | None) -> str:
         return "not allocated (its status has no allocation)"
     devices = _devices(results)
     holders = [str(r.get("name")) for r in (claim.get("status") or {}).get("reservedFor") or []]
-    return f"allocated {devices}" + (f", reserved for {', '.join(holders)}" if holders else
-                                     ", reserved for no pod")  # fmt: skip
+    return f"allocated {devices}" + (
+        f", reserved for {', '.join(holders)}" if holders else ", reserved for no pod"
+    )

@@ -33,13 +33,14 @@ class Operand:
 
 OPERANDS = (
     Operand("nvidia-driver-daemonset", "driver", "driver", "driver"),
-    Operand("nvidia-container-toolkit-daemonset", "toolkit", "container-toolkit",
-            "container toolkit"),
+    Operand(
+        "nvidia-container-toolkit-daemonset", "toolkit", "container-toolkit", "container toolkit"
+    ),
     Operand("nvidia-device-plugin-daemonset", "devicePlugin", "device-plugin", "device plugin"),
     Operand("gpu-feature-discovery", "gfd", "gpu-feature-discovery", "GPU feature discovery"),
     Operand("nvidia-dcgm-exporter", "dcgmExporter", "dcgm-exporter", "DCGM exporter"),
     Operand("nvidia-operator-validator", "validator", "operator-validator", "validator"),
-)  # fmt: skip
+)
 
 
 def component(recipe: Recipe) -> ComponentRef | None:
@@ -61,8 +62,10 @@ def policy_problems(policies: list[Obj]) -> list[str]:
     for p in policies:
         state = (p.get("status") or {}).get("state")
         if state != READY_STATE:
-            problems.append(f"ClusterPolicy {p['metadata']['name']}: state is "
-                            f"{state or 'unset'}, not {READY_STATE}")  # fmt: skip
+            problems.append(
+                f"ClusterPolicy {p['metadata']['name']}: state is "
+                f"{state or 'unset'}, not {READY_STATE}"
+            )
     return problems
 
 
@@ -81,5 +84,6 @@ def runtime_class(recipe: Recipe, data_dir: str | None, source: str) -> Setting 
     ref = component(recipe)
     if ref is None:
         return None
-    return ValuesReader(recipe, data_dir, source).value(ref, RUNTIME_CLASS_KEY,
-                                                        DEFAULT_RUNTIME_CLASS)  # fmt: skip
+    return ValuesReader(recipe, data_dir, source).value(
+        ref, RUNTIME_CLASS_KEY, DEFAULT_RUNTIME_CLASS
+    )

@@ -11,9 +11,14 @@ from typing import Any
 
 Obj = dict[str, Any]
 BAD_WAITING = {
-    "CrashLoopBackOff", "ImagePullBackOff", "ErrImagePull", "InvalidImageName",
-    "CreateContainerConfigError", "CreateContainerError", "RunContainerError",
-}  # fmt: skip
+    "CrashLoopBackOff",
+    "ImagePullBackOff",
+    "ErrImagePull",
+    "InvalidImageName",
+    "CreateContainerConfigError",
+    "CreateContainerError",
+    "RunContainerError",
+}
 
 
 def _status(obj: Obj) -> Obj:

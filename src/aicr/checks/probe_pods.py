@@ -21,8 +21,11 @@ NOBODY = 65534  # any fixed non-zero uid satisfies the restricted Pod Security l
 def pinned_to(node: str) -> Obj:
     """Required node affinity for exactly ``node`` (by its hostname label)."""
     term = {"matchExpressions": [{"key": HOSTNAME_LABEL, "operator": "In", "values": [node]}]}
-    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-        "nodeSelectorTerms": [term]}}}  # fmt: skip
+    return {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}
+        }
+    }
 
 
 def gpu_toleration() -> Obj:
@@ -37,16 +40,19 @@ def restricted_pod_spec(containers: list[Obj]) -> Obj:
         "restartPolicy": "Never",
         "automountServiceAccountToken": False,
         "enableServiceLinks": False,
-        "securityContext": {"runAsNonRoot": True, "runAsUser": NOBODY, "runAsGroup": NOBODY,
-                            "seccompProfile": {"type": "RuntimeDefault"}},
+        "securityContext": {
+            "runAsNonRoot": True,
+            "runAsUser": NOBODY,
+            "runAsGroup": NOBODY,
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
         "containers": [{**c, "securityContext": dict(locked)} for c in containers],
-    }  # fmt: skip
+    }
 
 
 def gpu_claim(name: str, count: int, request: str) -> Obj:
     """A ResourceClaim ``name`` for ``count`` whole GPUs of the NVIDIA DRA driver."""
-    exactly = {"deviceClassName": GPU_DEVICE_CLASS, "allocationMode": "ExactCount",
-               "count": count}  # fmt: skip
+    exactly = {"deviceClassName": GPU_DEVICE_CLASS, "allocationMode": "ExactCount", "count": count}
     return {
         "apiVersion": "resource.k8s.io/v1",
         "kind": "ResourceClaim",
@@ -55,8 +61,9 @@ def gpu_claim(name: str, count: int, request: str) -> Obj:
     }
 
 
-def gpu_claim_template(name: str, count: int, request: str,
-                       labels: dict[str, str] | None = None) -> Obj:  # fmt: skip
+def gpu_claim_template(
+    name: str, count: int, request: str, labels: dict[str, str] | None = None
+) -> Obj:
     """A ResourceClaimTemplate ``name`` whose claims are ``gpu_claim``'s, labelled ``labels``.
 
     A generated claim carries the template's ``spec.metadata`` labels, not its own.
@@ -65,8 +72,12 @@ def gpu_claim_template(name: str, count: int, request: str,
     spec: Obj = {"spec": claim["spec"]}
     if labels:
         spec["metadata"] = {"labels": dict(labels)}
-    return {"apiVersion": claim["apiVersion"], "kind": "ResourceClaimTemplate",
-            "metadata": {"name": name}, "spec": spec}  # fmt: skip
+    return {
+        "apiVersion": claim["apiVersion"],
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": name},
+        "spec": spec,
+    }
 
 
 def _pod_spec(obj: Obj) -> Obj | None:

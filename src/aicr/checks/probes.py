@@ -184,8 +184,9 @@ class ProbeSession:
                     listed = True
                     continue
                 left = math.ceil(min(end - time.monotonic(), d.PROBE_WATCH_SECONDS))
-                for event in self.kube.watch(kind, namespace, selector or self.selector,
-                                             version, max(1, left)):  # fmt: skip
+                for event in self.kube.watch(
+                    kind, namespace, selector or self.selector, version, max(1, left)
+                ):
                     obj = event.get("object") or {}
                     if event.get("type") == "ERROR":
                         raise _Relist if obj.get("code") == 410 else _api_error(obj)
@@ -203,8 +204,9 @@ class ProbeSession:
                 listed = listed or time.monotonic() >= end  # no answer in time: say so
                 time.sleep(min(delay, max(0.0, end - time.monotonic())))
                 delay, version = min(delay * 2, d.PROBE_RETRY_MAX_SECONDS), None
-        pending = {n: "deleted" if n in deleted else pod_status.where(seen.get(n))
-                   for n in sorted(open_())}  # fmt: skip
+        pending = {
+            n: "deleted" if n in deleted else pod_status.where(seen.get(n)) for n in sorted(open_())
+        }
         return Waited(objects=seen, pending=pending, seconds=seconds)
 
     # ---- logs -----------------------------------------------------------------------
@@ -236,15 +238,22 @@ class ProbeSession:
         took = time.monotonic() - begin
         if not left and not errors:
             return EvidenceSection(
-                title=TITLE, asked=asked, answer=f"all {len(self.made)} deleted and gone "
-                f"after {took:.1f}s", verdict="nothing left behind", status=StepStatus.PASSED,
+                title=TITLE,
+                asked=asked,
+                answer=f"all {len(self.made)} deleted and gone after {took:.1f}s",
+                verdict="nothing left behind",
+                status=StepStatus.PASSED,
                 timestamp=started,
-            )  # fmt: skip
+            )
         answer = "; ".join(errors + [f"{m} still present after {took:.0f}s" for m in left])
         return EvidenceSection(
-            title=TITLE, asked=asked, answer=answer, status=StepStatus.FAILED,
-            verdict="left behind until run cleanup removes it", timestamp=started,
-        )  # fmt: skip
+            title=TITLE,
+            asked=asked,
+            answer=answer,
+            status=StepStatus.FAILED,
+            verdict="left behind until run cleanup removes it",
+            timestamp=started,
+        )
 
     def _wait_gone(self, end: float) -> list[_Made]:
         left = list(self.made)
@@ -277,8 +286,11 @@ def _key(kind: Kind, namespace: str | None, name: str) -> tuple[str, str | None,
 def _api_error(status: Obj) -> Exception:
     from aicr.kubeapi import KubeApiError
 
-    return KubeApiError(int(status.get("code") or 500), str(status.get("reason") or ""),
-                        str(status.get("message") or "watch error"))  # fmt: skip
+    return KubeApiError(
+        int(status.get("code") or 500),
+        str(status.get("reason") or ""),
+        str(status.get("message") or "watch error"),
+    )
 
 
 def _transient(exc: Exception) -> bool:

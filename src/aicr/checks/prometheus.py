@@ -39,6 +39,7 @@ def query(http: httpx.Client, base: str, promql: str) -> list[Obj]:
 
 def active_targets(http: httpx.Client, base: str) -> list[Obj]:
     """Every active scrape target (``data.activeTargets``)."""
-    found: list[Obj] = _data(http, f"{base}/api/v1/targets", {"state": "active"}).get(
-        "activeTargets") or []  # fmt: skip
+    found: list[Obj] = (
+        _data(http, f"{base}/api/v1/targets", {"state": "active"}).get("activeTargets") or []
+    )
     return found

@@ -84,8 +84,12 @@ def write_result_configmap(
         now = time.monotonic()
         final = final or deadline - now < delay + d.RESULT_ATTEMPT_MIN_SECONDS
         then = "giving up" if final else f"retrying in {delay:.1f}s"
-        print(f"result ConfigMap {name}: attempt {attempt} failed after {now - begun:.1f}s: "
-              f"{error}; {then}", file=log, flush=True)  # fmt: skip
+        print(
+            f"result ConfigMap {name}: attempt {attempt} failed after {now - begun:.1f}s: "
+            f"{error}; {then}",
+            file=log,
+            flush=True,
+        )
         if final:
             return f"{error} ({attempt} attempt(s) in {now - started:.1f}s)"
         time.sleep(delay)

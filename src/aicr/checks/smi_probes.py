@@ -156,9 +156,15 @@ def plan_nodes(
         )
         untolerated = [t for t in spec.get("taints") or [] if not _tolerated(t, tols)]
         if spec.get("unschedulable") or not ready or untolerated:
-            why = "cordoned" if spec.get("unschedulable") else "not Ready" if not ready else (
-                "taint " + ", ".join(f"{t.get('key')}:{t.get('effect')}" for t in untolerated)
-            )  # fmt: skip
+            why = (
+                "cordoned"
+                if spec.get("unschedulable")
+                else "not Ready"
+                if not ready
+                else (
+                    "taint " + ", ".join(f"{t.get('key')}:{t.get('effect')}" for t in untolerated)
+                )
+            )
             plan.unschedulable.append(f"{name} ({why})")
             continue
         free = total - used.get(name, 0)
@@ -186,8 +192,12 @@ def pod_name(node: str) -> str:
 
 def probe_pod(target: Target, image: str, dra: bool = False) -> Obj:
     """The pod that runs nvidia-smi on one node with ``target.gpus`` GPUs (limit, or claim)."""
-    container: Obj = {"name": CONTAINER, "image": image, "command": list(COMMAND),
-                      "resources": {"limits": {GPU_RESOURCE: str(target.gpus)}}}  # fmt: skip
+    container: Obj = {
+        "name": CONTAINER,
+        "image": image,
+        "command": list(COMMAND),
+        "resources": {"limits": {GPU_RESOURCE: str(target.gpus)}},
+    }
     if dra:
         container["resources"] = {"claims": [{"name": CLAIM_REQUEST}]}
     spec = restricted_pod_spec([container])

@@ -59,9 +59,13 @@ class Step:
         if status is None:
             status, reason = StepStatus.OTHER, NO_VERDICT
         return EvidenceSection(
-            title=self.title, asked=self.asked, answer=self.answer, verdict=reason,
-            status=status, timestamp=self.started,
-        )  # fmt: skip
+            title=self.title,
+            asked=self.asked,
+            answer=self.answer,
+            verdict=reason,
+            status=status,
+            timestamp=self.started,
+        )
 
 
 def conclude(
@@ -73,8 +77,9 @@ def conclude(
     ("2/5 probes failed: a: ... | b: ..."); only unjudged ones make it ``other``;
     no judged step at all fails: nothing passes vacuously.
     """
-    judged = [s for s in sections if s.status in (StepStatus.PASSED, StepStatus.FAILED,
-                                                  StepStatus.OTHER)]  # fmt: skip
+    judged = [
+        s for s in sections if s.status in (StepStatus.PASSED, StepStatus.FAILED, StepStatus.OTHER)
+    ]
     if not judged:
         return Status.FAILED, f"no {noun} were judged"
     bad = [s for s in judged if s.status != StepStatus.PASSED]

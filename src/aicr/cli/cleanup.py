@@ -14,13 +14,19 @@ from aicr.errors import FlagConflictError
 @options.kubeconfig
 @options.context
 @click.option(
-    "--timeout", default=120.0, show_default=True, type=float,
+    "--timeout",
+    default=120.0,
+    show_default=True,
+    type=float,
     help="Seconds to wait for the deletions to finish.",
-)  # fmt: skip
+)
 def cleanup(
-    run_id: str | None, all_runs: bool, kubeconfig: str | None, context: str | None,
+    run_id: str | None,
+    all_runs: bool,
+    kubeconfig: str | None,
+    context: str | None,
     timeout: float,
-) -> int:  # fmt: skip
+) -> int:
     """Delete every object labelled with a run id (or of every run), wait until gone.
 
     Exits 0 when nothing remains, 8 listing whatever is left otherwise.

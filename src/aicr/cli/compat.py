@@ -50,8 +50,13 @@ AGENT_NAMESPACE = (
     "Security `privileged` (hostPath needs it) for their lifetime only"
 )
 
-_S, _M, _N, _R, _X = (Handling.SAME, Handling.MAPPED, Handling.NO_EFFECT, Handling.REFUSED,
-                      Handling.REMOVED)  # fmt: skip
+_S, _M, _N, _R, _X = (
+    Handling.SAME,
+    Handling.MAPPED,
+    Handling.NO_EFFECT,
+    Handling.REFUSED,
+    Handling.REMOVED,
+)
 
 FLAGS: tuple[AicrFlag, ...] = (
     AicrFlag(

@@ -50,8 +50,10 @@ def warnings(messages: list[str]) -> None:
 def note(message: str, *, json_lines: bool = False) -> None:
     """One informational line; a JSON object under --log-json."""
     if json_lines:
-        console.out(json.dumps({"time": round(time.time(), 3), "event": "note",
-                                "message": message}), highlight=False)  # fmt: skip
+        console.out(
+            json.dumps({"time": round(time.time(), 3), "event": "note", "message": message}),
+            highlight=False,
+        )
     else:
         console.print(f"note: {message}", markup=False)
 
@@ -71,8 +73,10 @@ def agents(outcome: AgentOutcome, *, json_lines: bool = False) -> None:
     """One line per node agent: where it ran and how it ended; what cleanup left."""
     for group, result in outcome.results.items():
         where = f" on {result.node}" if result.node else ""
-        note(f"node agent {group}{where}: {result.status.value}: {result.message}",
-             json_lines=json_lines)  # fmt: skip
+        note(
+            f"node agent {group}{where}: {result.status.value}: {result.message}",
+            json_lines=json_lines,
+        )
     for group, why in outcome.skipped.items():
         note(f"node agent {group}: not run: {why}", json_lines=json_lines)
     for line in outcome.leftovers:

@@ -125,23 +125,33 @@ def _inert_given(ctx: click.Context) -> list[str]:
     help="AICR's agent namespace; the agents run in a run-unique namespace instead.",
 )
 @click.option(
-    "--image", envvar="AICR_IMAGE", show_envvar=True,
+    "--image",
+    envvar="AICR_IMAGE",
+    show_envvar=True,
     help="Image the node agents run (default: the check image of this version).",
-)  # fmt: skip
+)
 @click.option(
-    "--image-pull-secret", cls=options.ListOption, multiple=True, metavar="NAME",
+    "--image-pull-secret",
+    cls=options.ListOption,
+    multiple=True,
+    metavar="NAME",
     help="Pull secret for the node agents; repeatable.",
-)  # fmt: skip
+)
 @click.option("--job-name", metavar="PREFIX", help="Start the agents' object names with PREFIX.")
 @options.refused("--service-account-name", message=compat.SERVICE_ACCOUNT)
 @click.option(
-    "--node-selector", multiple=True, metavar="KEY=VALUE",
+    "--node-selector",
+    multiple=True,
+    metavar="KEY=VALUE",
     help="Only nodes with these labels host an agent; repeatable.",
-)  # fmt: skip
+)
 @click.option(
-    "--toleration", cls=options.ListOption, multiple=True, metavar="KEY[=VALUE]:EFFECT",
+    "--toleration",
+    cls=options.ListOption,
+    multiple=True,
+    metavar="KEY[=VALUE]:EFFECT",
     help="The agents' tolerations (default: every taint); repeatable.",
-)  # fmt: skip
+)
 @click.option(
     "--timeout",
     default=defaults.SNAPSHOT_TIMEOUT,
@@ -157,19 +167,27 @@ def _inert_given(ctx: click.Context) -> list[str]:
     help="Run a node agent per node group (--no-agent: the Kubernetes API only).",
 )
 @click.option(
-    "--privileged", is_flag=True, flag_value=True, default=True,
+    "--privileged",
+    is_flag=True,
+    flag_value=True,
+    default=True,
     help="AICR: run the agent privileged (--privileged=false turns it off).",
-)  # fmt: skip
+)
 @options.require_gpu("Exit 8 when no node has allocatable nvidia.com/gpu.")
 @click.option(
-    "--runtime-class", envvar="AICR_RUNTIME_CLASS", show_envvar=True, metavar="NAME",
+    "--runtime-class",
+    envvar="AICR_RUNTIME_CLASS",
+    show_envvar=True,
+    metavar="NAME",
     help="AICR's agent runtimeClassName.",
-)  # fmt: skip
+)
 @options.refused("--template", message=compat.TEMPLATE)
 @click.option(
-    "--max-nodes-per-entry", type=click.IntRange(min=0), default=0,
+    "--max-nodes-per-entry",
+    type=click.IntRange(min=0),
+    default=0,
     help="AICR: node names per NodeTopology entry (0: all).",
-)  # fmt: skip
+)
 @options.aks_gpu_pools
 @click.option(
     "--redact",

@@ -169,9 +169,11 @@ def _steps(sections: list[Any]) -> list[str]:
     if not rows:
         return []
     out = ["| step | status | at | reason |", "|---|---|---|---|"]
-    out += [f"| {_cell(str(s.get('title') or '-'))} | {_cell(str(s[STEP_STATUS]))} | "
-            f"{_cell(str(s.get(STEP_TIME) or '-'))} | {_cell(str(s.get('verdict') or '-'))} |"
-            for s in rows]  # fmt: skip
+    out += [
+        f"| {_cell(str(s.get('title') or '-'))} | {_cell(str(s[STEP_STATUS]))} | "
+        f"{_cell(str(s.get(STEP_TIME) or '-'))} | {_cell(str(s.get('verdict') or '-'))} |"
+        for s in rows
+    ]
     return [*out, ""]
 
 

@@ -124,9 +124,10 @@ class LeaseLedger:
         if not entries:
             if lease is not None:
                 self.coord.delete_namespaced_lease(
-                    LEASE_NAME, self.namespace,
+                    LEASE_NAME,
+                    self.namespace,
                     body={"preconditions": {"resourceVersion": version}},
-                )  # fmt: skip
+                )
             return
         body = gpu_lease(self.namespace, entries)
         body["spec"]["renewTime"] = _now()
@@ -174,11 +175,14 @@ class LeaseLedger:
         with self._lock:
             holding = got[-1][0]
             assert holding is not None
-            self._mine[holder] = {"need": need, "gpus": holding.gpus, "all": holding.all,
-                                  "renewed": _now()}  # fmt: skip
+            self._mine[holder] = {
+                "need": need,
+                "gpus": holding.gpus,
+                "all": holding.all,
+                "renewed": _now(),
+            }
             if self._renewer is None:
-                self._renewer = threading.Thread(target=self._renew, daemon=True,
-                                                 name="gpu-lease")  # fmt: skip
+                self._renewer = threading.Thread(target=self._renew, daemon=True, name="gpu-lease")
                 self._renewer.start()
         return got[-1]
 

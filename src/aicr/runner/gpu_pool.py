@@ -208,9 +208,12 @@ def cluster_reader(api: ApiClient, placement: Placement) -> InventoryReader:
     def read() -> InventoryView:
         try:
             nodes = items(core.list_node(_preload_content=False))
-            pods = items(core.list_pod_for_all_namespaces(
-                field_selector="status.phase!=Succeeded,status.phase!=Failed",
-                _preload_content=False))  # fmt: skip
+            pods = items(
+                core.list_pod_for_all_namespaces(
+                    field_selector="status.phase!=Succeeded,status.phase!=Failed",
+                    _preload_content=False,
+                )
+            )
             try:
                 slices = listed("resource.k8s.io", "v1", "resourceslices")
                 claims = listed("resource.k8s.io", "v1", "resourceclaims")
@@ -237,5 +240,9 @@ def for_cluster(ctx: RunContext) -> GpuPool:
     def tell(message: str) -> None:
         ctx.events(Event(EventKind.MESSAGE, message=message))
 
-    return GpuPool(ctx.run_id, LeaseLedger(api, ctx.namespace, ctx.run_id),
-                   cluster_reader(api, ctx.workloads), tell)  # fmt: skip
+    return GpuPool(
+        ctx.run_id,
+        LeaseLedger(api, ctx.namespace, ctx.run_id),
+        cluster_reader(api, ctx.workloads),
+        tell,
+    )

@@ -240,16 +240,27 @@ class JobExecutor:
         objects = manifests.check_objects(ctx, check, prometheus)
         failed = apply_check_objects(api, objects[:-1])
         if failed:
-            return CheckResult.ended(check, Status.OTHER, failed, Detail.INTERNAL,
-                                     start_ms=start_ms)  # fmt: skip
+            return CheckResult.ended(
+                check, Status.OTHER, failed, Detail.INTERNAL, start_ms=start_ms
+            )
         job_name = names.check_name(ctx.run_id, check.name)
         events: queue.Queue[WatchEvent] = queue.Queue()
         watches = [
-            Watch("pod", _core(api).list_namespaced_pod, events, namespace=ctx.namespace,
-                  label_selector=f"job-name={job_name}"),
-            Watch("job", _batch(api).list_namespaced_job, events, namespace=ctx.namespace,
-                  field_selector=f"metadata.name={job_name}"),
-        ]  # fmt: skip
+            Watch(
+                "pod",
+                _core(api).list_namespaced_pod,
+                events,
+                namespace=ctx.namespace,
+                label_selector=f"job-name={job_name}",
+            ),
+            Watch(
+                "job",
+                _batch(api).list_namespaced_job,
+                events,
+                namespace=ctx.namespace,
+                field_selector=f"metadata.name={job_name}",
+            ),
+        ]
         with self._lock:
             self._watches.update(watches)
         try:
@@ -257,8 +268,9 @@ class JobExecutor:
                 watch.start()
             failed = apply_check_objects(api, objects[-1:])
             if failed:
-                return CheckResult.ended(check, Status.OTHER, failed, Detail.INTERNAL,
-                                         start_ms=start_ms)  # fmt: skip
+                return CheckResult.ended(
+                    check, Status.OTHER, failed, Detail.INTERNAL, start_ms=start_ms
+                )
             result = self._follow(api, ctx, _Follow(check, job_name), events)
         finally:
             for watch in watches:
@@ -279,8 +291,9 @@ class JobExecutor:
         deadline = time.monotonic() + f.check.timeout.total_seconds() + d.DEADLINE_SLACK_SECONDS
         while True:
             if self._stopped(ctx):
-                return self._end(f, Status.OTHER, "stopped before the check finished",
-                                 Detail.INTERRUPTED)  # fmt: skip
+                return self._end(
+                    f, Status.OTHER, "stopped before the check finished", Detail.INTERRUPTED
+                )
             for event in drain(events, d.POLL_SECONDS):
                 self._take(f, event)
             if self._stopped(ctx):
@@ -317,8 +330,9 @@ class JobExecutor:
     def _tell(self, ctx: RunContext, f: _Follow, key: str, message: str, node: str | None) -> None:
         if key not in f.told:
             f.told.add(key)
-            ctx.events(Event(EventKind.CHECK_UPDATE, f.check.phase.value, f.check.name,
-                             message, node=node))  # fmt: skip
+            ctx.events(
+                Event(EventKind.CHECK_UPDATE, f.check.phase.value, f.check.name, message, node=node)
+            )
 
     def _end(self, f: _Follow, status: Status, message: str, detail: Detail | None) -> CheckResult:
         node = pod_status.node_of(f.pod) if f.pod else None
@@ -330,16 +344,18 @@ class JobExecutor:
         now = time.monotonic()
         pod = f.pod
         if "watch-error" in f.told and "watch-error-done" not in f.told:
-            return self._end(f, Status.OTHER, f"cannot watch the check's Job: {f.last_error}",
-                             Detail.INTERNAL)  # fmt: skip
+            return self._end(
+                f, Status.OTHER, f"cannot watch the check's Job: {f.last_error}", Detail.INTERNAL
+            )
         if pod is not None:
             node = pod_status.node_of(pod)
             if node:
                 self._tell(ctx, f, "scheduled", f"scheduled on {node}", node)
             evicted = pod_status.evicted(pod)
             if evicted:
-                return self._end(f, Status.OTHER, f"the check pod was evicted: {evicted}",
-                                 Detail.EVICTED)  # fmt: skip
+                return self._end(
+                    f, Status.OTHER, f"the check pod was evicted: {evicted}", Detail.EVICTED
+                )
             state = pod_status.terminated(pod)
             if state is not None:
                 return self._finished(api, ctx, f, state)
@@ -352,27 +368,30 @@ class JobExecutor:
         if f.job_deleted or f.pod_deleted:
             return self._end(f, Status.OTHER, self._deleted_message(api, ctx, f), Detail.DELETED)
         if failure and pod is None:
-            return self._end(f, Status.OTHER, f"the Job failed: {failure[0]}: {failure[1]}",
-                             Detail.CRASHED)  # fmt: skip
+            return self._end(
+                f, Status.OTHER, f"the Job failed: {failure[0]}: {failure[1]}", Detail.CRASHED
+            )
         if pod is not None:
             verdict = self._stuck(ctx, f, pod, now)
             if verdict is not None:
                 return verdict
         if f.unreachable_since and now - f.unreachable_since >= self.api_unreachable_seconds:
             return self._end(
-                f, Status.OTHER,
+                f,
+                Status.OTHER,
                 f"lost contact with the API server for {int(now - f.unreachable_since)}s "
                 f"(retried with backoff; last error: {f.last_error}); the check's outcome is "
                 f"unknown and its Job {ctx.namespace}/{f.job_name} may still run",
                 Detail.API_UNREACHABLE,
-            )  # fmt: skip
+            )
         if now >= deadline:
             return self._end(
-                f, Status.OTHER,
+                f,
+                Status.OTHER,
                 f"timed out: no outcome within the check's timeout of "
                 f"{int(f.check.timeout.total_seconds())}s",
                 Detail.TIMEOUT,
-            )  # fmt: skip
+            )
         return None
 
     def _stuck(self, ctx: RunContext, f: _Follow, pod: Obj, now: float) -> CheckResult | None:
@@ -383,8 +402,12 @@ class JobExecutor:
             self._tell(ctx, f, "unschedulable", f"unschedulable: {reason}", None)
             f.unschedulable_since = f.unschedulable_since or now
             if now - f.unschedulable_since >= self.unschedulable_grace_seconds:
-                return self._end(f, Status.OTHER, f"the check pod cannot be scheduled: {reason}",
-                                 Detail.UNSCHEDULABLE)  # fmt: skip
+                return self._end(
+                    f,
+                    Status.OTHER,
+                    f"the check pod cannot be scheduled: {reason}",
+                    Detail.UNSCHEDULABLE,
+                )
         waiting = pod_status.waiting(pod)
         if waiting is None:
             f.config_error_since = None
@@ -392,16 +415,29 @@ class JobExecutor:
         why, message = waiting
         image = ((pod.get("spec") or {}).get("containers") or [{}])[0].get("image")
         if why in pod_status.IMAGE_PULL_FIRST:
-            self._tell(ctx, f, "pull", f"pulling {image} failed, retrying: {message}",
-                       pod_status.node_of(pod))  # fmt: skip
+            self._tell(
+                ctx,
+                f,
+                "pull",
+                f"pulling {image} failed, retrying: {message}",
+                pod_status.node_of(pod),
+            )
         if why in pod_status.IMAGE_PULL_FINAL:
-            return self._end(f, Status.OTHER, f"cannot pull the validator image {image}: {why}: "
-                             f"{message}", Detail.IMAGE_PULL)  # fmt: skip
+            return self._end(
+                f,
+                Status.OTHER,
+                f"cannot pull the validator image {image}: {why}: {message}",
+                Detail.IMAGE_PULL,
+            )
         if why in pod_status.CONFIG_ERRORS:
             f.config_error_since = f.config_error_since or now
             if now - f.config_error_since >= d.CONFIG_ERROR_GRACE_SECONDS:
-                return self._end(f, Status.OTHER, f"the check container cannot start: {why}: "
-                                 f"{message}", Detail.CRASHED)  # fmt: skip
+                return self._end(
+                    f,
+                    Status.OTHER,
+                    f"the check container cannot start: {why}: {message}",
+                    Detail.CRASHED,
+                )
         return None
 
     def _deleted_message(self, api: ApiClient, ctx: RunContext, f: _Follow) -> str:
@@ -424,11 +460,12 @@ class JobExecutor:
         """The Job's activeDeadlineSeconds ran out before the check finished."""
         seconds = int(f.check.timeout.total_seconds())
         return self._end(
-            f, Status.OTHER,
+            f,
+            Status.OTHER,
             f"timed out: the check did not finish within its timeout of {seconds}s "
             "(the Job's activeDeadlineSeconds)",
             Detail.TIMEOUT,
-        )  # fmt: skip
+        )
 
     def _finished(self, api: ApiClient, ctx: RunContext, f: _Follow, state: Obj) -> CheckResult:
         """The container ended: read the result object (with retries) and the logs."""
@@ -446,9 +483,10 @@ class JobExecutor:
         while True:
             try:
                 configmap = _json(
-                    _core(api).read_namespaced_config_map(name, ctx.namespace,
-                                                          _preload_content=False)
-                )  # fmt: skip
+                    _core(api).read_namespaced_config_map(
+                        name, ctx.namespace, _preload_content=False
+                    )
+                )
                 break
             except ApiException as exc:
                 if exc.status == 404:
@@ -457,8 +495,12 @@ class JobExecutor:
             except Exception as exc:
                 error = str(exc)
             if time.monotonic() > give_up or self._stopped(ctx):
-                return self._end(f, Status.OTHER, f"cannot read the check's result: {error}",
-                                 Detail.API_UNREACHABLE)  # fmt: skip
+                return self._end(
+                    f,
+                    Status.OTHER,
+                    f"cannot read the check's result: {error}",
+                    Detail.API_UNREACHABLE,
+                )
             time.sleep(d.API_BACKOFF_MAX / 5)
         memory = f.check.spec.resources.memory
         result = outcome.from_termination(f.check.name, state, configmap, memory)

@@ -25,9 +25,19 @@ Obj = dict[str, Any]
 # re-creates a pod of a deleted Job), bindings before roles, namespaces last.
 RUNNER_ORDER = tuple(
     KINDS[name]
-    for name in ("Job", "Pod", "Lease", "ConfigMap", "RoleBinding", "Role", "ServiceAccount",
-                 "ClusterRoleBinding", "ClusterRole", "Namespace")
-)  # fmt: skip
+    for name in (
+        "Job",
+        "Pod",
+        "Lease",
+        "ConfigMap",
+        "RoleBinding",
+        "Role",
+        "ServiceAccount",
+        "ClusterRoleBinding",
+        "ClusterRole",
+        "Namespace",
+    )
+)
 CREATE_VERBS = ("create", "*")
 
 

@@ -135,8 +135,12 @@ class LocalExecutor:
         try:
             token = self._token(api, ctx, check)
         except ApiException as exc:
-            return CheckResult.ended(check, Status.OTHER, "cannot get a token for the check: "
-                                     f"{describe_api_error(exc)}", Detail.INTERNAL)  # fmt: skip
+            return CheckResult.ended(
+                check,
+                Status.OTHER,
+                f"cannot get a token for the check: {describe_api_error(exc)}",
+                Detail.INTERNAL,
+            )
         work = self._root / check.name
         work.mkdir()
         kubeconfig = work / "kubeconfig"
@@ -144,16 +148,35 @@ class LocalExecutor:
         kubeconfig.write_text(yaml.safe_dump(token_kubeconfig(api, token)), encoding="utf-8")
         termination = work / "termination-log"
         env = {k: v for k, v in os.environ.items() if k not in SCRUBBED_ENV}
-        env.update({"KUBECONFIG": str(kubeconfig), d.TERMINATION_LOG_ENV: str(termination),
-                    d.RESULT_CONFIGMAP_ENV: names.result_name(ctx.run_id, check.name),
-                    d.CHECK_TIMEOUT_ENV: str(int(check.timeout.total_seconds()))})  # fmt: skip
+        env.update(
+            {
+                "KUBECONFIG": str(kubeconfig),
+                d.TERMINATION_LOG_ENV: str(termination),
+                d.RESULT_CONFIGMAP_ENV: names.result_name(ctx.run_id, check.name),
+                d.CHECK_TIMEOUT_ENV: str(int(check.timeout.total_seconds())),
+            }
+        )
         log = work / "output.log"
-        argv = [sys.executable, "-m", "aicr.cli.main", "check", "run", check.name,
-                "--run-dir", str(self._root / "run")]  # fmt: skip
+        argv = [
+            sys.executable,
+            "-m",
+            "aicr.cli.main",
+            "check",
+            "run",
+            check.name,
+            "--run-dir",
+            str(self._root / "run"),
+        ]
         ctx.events(Event(EventKind.CHECK_UPDATE, check.phase.value, check.name, "running locally"))
         with log.open("wb") as out:
-            proc = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+            proc = subprocess.Popen(
+                argv,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
             ended = self._wait(proc, ctx, check)
         if ended is not None:
             return ended.model_copy(update={"start_ms": start_ms})
@@ -172,14 +195,18 @@ class LocalExecutor:
         while proc.poll() is None:
             if self._stopping.is_set() or ctx.cancel.is_set():
                 _terminate(proc)
-                return CheckResult.ended(check, Status.OTHER, "stopped before the check "
-                                         "finished", Detail.INTERRUPTED)  # fmt: skip
+                return CheckResult.ended(
+                    check, Status.OTHER, "stopped before the check finished", Detail.INTERRUPTED
+                )
             if time.monotonic() >= deadline:
                 _terminate(proc)
                 return CheckResult.ended(
-                    check, Status.OTHER, "timed out: the check did not finish within its timeout "
-                    f"of {int(check.timeout.total_seconds())}s", Detail.TIMEOUT,
-                )  # fmt: skip
+                    check,
+                    Status.OTHER,
+                    "timed out: the check did not finish within its timeout "
+                    f"of {int(check.timeout.total_seconds())}s",
+                    Detail.TIMEOUT,
+                )
             time.sleep(d.POLL_SECONDS / 2)
         return None
 

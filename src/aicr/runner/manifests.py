@@ -240,9 +240,15 @@ def secret_rbac(ctx: RunContext, check: PlannedCheck) -> list[Manifest]:
             "apiVersion": "rbac.authorization.k8s.io/v1",
             "kind": "Role",
             "metadata": _meta(name, labels, namespace),
-            "rules": [{"apiGroups": [""], "resources": ["secrets"], "resourceNames": [secret],
-                       "verbs": ["get"]}],
-        }  # fmt: skip
+            "rules": [
+                {
+                    "apiGroups": [""],
+                    "resources": ["secrets"],
+                    "resourceNames": [secret],
+                    "verbs": ["get"],
+                }
+            ],
+        }
         binding = _binding("RoleBinding", "Role", ctx, check, namespace)
         binding["metadata"]["name"] = binding["roleRef"]["name"] = name
         out += [role, binding]
@@ -465,8 +471,11 @@ def _mount_host_paths(check: PlannedCheck, container: Manifest, pod_spec: Manife
 def _on_node(node: str) -> Manifest:
     """Required affinity to one node by name, through the scheduler (as a DaemonSet pod)."""
     term = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}
-    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-        "nodeSelectorTerms": [term]}}}  # fmt: skip
+    return {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}
+        }
+    }
 
 
 # Shared by every run in a namespace on purpose: it is how they keep out of each
@@ -526,8 +535,11 @@ def render_run(
 ) -> list[Manifest]:
     """Every object the run would apply, in apply order (what ``--dry-run`` prints)."""
     out = run_objects(ctx)
-    needs = {names.holder_id(ctx.run_id, c.name): {"need": c.reserves}
-             for c in plan.checks if c.gpus is not None and c.skip_reason is None}  # fmt: skip
+    needs = {
+        names.holder_id(ctx.run_id, c.name): {"need": c.reserves}
+        for c in plan.checks
+        if c.gpus is not None and c.skip_reason is None
+    }
     if needs:  # what the run adds to the Lease; the nodes are decided as each check starts
         out.append(gpu_lease(ctx.namespace, needs))
     for check in plan.checks:

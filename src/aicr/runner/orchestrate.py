@@ -96,21 +96,37 @@ class _PhaseRun:
         """Reserve ``check``'s GPUs; False while it waits (said once per reason)."""
         decision = self.gpus.try_reserve(check)
         if decision.refused is not None:
-            result = CheckResult.ended(check, Status.OTHER, decision.refused,
-                                       Detail.API_UNREACHABLE)  # fmt: skip
+            result = CheckResult.ended(
+                check, Status.OTHER, decision.refused, Detail.API_UNREACHABLE
+            )
             done[check.name] = result
-            self.events(Event(EventKind.CHECK_FINISHED, check.phase.value, check.name,
-                              result.message, None, result))  # fmt: skip
+            self.events(
+                Event(
+                    EventKind.CHECK_FINISHED,
+                    check.phase.value,
+                    check.name,
+                    result.message,
+                    None,
+                    result,
+                )
+            )
             return False
         if decision.holding is None:
             if self.waiting.get(check.name) != decision.waiting:
                 self.waiting[check.name] = decision.waiting
-                self.events(Event(EventKind.CHECK_UPDATE, check.phase.value, check.name,
-                                  decision.waiting))  # fmt: skip
+                self.events(
+                    Event(EventKind.CHECK_UPDATE, check.phase.value, check.name, decision.waiting)
+                )
             return False
         self.waiting.pop(check.name, None)
-        self.events(Event(EventKind.CHECK_UPDATE, check.phase.value, check.name,
-                          f"reserved {decision.holding}"))  # fmt: skip
+        self.events(
+            Event(
+                EventKind.CHECK_UPDATE,
+                check.phase.value,
+                check.name,
+                f"reserved {decision.holding}",
+            )
+        )
         return True
 
     def run(self, checks: list[PlannedCheck]) -> dict[str, CheckResult]:

@@ -91,9 +91,11 @@ def from_termination(
     if summary is not None:
         if summary.get("name") != name or summary.get("status") != expected.value:
             return CheckResult.ended(
-                name, Status.OTHER, "termination summary disagrees with the exit code",
+                name,
+                Status.OTHER,
+                "termination summary disagrees with the exit code",
                 Detail.BAD_RESULT,
-            )  # fmt: skip
+            )
         return CheckResult.ended(
             name,
             expected,

@@ -137,12 +137,19 @@ def run(snapshot: Snapshot, request: AgentRequest, events: EventSink = discard) 
         return outcome
     namespace = names.workload_namespace(outcome.run_id, "node-agent")
     ctx = RunContext(
-        run_id=outcome.run_id, namespace=namespace, recipe=Recipe(), recipe_source="aicr snapshot",
-        snapshot=None, config=EMPTY_CONFIG, kube=request.kube, image=request.image,
+        run_id=outcome.run_id,
+        namespace=namespace,
+        recipe=Recipe(),
+        recipe_source="aicr snapshot",
+        snapshot=None,
+        config=EMPTY_CONFIG,
+        kube=request.kube,
+        image=request.image,
         image_pull_secrets=request.image_pull_secrets,
-        orchestrator=Placement(tolerations=request.tolerations), no_cleanup=request.no_cleanup,
+        orchestrator=Placement(tolerations=request.tolerations),
+        no_cleanup=request.no_cleanup,
         events=events,
-    )  # fmt: skip
+    )
     executor = JobExecutor()
     try:
         # Created first and labelled privileged; the executor then uses it as it is.
@@ -185,8 +192,9 @@ def merge(snapshot: Snapshot, outcome: AgentOutcome) -> Snapshot:
     keys = sorted({key for found in per_group.values() for key in found})
     by_type: dict[MeasurementType, list[Subtype]] = {}
     for kind, name in keys:
-        tables: dict[str, dict[str, Reading]] = {g: found.get((kind, name), {})
-                                                 for g, found in per_group.items()}  # fmt: skip
+        tables: dict[str, dict[str, Reading]] = {
+            g: found.get((kind, name), {}) for g, found in per_group.items()
+        }
         by_type.setdefault(kind, []).extend(grouped_subtypes(name, tables, complete=complete))
     measurements = list(snapshot.measurements)
     for kind, subtypes in by_type.items():

@@ -91,16 +91,18 @@ def parse_pools(text: str, source: str) -> list[Pool]:
             continue
         driver = profile.get("driver")
         if driver is not None and driver not in DRIVER_MODES:
-            problems.append(_field(driver, f"[{i}].gpuProfile.driver", source,
-                                   "Install, None or absent"))  # fmt: skip
+            problems.append(
+                _field(driver, f"[{i}].gpuProfile.driver", source, "Install, None or absent")
+            )
         nvidia = profile.get("nvidia") or {}
         if not isinstance(nvidia, dict):
             problems.append(_field(nvidia, f"[{i}].gpuProfile.nvidia", source, "an object"))
             continue
         mode = nvidia.get("managementMode")
         if mode is not None and not isinstance(mode, str):
-            problems.append(_field(mode, f"[{i}].gpuProfile.nvidia.managementMode", source,
-                                   "a string"))  # fmt: skip
+            problems.append(
+                _field(mode, f"[{i}].gpuProfile.nvidia.managementMode", source, "a string")
+            )
         if isinstance(name, str) and isinstance(size, str):
             pools.append(Pool(name, size, driver, mode == "Managed"))
     if problems:
@@ -188,7 +190,10 @@ def _pool_states(snapshot: Snapshot) -> str:
     for m in snapshot.measurements:
         for sub in m.subtypes:
             if m.type == MeasurementType.K8S and sub.subtype == SUBTYPE:
-                states = [f"{k.removeprefix('pool.')}: {v}" for k, v in sub.data.items()
-                          if k.startswith("pool.")]  # fmt: skip
+                states = [
+                    f"{k.removeprefix('pool.')}: {v}"
+                    for k, v in sub.data.items()
+                    if k.startswith("pool.")
+                ]
                 return ", ".join(states) or "no pool detail recorded"
     return "no pool detail recorded"

@@ -122,17 +122,27 @@ def build(
         value = _uniform([data.get(key) for data in per_node.values()])
         if value is not None:
             summary[key] = value
-    k8s = [Subtype(subtype="server", data={k: v for k, v in server.items() if v is not None}),
-           Subtype(subtype="node", data=summary)]  # fmt: skip
+    k8s = [
+        Subtype(subtype="server", data={k: v for k, v in server.items() if v is not None}),
+        Subtype(subtype="node", data=summary),
+    ]
     for node in nodes:
         name = node["metadata"]["name"]
         labels = (node.get("metadata") or {}).get("labels") or {}
-        k8s.append(Subtype(subtype=f"node.{name}", data=dict(per_node[name]),
-                           context={str(k): str(v) for k, v in labels.items()}))  # fmt: skip
+        k8s.append(
+            Subtype(
+                subtype=f"node.{name}",
+                data=dict(per_node[name]),
+                context={str(k): str(v) for k, v in labels.items()},
+            )
+        )
     k8s += [group_subtype(g) for g in groups]
     measurements = [Measurement(type=MeasurementType.K8S, subtypes=k8s)]
-    kernels = {g.name: {KERNEL_SYSCTL: g.readings["kernelVersion"]} for g in groups
-               if "kernelVersion" in g.readings}  # fmt: skip
+    kernels = {
+        g.name: {KERNEL_SYSCTL: g.readings["kernelVersion"]}
+        for g in groups
+        if "kernelVersion" in g.readings
+    }
     sysctl = grouped_subtypes("sysctl", kernels, complete=len(kernels) == len(groups))
     if sysctl:
         measurements.append(Measurement(type=MeasurementType.OS, subtypes=sysctl))
@@ -141,8 +151,12 @@ def build(
     metadata = {"source": "live capture", "version": __version__}
     if timestamp:
         metadata["timestamp"] = timestamp
-    return Snapshot(kind="Snapshot", api_version="aicr.nvidia.com/v1alpha1",
-                    metadata=metadata, measurements=measurements)  # fmt: skip
+    return Snapshot(
+        kind="Snapshot",
+        api_version="aicr.nvidia.com/v1alpha1",
+        metadata=metadata,
+        measurements=measurements,
+    )
 
 
 def _resource_slices(api: Any, request_timeout: float) -> list[Obj]:
@@ -154,9 +168,12 @@ def _resource_slices(api: Any, request_timeout: float) -> list[Obj]:
     for version in SLICE_VERSIONS:
         try:
             answer = custom.list_cluster_custom_object(
-                "resource.k8s.io", version, "resourceslices",
-                _preload_content=False, _request_timeout=request_timeout,
-            )  # fmt: skip
+                "resource.k8s.io",
+                version,
+                "resourceslices",
+                _preload_content=False,
+                _request_timeout=request_timeout,
+            )
         except ApiException as exc:
             if exc.status == 404:
                 continue  # this version is not served

@@ -19,13 +19,19 @@ GFD_PRODUCT = "nvidia.com/gpu.product"
 GFD_COUNT = "nvidia.com/gpu.count"
 GFD_MEMORY = "nvidia.com/gpu.memory"
 GFD_DRIVER = "nvidia.com/cuda.driver-version.full"
-GFD_DRIVER_PARTS = ("nvidia.com/cuda.driver.major", "nvidia.com/cuda.driver.minor",
-                    "nvidia.com/cuda.driver.rev")  # fmt: skip
+GFD_DRIVER_PARTS = (
+    "nvidia.com/cuda.driver.major",
+    "nvidia.com/cuda.driver.minor",
+    "nvidia.com/cuda.driver.rev",
+)
 GFD_CUDA = "nvidia.com/cuda.runtime-version.full"
 GFD_CUDA_PARTS = ("nvidia.com/cuda.runtime.major", "nvidia.com/cuda.runtime.minor")
 # ResourceSlice device attribute -> our reading.
-DRA_ATTRIBUTES = {"productName": "gpuProduct", "driverVersion": "gpuDriver",
-                  "cudaDriverVersion": "cuda"}  # fmt: skip
+DRA_ATTRIBUTES = {
+    "productName": "gpuProduct",
+    "driverVersion": "gpuDriver",
+    "cudaDriverVersion": "cuda",
+}
 
 Obj = dict[str, Any]
 

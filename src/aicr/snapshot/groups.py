@@ -16,9 +16,19 @@ from dataclasses import dataclass
 
 from aicr.snapshot.model import GROUP_CONTEXT, MeasurementType, Reading, Snapshot, Subtype
 
-GROUP_KEYS = ("instanceType", "gpuProduct", "gpuCount", "gpuMemory", "gpuDriver", "cuda",
-              "osImage", "kernelVersion", "kubeletVersion", "containerRuntime",
-              "architecture")  # fmt: skip
+GROUP_KEYS = (
+    "instanceType",
+    "gpuProduct",
+    "gpuCount",
+    "gpuMemory",
+    "gpuDriver",
+    "cuda",
+    "osImage",
+    "kernelVersion",
+    "kubeletVersion",
+    "containerRuntime",
+    "architecture",
+)
 GROUP_SUBTYPE = "nodegroup"
 
 
@@ -78,8 +88,11 @@ def grouped_subtypes(
     if not tables:
         return []
     keys = set().union(*tables)
-    agreed = {k: tables[0][k] for k in sorted(keys)
-              if all(k in t and t[k] == tables[0][k] for t in tables)}  # fmt: skip
+    agreed = {
+        k: tables[0][k]
+        for k in sorted(keys)
+        if all(k in t and t[k] == tables[0][k] for t in tables)
+    }
     out = [Subtype(subtype=name, data=dict(agreed))] if agreed and complete else []
     if len(agreed) < len(keys) or not complete:
         out += [

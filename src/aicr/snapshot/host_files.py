@@ -72,8 +72,9 @@ def read_on_node(name: str, root: str = "/") -> CheckResult:
     missing = [s.title for s in sections if s.verdict != READ and s.title != TOOLKIT_CONFIG]
     status = Status.FAILED if missing else Status.PASSED
     message = f"could not read {', '.join(missing)}" if missing else "read the node's files"
-    return CheckResult(name=name, status=status, message=message, evidence=sections,
-                       start_ms=start_ms)  # fmt: skip
+    return CheckResult(
+        name=name, status=status, message=message, evidence=sections, start_ms=start_ms
+    )
 
 
 def os_release(text: str) -> dict[str, Reading]:

@@ -108,25 +108,33 @@ def workload(
     }
     if kind != "DaemonSet":
         spec["replicas"] = 1
-    return {"apiVersion": "apps/v1", "kind": kind,
-            "metadata": {"name": name, "namespace": namespace, "labels": labels},
-            "spec": spec}  # fmt: skip
+    return {
+        "apiVersion": "apps/v1",
+        "kind": kind,
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "spec": spec,
+    }
 
 
 def service_account(name: str, namespace: str, rules: list[dict[str, Any]]) -> list[Manifest]:
     """A ServiceAccount with a ClusterRole of `rules` (same name) bound to it."""
     return [
-        {"apiVersion": "v1", "kind": "ServiceAccount",
-         "metadata": {"name": name, "namespace": namespace}},
+        {
+            "apiVersion": "v1",
+            "kind": "ServiceAccount",
+            "metadata": {"name": name, "namespace": namespace},
+        },
         {"apiVersion": RBAC, "kind": "ClusterRole", "metadata": {"name": name}, "rules": rules},
         binding(name, name, namespace),
-    ]  # fmt: skip
+    ]
 
 
 def binding(name: str, role: str, namespace: str, account: str | None = None) -> Manifest:
     """A ClusterRoleBinding of ClusterRole `role` to ServiceAccount `account` (default `name`)."""
-    return {"apiVersion": RBAC, "kind": "ClusterRoleBinding", "metadata": {"name": name},
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                        "name": role},
-            "subjects": [{"kind": "ServiceAccount", "name": account or name,
-                          "namespace": namespace}]}  # fmt: skip
+    return {
+        "apiVersion": RBAC,
+        "kind": "ClusterRoleBinding",
+        "metadata": {"name": name},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+        "subjects": [{"kind": "ServiceAccount", "name": account or name, "namespace": namespace}],
+    }

@@ -55,17 +55,19 @@ def start(sim: Sim, workloads: list[tuple[str, str]]) -> None:
     """Scale each Deployment back to the replicas it had before `stop`."""
     apps = _apps(sim)
     for ns, name in workloads:
-        dep = kube.ignore_not_found(lambda ns=ns, name=name: apps.read_namespaced_deployment(
-            name, ns))  # fmt: skip
+        dep = kube.ignore_not_found(
+            lambda ns=ns, name=name: apps.read_namespaced_deployment(name, ns)
+        )
         if dep is None:
             continue
         before = (dep.metadata.annotations or {}).get(BEFORE)
         if before is None:
             continue
         apps.patch_namespaced_deployment(
-            name, ns, {"metadata": {"annotations": {BEFORE: None}},
-                       "spec": {"replicas": int(before)}}
-        )  # fmt: skip
+            name,
+            ns,
+            {"metadata": {"annotations": {BEFORE: None}}, "spec": {"replicas": int(before)}},
+        )
 
 
 def set_args(sim: Sim, namespace: str, name: str, args: list[str]) -> None:
@@ -114,7 +116,8 @@ def patch_prometheus(sim: Sim, spec: dict[str, object], required: bool, marker: 
         return False
     ns, name = PROMETHEUS
     client.CustomObjectsApi(kube.api_client(sim.kubeconfig)).patch_namespaced_custom_object(
-        "monitoring.coreos.com", "v1", ns, "prometheuses", name, {"spec": spec})  # fmt: skip
+        "monitoring.coreos.com", "v1", ns, "prometheuses", name, {"spec": spec}
+    )
     restart_on(sim, marker, present=required)
     return True
 
@@ -153,8 +156,9 @@ def restart_on(sim: Sim, marker: str, present: bool) -> None:
             )
         time.sleep(0.5)
     for pod in core.list_namespaced_pod(PROMETHEUS[0], label_selector=prometheus.SELECTOR).items:
-        kube.ignore_not_found(lambda pod=pod: core.delete_namespaced_pod(
-            pod.metadata.name, PROMETHEUS[0]))  # fmt: skip
+        kube.ignore_not_found(
+            lambda pod=pod: core.delete_namespaced_pod(pod.metadata.name, PROMETHEUS[0])
+        )
     install.wait_ready(sim, [prometheus.COMPONENT], max(deadline - time.monotonic(), 30.0))
 
 
@@ -164,12 +168,15 @@ def duplicate_scrape_job() -> dict[str, object]:
         "job_name": DUPLICATE_JOB,
         "kubernetes_sd_configs": [{"role": "pod"}],
         "relabel_configs": [
-            {"source_labels": ["__meta_kubernetes_pod_container_port_name"],
-             "regex": "http-metrics", "action": "keep"},
+            {
+                "source_labels": ["__meta_kubernetes_pod_container_port_name"],
+                "regex": "http-metrics",
+                "action": "keep",
+            },
             {"source_labels": ["__meta_kubernetes_namespace"], "target_label": "namespace"},
             {"source_labels": ["__meta_kubernetes_pod_name"], "target_label": "pod"},
         ],
-    }  # fmt: skip
+    }
 
 
 def set_duplicate_scrape(sim: Sim, on: bool) -> None:
@@ -179,8 +186,10 @@ def set_duplicate_scrape(sim: Sim, on: bool) -> None:
     if on:
         if not _prometheus_installed(sim):
             raise LookupError("prometheus and prometheus-operator")
-        body = {"metadata": {"name": DUPLICATE_SECRET},
-                "stringData": {"scrape.yaml": yaml.safe_dump([duplicate_scrape_job()])}}
+        body = {
+            "metadata": {"name": DUPLICATE_SECRET},
+            "stringData": {"scrape.yaml": yaml.safe_dump([duplicate_scrape_job()])},
+        }
         kube.ignore_not_found(lambda: core.delete_namespaced_secret(DUPLICATE_SECRET, ns))
         core.create_namespaced_secret(ns, body)
         ref = {"name": DUPLICATE_SECRET, "key": "scrape.yaml"}

@@ -34,8 +34,9 @@ def build(components: Iterable[Component]) -> None:
     names = [c.name for c in components if c.pin]
     if not names:
         return
-    proc = subprocess.run(["bash", str(BUILD_SCRIPT), *names], stdout=subprocess.PIPE,
-                          text=True, check=False)  # fmt: skip
+    proc = subprocess.run(
+        ["bash", str(BUILD_SCRIPT), *names], stdout=subprocess.PIPE, text=True, check=False
+    )
     if proc.returncode != 0:
         raise ComponentError(f"building {', '.join(names)} failed (exit {proc.returncode})")
 
@@ -127,8 +128,15 @@ def custom_objects(dyn: Any, refs: list[dict[str, Any]]) -> list[dict[str, Any]]
             items = dyn.resources.get(api_version=api_version, kind=spec.names.kind).get().items
         except Exception:  # not served (any more): nothing to finish
             continue
-        out += [{"apiVersion": api_version, "kind": spec.names.kind, "name": o.metadata.name,
-                 "namespace": o.metadata.namespace} for o in items]  # fmt: skip
+        out += [
+            {
+                "apiVersion": api_version,
+                "kind": spec.names.kind,
+                "name": o.metadata.name,
+                "namespace": o.metadata.namespace,
+            }
+            for o in items
+        ]
     return out
 
 
@@ -147,15 +155,20 @@ def remove(sim: Sim, names: Iterable[str], timeout: float = 60.0) -> None:
         still_used = {(r["kind"], r["name"]) for other in done.values() for r in other}
         first = own_custom_objects(refs)
         first += [o for o in custom_objects(dyn, refs) if o not in first]
-        rest = [r for r in refs if r not in first
-                and not (r["kind"] == "Namespace" and (r["kind"], r["name"]) in still_used)]
+        rest = [
+            r
+            for r in refs
+            if r not in first
+            and not (r["kind"] == "Namespace" and (r["kind"], r["name"]) in still_used)
+        ]
         _record(sim, done)  # no longer installed, even if what it left is slow to go
         for batch in (first, rest):
             for ref in reversed(batch):
                 res = dyn.resources.get(api_version=ref["apiVersion"], kind=ref["kind"])
                 kube.ignore_not_found(
-                    lambda r=ref, res=res: res.delete(name=r["name"], namespace=r["namespace"],
-                                                      propagation_policy="Foreground")
+                    lambda r=ref, res=res: res.delete(
+                        name=r["name"], namespace=r["namespace"], propagation_policy="Foreground"
+                    )
                 )
             _wait_gone(dyn, batch, deadline, timeout)
 
@@ -163,8 +176,12 @@ def remove(sim: Sim, names: Iterable[str], timeout: float = 60.0) -> None:
 def _wait_gone(dyn: Any, refs: list[dict[str, Any]], deadline: float, timeout: float) -> None:
     for ref in refs:
         res = dyn.resources.get(api_version=ref["apiVersion"], kind=ref["kind"])
-        while kube.ignore_not_found(lambda r=ref, res=res: res.get(
-                name=r["name"], namespace=r["namespace"])) is not None:  # fmt: skip
+        while (
+            kube.ignore_not_found(
+                lambda r=ref, res=res: res.get(name=r["name"], namespace=r["namespace"])
+            )
+            is not None
+        ):
             if time.monotonic() > deadline:
                 raise ComponentError(f"{ref['kind']} {ref['name']} not deleted in {timeout:.0f} s")
             time.sleep(0.2)

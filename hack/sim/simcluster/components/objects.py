@@ -15,14 +15,20 @@ SYSTEM_NODES = {"aicr.dev/node-group": "system"}  # where a recipe puts its cont
 
 def service_account(name: str, namespace: str) -> Manifest:
     """The ServiceAccount the controller runs as."""
-    return {"apiVersion": "v1", "kind": "ServiceAccount",
-            "metadata": {"name": name, "namespace": namespace}}  # fmt: skip
+    return {
+        "apiVersion": "v1",
+        "kind": "ServiceAccount",
+        "metadata": {"name": name, "namespace": namespace},
+    }
 
 
 def bound_role(
-    kind: str, name: str, rules: list[dict[str, Any]], account: tuple[str, str],
+    kind: str,
+    name: str,
+    rules: list[dict[str, Any]],
+    account: tuple[str, str],
     namespace: str | None = None,
-) -> list[Manifest]:  # fmt: skip
+) -> list[Manifest]:
     """A Role or ClusterRole (`kind`) with `rules`, bound to ServiceAccount `account` (ns, name)."""
     meta = {"name": name, **({"namespace": namespace} if namespace else {})}
     return [
@@ -46,9 +52,13 @@ def binding(
 
 
 def deployment(
-    name: str, namespace: str, labels: dict[str, str], containers: list[dict[str, Any]],
-    volumes: list[dict[str, Any]] | None = None, init: list[dict[str, Any]] | None = None,
-) -> Manifest:  # fmt: skip
+    name: str,
+    namespace: str,
+    labels: dict[str, str],
+    containers: list[dict[str, Any]],
+    volumes: list[dict[str, Any]] | None = None,
+    init: list[dict[str, Any]] | None = None,
+) -> Manifest:
     """One replica on the system nodes, running as the ServiceAccount `name`."""
     spec: dict[str, Any] = {"serviceAccountName": name, "nodeSelector": dict(SYSTEM_NODES)}
     if init:

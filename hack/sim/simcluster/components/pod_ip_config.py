@@ -22,16 +22,19 @@ RENDERED_VOLUME = "config"
 
 def init_container(*filenames: str) -> dict[str, Any]:
     """The init container that renders each of `filenames` from the template volume."""
-    script = " && ".join(f'sed "s/{PLACEHOLDER}/$POD_IP/g" /template/{f} > /config/{f}'
-                         for f in filenames)  # fmt: skip
+    script = " && ".join(
+        f'sed "s/{PLACEHOLDER}/$POD_IP/g" /template/{f} > /config/{f}' for f in filenames
+    )
     return {
         "name": "render-config",
         "image": BUSYBOX,
         "command": ["sh", "-c", script],
         "env": [objects.pod_ip_env()],
-        "volumeMounts": [{"name": SOURCE_VOLUME, "mountPath": "/template"},
-                         {"name": RENDERED_VOLUME, "mountPath": "/config"}],
-    }  # fmt: skip
+        "volumeMounts": [
+            {"name": SOURCE_VOLUME, "mountPath": "/template"},
+            {"name": RENDERED_VOLUME, "mountPath": "/config"},
+        ],
+    }
 
 
 def volumes(configmap: str) -> list[dict[str, Any]]:
@@ -45,4 +48,3 @@ def volumes(configmap: str) -> list[dict[str, Any]]:
 def mount() -> dict[str, Any]:
     """Where the main container finds the rendered file (`/config/<filename>`)."""
     return {"name": RENDERED_VOLUME, "mountPath": "/config", "readOnly": True}
-

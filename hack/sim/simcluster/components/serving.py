@@ -64,9 +64,13 @@ def webhook_service(name: str, namespace: str, selector: dict[str, str], port: i
 
 
 def point_webhooks(
-    configs: Iterable[Manifest], service: str, namespace: str, ca_bundle: str,
-    keep: Any = lambda hook: True, prefix: str = "",
-) -> list[Manifest]:  # fmt: skip
+    configs: Iterable[Manifest],
+    service: str,
+    namespace: str,
+    ca_bundle: str,
+    keep: Any = lambda hook: True,
+    prefix: str = "",
+) -> list[Manifest]:
     """Webhook configurations with every webhook calling `service` and trusting `ca_bundle`.
 
     `keep(hook)` drops webhooks whose handler the install does not enable (a

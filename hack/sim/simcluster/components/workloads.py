@@ -13,8 +13,12 @@ WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
 def ref(obj: dict[str, Any]) -> dict[str, Any]:
     """What names an object: apiVersion, kind, name, namespace (None when cluster-scoped)."""
     meta = obj["metadata"]
-    return {"apiVersion": obj["apiVersion"], "kind": obj["kind"], "name": meta["name"],
-            "namespace": meta.get("namespace")}  # fmt: skip
+    return {
+        "apiVersion": obj["apiVersion"],
+        "kind": obj["kind"],
+        "name": meta["name"],
+        "namespace": meta.get("namespace"),
+    }
 
 
 def pending(api: client.ApiClient, refs: list[dict[str, Any]]) -> list[str]:
@@ -25,9 +29,11 @@ def pending(api: client.ApiClient, refs: list[dict[str, Any]]) -> list[str]:
         kind, meta = r["kind"], r
         if kind not in WORKLOAD_KINDS:
             continue
-        read = {"Deployment": apps.read_namespaced_deployment,
-                "StatefulSet": apps.read_namespaced_stateful_set,
-                "DaemonSet": apps.read_namespaced_daemon_set}[kind]  # fmt: skip
+        read = {
+            "Deployment": apps.read_namespaced_deployment,
+            "StatefulSet": apps.read_namespaced_stateful_set,
+            "DaemonSet": apps.read_namespaced_daemon_set,
+        }[kind]
         try:
             s = read(meta["name"], meta["namespace"]).status
         except ApiException:

@@ -56,8 +56,12 @@ def _set_fault(api: client.ApiClient, node: str, annotation: str, fault: str, on
         obj = kube.to_dict(api, core.read_node(node))
         current = ((obj["metadata"].get("annotations") or {}).get(annotation) or "").split(",")
         value = with_fault([f for f in current if f], fault, on)
-        body = {"metadata": {"resourceVersion": obj["metadata"]["resourceVersion"],
-                             "annotations": {annotation: value}}}  # fmt: skip
+        body = {
+            "metadata": {
+                "resourceVersion": obj["metadata"]["resourceVersion"],
+                "annotations": {annotation: value},
+            }
+        }
         core.patch_node(node, body)
 
     kube.retry_conflicts(update)

@@ -57,8 +57,13 @@ def add_rule(
 
 def remove_node_rule(sim_dir: Path, fault: str, node: str) -> None:
     """Remove the rule `add_rule(fault, node=node)` added (rules of other forms stay)."""
-    only_node = {"fault": fault, "node": node, "namespace": None, "podNamePrefix": None,
-                 "jobName": None}  # fmt: skip
+    only_node = {
+        "fault": fault,
+        "node": node,
+        "namespace": None,
+        "podNamePrefix": None,
+        "jobName": None,
+    }
     _write(sim_dir, [r for r in read_rules(sim_dir) if r != only_node])
 
 

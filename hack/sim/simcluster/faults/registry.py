@@ -176,8 +176,10 @@ def _gateway_routes(source: str) -> Action:
         if not components.installed_workloads(sim, {"gateway": (gateway.NAMESPACE, gateway.NAME)}):
             if source == "All":
                 return  # healing a gateway that is gone: nothing left to heal
-            raise FaultInputError("fault gateway-routes-same-namespace needs gateway installed "
-                                  "(`hack/sim/sim up --with gateway`)")  # fmt: skip
+            raise FaultInputError(
+                "fault gateway-routes-same-namespace needs gateway installed "
+                "(`hack/sim/sim up --with gateway`)"
+            )
         gateway.allow_routes_from(_api(sim), source)
 
     return act
@@ -295,8 +297,7 @@ FAULTS: tuple[Fault, ...] = (
     ),
     _gpu_fault(
         "exporter-stale",
-        "the node's GPU metrics exporter serves frozen samples stamped with the moment "
-        "they froze",
+        "the node's GPU metrics exporter serves frozen samples stamped with the moment they froze",
     ),
     _gpu_fault(
         "exporter-no-dra",
@@ -325,8 +326,10 @@ FAULTS: tuple[Fault, ...] = (
         "an admission webhook's pod is not running (crashed, evicted, its node drained): "
         "requests its failurePolicy=Fail webhooks match are refused with `failed calling "
         "webhook ... no endpoints available for service`",
-        {"kueue": ("kueue-system", "kueue-controller-manager"),
-         "kuberay": ("ray-system", "kuberay-operator")},
+        {
+            "kueue": ("kueue-system", "kueue-controller-manager"),
+            "kuberay": ("ray-system", "kuberay-operator"),
+        },
     ),
     Fault(
         "webhook-fail-open",

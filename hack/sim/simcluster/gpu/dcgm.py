@@ -34,9 +34,13 @@ class Claimed:
 
     def labels(self) -> dict[str, str]:
         """The labels dcgm-exporter adds for it."""
-        return {"dra_claim_name": self.claim, "dra_claim_namespace": self.namespace,
-                "dra_device_name": self.device, "dra_driver_name": self.driver,
-                "dra_pool_name": self.pool}  # fmt: skip
+        return {
+            "dra_claim_name": self.claim,
+            "dra_claim_namespace": self.namespace,
+            "dra_device_name": self.device,
+            "dra_driver_name": self.driver,
+            "dra_pool_name": self.pool,
+        }
 
 
 @dataclass(frozen=True)
@@ -68,9 +72,12 @@ METRICS = (
     Metric("DCGM_FI_DEV_FB_FREE", "gauge", "Framebuffer memory free (in MiB)."),
     Metric("DCGM_FI_DEV_FB_USED", "gauge", "Framebuffer memory used (in MiB)."),
     Metric("DCGM_FI_DEV_XID_ERRORS", "gauge", "Value of the last XID error encountered."),
-    Metric("DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", "counter",
-           "Total number of NVLink bandwidth counters for all lanes."),
-)  # fmt: skip
+    Metric(
+        "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL",
+        "counter",
+        "Total number of NVLink bandwidth counters for all lanes.",
+    ),
+)
 
 
 def readings(memory_mib: int, busy: bool, uptime: float) -> dict[str, float]:
@@ -120,10 +127,17 @@ def render(
         for i in range(count):
             labels: dict[str, str] = {}
             if not unlabelled:
-                labels |= {"gpu": str(i), "UUID": gpu_uuid(node, i), "pci_bus_id": bus_id(i),
-                           "device": f"nvidia{i}"}  # fmt: skip
-            labels |= {"modelName": str(profile["product"]), "Hostname": node,
-                       "DCGM_FI_DRIVER_VERSION": str(profile["driver"])}  # fmt: skip
+                labels |= {
+                    "gpu": str(i),
+                    "UUID": gpu_uuid(node, i),
+                    "pci_bus_id": bus_id(i),
+                    "device": f"nvidia{i}",
+                }
+            labels |= {
+                "modelName": str(profile["product"]),
+                "Hostname": node,
+                "DCGM_FI_DRIVER_VERSION": str(profile["driver"]),
+            }
             if i in holders:
                 h = holders[i]
                 labels["container"] = h.container

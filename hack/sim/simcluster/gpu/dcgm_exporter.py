@@ -64,8 +64,9 @@ def running_specs(pods_dir: Path, pods: list[dict[str, Any]]) -> list[Spec]:
             name = c["name"]
             if not files.proc_record(name).exists():  # not running now
                 continue
-            specs = sorted((files.root / name).glob("spec-*.json"),
-                           key=lambda p: int(p.stem.split("-")[1]))  # fmt: skip
+            specs = sorted(
+                (files.root / name).glob("spec-*.json"), key=lambda p: int(p.stem.split("-")[1])
+            )
             if specs:
                 out.append((meta, name, json.loads(specs[-1].read_text())))
     return out
@@ -92,8 +93,9 @@ def slice_uuids(slices: list[dict[str, Any]]) -> dict[tuple[str, str], str]:
     return out
 
 
-def holders(specs: list[Spec], node: str, count: int,
-            dra: dict[tuple[str, str], str] | None) -> dict[int, Holder]:  # fmt: skip
+def holders(
+    specs: list[Spec], node: str, count: int, dra: dict[tuple[str, str], str] | None
+) -> dict[int, Holder]:
     """GPU index -> the container the exporter maps it to, from the pod-resources lists.
 
     `dra` is `slice_uuids` when DRA mapping is on, else None (claims are ignored).
@@ -112,8 +114,13 @@ def holders(specs: list[Spec], node: str, count: int,
                 uuid = dra.get((str(r.get("poolName")), str(r.get("deviceName")))) if dra else None
                 if r.get("driverName") != DRA_DRIVER or uuid not in index:
                     continue
-                claimed = Claimed(str(claim.get("claimName")), str(claim.get("claimNamespace")),
-                                  DRA_DRIVER, str(r["poolName"]), str(r["deviceName"]))  # fmt: skip
+                claimed = Claimed(
+                    str(claim.get("claimName")),
+                    str(claim.get("claimNamespace")),
+                    DRA_DRIVER,
+                    str(r["poolName"]),
+                    str(r["deviceName"]),
+                )
                 out[index[str(uuid)]] = Holder(meta["namespace"], meta["name"], name, claimed)
     return out
 
@@ -149,8 +156,11 @@ class Exporter:
         pods = self.core.list_pod_for_all_namespaces(
             field_selector=f"spec.nodeName={self.node}", _request_timeout=API_TIMEOUT
         )
-        running = [self.api.sanitize_for_serialization(p) for p in pods.items
-                   if p.status.phase == "Running"]  # fmt: skip
+        running = [
+            self.api.sanitize_for_serialization(p)
+            for p in pods.items
+            if p.status.phase == "Running"
+        ]
         faults: list[str] = profile["faults"]
         uptime = time.monotonic() - self.started
         specs = running_specs(self.pods_dir, running)
@@ -223,9 +233,12 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--node", required=True)
     p.add_argument("--address", default=":9400")
     p.add_argument("--kubernetes", action="store_true", help="accepted; pod labels are always on")
-    p.add_argument("--kubernetes-enable-dra", action="store_true",
-                   default=os.environ.get("KUBERNETES_ENABLE_DRA") in TRUE,
-                   help="map DRA-allocated GPUs to pods (env KUBERNETES_ENABLE_DRA)")  # fmt: skip
+    p.add_argument(
+        "--kubernetes-enable-dra",
+        action="store_true",
+        default=os.environ.get("KUBERNETES_ENABLE_DRA") in TRUE,
+        help="map DRA-allocated GPUs to pods (env KUBERNETES_ENABLE_DRA)",
+    )
     args = p.parse_args(argv)
     exporter = Exporter(args.sim_dir, args.node, args.address, args.kubernetes_enable_dra)
     print(f"dcgm-exporter: serving {args.node} on {args.address}", flush=True)

@@ -74,8 +74,11 @@ class DevicePlugin:
     def of(self, node: str, uid: str, container: str) -> list[int]:
         """Indices the container was given on `node`, lowest first."""
         with self.lock:
-            return sorted(g.index for g in self.grants
-                          if (g.node, g.uid, g.container) == (node, uid, container))  # fmt: skip
+            return sorted(
+                g.index
+                for g in self.grants
+                if (g.node, g.uid, g.container) == (node, uid, container)
+            )
 
     def observe(self, pod: dict[str, Any], deleted: bool, shared_on: Callable[[str], bool]) -> None:
         """Track one pod event: admit a live GPU pod, release an ended or deleted one.
@@ -98,8 +101,9 @@ class DevicePlugin:
 def claim_names(pod: dict[str, Any], container: dict[str, Any]) -> list[str]:
     """ResourceClaim object names the container references (spec or generated from templates)."""
     wanted = {r["name"] for r in (container.get("resources") or {}).get("claims") or []}
-    by_pod_name = {c["name"]: c.get("resourceClaimName") for c in
-                   pod["spec"].get("resourceClaims") or []}  # fmt: skip
+    by_pod_name = {
+        c["name"]: c.get("resourceClaimName") for c in pod["spec"].get("resourceClaims") or []
+    }
     for s in (pod.get("status") or {}).get("resourceClaimStatuses") or []:
         by_pod_name[s["name"]] = by_pod_name.get(s["name"]) or s.get("resourceClaimName")
     return [str(by_pod_name[n]) for n in sorted(wanted) if by_pod_name.get(n)]
@@ -130,11 +134,16 @@ def claim_resources(claim: dict[str, Any], node: str) -> dict[str, Any]:
         "results"
     ) or []
     meta = claim.get("metadata") or {}
-    prepared = [{"driverName": r.get("driver"), "poolName": r.get("pool"),
-                 "deviceName": r.get("device")}
-                for r in results if r.get("pool") == node]  # fmt: skip
-    return {"claimName": meta.get("name"), "claimNamespace": meta.get("namespace"),
-            "claimResources": prepared}  # fmt: skip
+    prepared = [
+        {"driverName": r.get("driver"), "poolName": r.get("pool"), "deviceName": r.get("device")}
+        for r in results
+        if r.get("pool") == node
+    ]
+    return {
+        "claimName": meta.get("name"),
+        "claimNamespace": meta.get("namespace"),
+        "claimResources": prepared,
+    }
 
 
 @dataclass(frozen=True)

@@ -19,15 +19,34 @@ from simcluster.runtime.ownership import SMI, command_name
 FAULT_ANNOTATION = "sim.aicr.dev/gpu-fault"
 DRIVER_ANNOTATION = "sim.aicr.dev/gpu-driver"
 # Faults of a node's GPUs: a comma-separated set in FAULT_ANNOTATION (see simcluster.faults).
-FAULTS = ("driver-not-loaded", "gpu-lost", "permissive-toolkit", "runtimeclass-leak", "device-leak",
-          "shared-device", "dra-driver-down", "nccl-degraded", "nccl-wrong", "exporter-down",
-          "exporter-unlabelled", "exporter-stale", "exporter-no-dra")  # fmt: skip
+FAULTS = (
+    "driver-not-loaded",
+    "gpu-lost",
+    "permissive-toolkit",
+    "runtimeclass-leak",
+    "device-leak",
+    "shared-device",
+    "dra-driver-down",
+    "nccl-degraded",
+    "nccl-wrong",
+    "exporter-down",
+    "exporter-unlabelled",
+    "exporter-stale",
+    "exporter-no-dra",
+)
 SMI_SCRIPT = Path(__file__).resolve().parent / "smi.py"
 PROFTESTER = "dcgmproftester12"  # the GPU model's stand-in: the dcgm-exporter page shows it busy
 NCCL_TOOLS = ("sshd", "mpirun", "all_reduce_perf")  # what simcluster.gpu.nccl plays
 # CUDA version that each driver branch reports (nvidia-smi's "CUDA Version").
-CUDA_BY_BRANCH = {"535": "12.2", "550": "12.4", "560": "12.6", "565": "12.7", "570": "12.8",
-                  "575": "12.9", "580": "13.0"}  # fmt: skip
+CUDA_BY_BRANCH = {
+    "535": "12.2",
+    "550": "12.4",
+    "560": "12.6",
+    "565": "12.7",
+    "570": "12.8",
+    "575": "12.9",
+    "580": "13.0",
+}
 
 
 def runs_smi(container: dict[str, Any]) -> bool:
@@ -138,16 +157,20 @@ def write_tools(
     smi.write_text(f'#!/bin/sh\nexec {python} {SMI_SCRIPT} {path} "$@"\n')
     smi.chmod(0o755)
     load = tools / PROFTESTER  # DCGM's load generator: holds the container's GPUs for -d s
-    load.write_text('#!/bin/sh\nd=30\nwhile [ $# -gt 0 ]; do [ "$1" = -d ] && d=$2; shift; done\n'
-                    'echo "dcgmproftester12: loading the allocated GPUs for ${d}s"\n'
-                    'exec sleep "$d"\n')  # fmt: skip
+    load.write_text(
+        '#!/bin/sh\nd=30\nwhile [ $# -gt 0 ]; do [ "$1" = -d ] && d=$2; shift; done\n'
+        'echo "dcgmproftester12: loading the allocated GPUs for ${d}s"\n'
+        'exec sleep "$d"\n'
+    )
     load.chmod(0o755)
     if nccl_state is not None:
         nccl_state.mkdir(parents=True, exist_ok=True)
         for tool in NCCL_TOOLS:
             shim = tools / tool
-            shim.write_text(f"#!/bin/sh\nPYTHONPATH={paths.SIM_ROOT} exec {python} -m "
-                            f'simcluster.gpu.nccl {nccl_state} {path} {tool} "$@"\n')  # fmt: skip
+            shim.write_text(
+                f"#!/bin/sh\nPYTHONPATH={paths.SIM_ROOT} exec {python} -m "
+                f'simcluster.gpu.nccl {nccl_state} {path} {tool} "$@"\n'
+            )
             shim.chmod(0o755)
     return tools
 

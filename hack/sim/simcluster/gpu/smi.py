@@ -61,22 +61,32 @@ def table(profile: dict[str, Any]) -> str:
         "+" + "-" * INNER + "+",
         f"| NVIDIA-SMI {drv:<23}Driver Version: {drv:<15}CUDA Version: {cuda:<9}|",
         _rule("-", "|", "+"),
-        _row(" GPU  Name                 Persistence-M", " Bus-Id          Disp.A",
-             " Volatile Uncorr. ECC"),
-        _row(" Fan  Temp   Perf          Pwr:Usage/Cap", "           Memory-Usage",
-             " GPU-Util  Compute M."),
+        _row(
+            " GPU  Name                 Persistence-M",
+            " Bus-Id          Disp.A",
+            " Volatile Uncorr. ECC",
+        ),
+        _row(
+            " Fan  Temp   Perf          Pwr:Usage/Cap",
+            "           Memory-Usage",
+            " GPU-Util  Compute M.",
+        ),
         _row("", "", "               MIG M."),
         _rule("=", "|", "+"),
-    ]  # fmt: skip
+    ]
     for n, host in enumerate(visible(profile)):
         lines += [
-            _row(f"{n:>4}  {profile['product']:<29}  On  ", f"{bus_id(host):>19} Off ",
-                 f"{'0':>21} "),
-            _row(f" N/A   {30 + host}C    P0{69:>15}W / {POWER_CAP_W:>4}W ",
-                 f"{'1MiB':>11} / {str(mem) + 'MiB':>9} ", f"{'0%':>8}      Default "),
+            _row(
+                f"{n:>4}  {profile['product']:<29}  On  ", f"{bus_id(host):>19} Off ", f"{'0':>21} "
+            ),
+            _row(
+                f" N/A   {30 + host}C    P0{69:>15}W / {POWER_CAP_W:>4}W ",
+                f"{'1MiB':>11} / {str(mem) + 'MiB':>9} ",
+                f"{'0%':>8}      Default ",
+            ),
             _row("", "", f"{'Disabled':>21} "),
             "+" + "+".join("-" * w for w in COLS) + "+",
-        ]  # fmt: skip
+        ]
     lines += [
         " " * (INNER + 2),
         "+" + "-" * INNER + "+",

@@ -92,8 +92,14 @@ def set_up(host_ns: str) -> None:
         f"link set {addresses.BRIDGE} up",
         f"route add unreachable {addresses.KWOK_POD_CIDR}",  # KWOK's pods: nothing answers
     ]
-    subprocess.run(["ip", "-batch", "-"], input="\n".join(batch) + "\n", text=True, check=True,
-                   capture_output=True, timeout=10)  # fmt: skip
+    subprocess.run(
+        ["ip", "-batch", "-"],
+        input="\n".join(batch) + "\n",
+        text=True,
+        check=True,
+        capture_output=True,
+        timeout=10,
+    )
     # Per namespace: lets the bridge answer a pod's packet to anywhere else with
     # ICMP "network unreachable" instead of dropping it silently.
     Path("/proc/sys/net/ipv4/ip_forward").write_text("1\n")

@@ -78,8 +78,9 @@ def _ip_batch(lines: list[str], netns: str | None = None) -> None:
     argv = ["ip", "-batch", "-"]
     if netns:
         argv = ["nsenter", f"--net={netns}", "--", *argv]
-    out = subprocess.run(argv, input="\n".join(lines) + "\n", text=True, capture_output=True,
-                         timeout=10)  # fmt: skip
+    out = subprocess.run(
+        argv, input="\n".join(lines) + "\n", text=True, capture_output=True, timeout=10
+    )
     if out.returncode != 0:
         raise SandboxError(f'plugin type="bridge" failed (add): {out.stderr.strip()}')
 
@@ -107,25 +108,35 @@ def setup(name: str, ip: str, cluster_ns: str) -> Sandbox:
     ours = os.readlink("/proc/self/ns/net")
     if ours != cluster_ns:
         raise SandboxError("the runtime is not in the cluster's network namespace")
-    proc = subprocess.Popen(HOLDER_ARGV, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+    proc = subprocess.Popen(
+        HOLDER_ARGV,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     holder = Proc(name, proc.pid, processes.start_ticks(proc.pid) or 0, HOLDER_ARGV, "")
     try:
         netns = _wait_own_namespace(proc.pid, ours)
         sandbox = Sandbox(holder, ip, netns)
         # Interface names are at most 15 bytes; the pod IP's last two octets are unique.
         host_end = "veth" + "".join(f"{int(o):02x}" for o in ip.split(".")[2:])
-        _ip_batch([
-            f"link add {host_end} type veth peer name eth0 netns {proc.pid}",
-            f"link set {host_end} master {BRIDGE} up",
-        ])  # fmt: skip
+        _ip_batch(
+            [
+                f"link add {host_end} type veth peer name eth0 netns {proc.pid}",
+                f"link set {host_end} master {BRIDGE} up",
+            ]
+        )
         prefix = RUNTIME_POD_CIDR.split("/")[1]
-        _ip_batch([
-            "link set lo up",
-            f"addr add {ip}/{prefix} dev eth0",
-            "link set eth0 up",
-            f"route add default via {GATEWAY} dev eth0",
-        ], netns=sandbox.netns_path)  # fmt: skip
+        _ip_batch(
+            [
+                "link set lo up",
+                f"addr add {ip}/{prefix} dev eth0",
+                "link set eth0 up",
+                f"route add default via {GATEWAY} dev eth0",
+            ],
+            netns=sandbox.netns_path,
+        )
     except BaseException:
         teardown(holder)
         raise

@@ -69,12 +69,23 @@ def private_namespace() -> None:
 
 
 # The device set a container runtime gives every container: name -> (major, minor).
-BASE_DEVICES = {"null": (1, 3), "zero": (1, 5), "full": (1, 7), "random": (1, 8),
-                "urandom": (1, 9), "tty": (5, 0)}  # fmt: skip
+BASE_DEVICES = {
+    "null": (1, 3),
+    "zero": (1, 5),
+    "full": (1, 7),
+    "random": (1, 8),
+    "urandom": (1, 9),
+    "tty": (5, 0),
+}
 NVIDIA_MAJOR = 195  # /dev/nvidia<N> and /dev/nvidiactl (minor 255)
 NVIDIA_UVM_MAJOR = 510  # dynamic on real hosts; any value the stand-in keeps
-LINKS = {"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1",
-         "stderr": "/proc/self/fd/2", "ptmx": "pts/ptmx"}  # fmt: skip
+LINKS = {
+    "fd": "/proc/self/fd",
+    "stdin": "/proc/self/fd/0",
+    "stdout": "/proc/self/fd/1",
+    "stderr": "/proc/self/fd/2",
+    "ptmx": "pts/ptmx",
+}
 
 
 def private_dev(gpus: list[int]) -> None:
@@ -190,8 +201,13 @@ def overlay_of(anchor: str, scratch: str, n: int) -> str:
     for part in ("upper", "work", "root"):
         os.makedirs(f"{layer}/{part}")
     root = f"{layer}/root"
-    below = sorted({p for p in _mount_points() if p != anchor and _within(p, anchor)
-                    and not _within(p, scratch)})  # fmt: skip
+    below = sorted(
+        {
+            p
+            for p in _mount_points()
+            if p != anchor and _within(p, anchor) and not _within(p, scratch)
+        }
+    )
     outer = [p for i, p in enumerate(below) if not any(_within(p, q) for q in below[:i])]
     options = f"lowerdir={anchor},upperdir={layer}/upper,workdir={layer}/work"
     _mount("overlay", root, 0, "overlay", options)
@@ -269,8 +285,11 @@ def main(spec_path: str) -> None:
         # Hold every source open first: an earlier mount may hide a later source
         # (a volume mounted at /work hides a run folder under /work/...).
         sources = [os.open(m["source"], os.O_PATH | os.O_CLOEXEC) for m in spec["mounts"]]
-        keep = [(p, os.open(p, os.O_PATH | os.O_CLOEXEC)) for p in spec.get("keep", [])
-                if os.path.isdir(p)]  # fmt: skip
+        keep = [
+            (p, os.open(p, os.O_PATH | os.O_CLOEXEC))
+            for p in spec.get("keep", [])
+            if os.path.isdir(p)
+        ]
         targets = [m["target"] for m in spec["mounts"]]
         layered = private_layers(targets, spec["layers"])
         private_dev(list(spec.get("gpus") or []))

@@ -42,8 +42,14 @@ def bundle(spec: dict[str, Any], root: str) -> dict[str, Any]:
     ]
     for m in spec["mounts"]:
         mode = "ro" if m.get("readOnly") else "rw"
-        mounts.append({"destination": m["target"], "type": "bind", "source": m["source"],
-                       "options": ["rbind", mode]})  # fmt: skip
+        mounts.append(
+            {
+                "destination": m["target"],
+                "type": "bind",
+                "source": m["source"],
+                "options": ["rbind", mode],
+            }
+        )
     return {
         "ociVersion": "1.0.2",
         "process": {
@@ -63,8 +69,15 @@ def argv(spec: dict[str, Any]) -> list[str]:
     """The `runsc run` command line for `spec` (bundle written by `run`)."""
     box = spec["sandbox"]
     network = "host" if spec.get("netns") else "none"  # the pod sandbox's, never the cluster's
-    return [box["runsc"], f"--root={box['state']}", f"--network={network}", *FLAGS,
-            "run", f"--bundle={box['bundle']}", box["id"]]  # fmt: skip
+    return [
+        box["runsc"],
+        f"--root={box['state']}",
+        f"--network={network}",
+        *FLAGS,
+        "run",
+        f"--bundle={box['bundle']}",
+        box["id"],
+    ]
 
 
 def run(spec: dict[str, Any], root: str) -> None:

@@ -50,8 +50,11 @@ def node_runtime_faults(node: dict[str, Any]) -> list[str]:
 
 def gpu_handler(api: client.ApiClient) -> str:
     """The NVIDIA runtime's handler: the ClusterPolicy's `spec.operator.runtimeClass`."""
-    found = kube.ignore_not_found(lambda: client.CustomObjectsApi(api).list_cluster_custom_object(
-        "nvidia.com", "v1", "clusterpolicies"))  # fmt: skip
+    found = kube.ignore_not_found(
+        lambda: client.CustomObjectsApi(api).list_cluster_custom_object(
+            "nvidia.com", "v1", "clusterpolicies"
+        )
+    )
     for policy in (found or {}).get("items") or []:
         named = ((policy.get("spec") or {}).get("operator") or {}).get("runtimeClass")
         if named:

@@ -43,9 +43,11 @@ def watch_nodes(api: client.ApiClient, sim_dir: Path) -> None:
             for n in nodes.items:
                 on_node(api, sim_dir, api.sanitize_for_serialization(n))
             for ev in watch.Watch().stream(
-                core.list_node, label_selector=selector,
-                resource_version=nodes.metadata.resource_version, timeout_seconds=300,
-            ):  # fmt: skip
+                core.list_node,
+                label_selector=selector,
+                resource_version=nodes.metadata.resource_version,
+                timeout_seconds=300,
+            ):
                 if ev["type"] in ("ADDED", "MODIFIED"):
                     on_node(api, sim_dir, api.sanitize_for_serialization(ev["object"]))
         except Exception as e:  # API server restarts, conflicts: relist

@@ -39,8 +39,17 @@ SMI = "nvidia-smi"
 # Image repositories (last path component) whose commands run with the host's tools;
 # the inference load generator and server images as simcluster.images plays them.
 NCCL_TESTS_REPO = "nccl-tests"  # played by the GPU model's sshd, mpirun and all_reduce_perf
-HOST_IMAGES = (VALIDATOR_REPO, "ubuntu", "busybox", "cuda", "aicr-aiperf", "vllm-openai",
-               NCCL_TESTS_REPO, "dcgm", "python")  # dcgm: its dcgmproftester12 is the GPU model's
+HOST_IMAGES = (
+    VALIDATOR_REPO,
+    "ubuntu",
+    "busybox",
+    "cuda",
+    "aicr-aiperf",
+    "vllm-openai",
+    NCCL_TESTS_REPO,
+    "dcgm",
+    "python",
+)  # dcgm: its dcgmproftester12 is the GPU model's
 
 UPSTREAM_NAMESPACE_PREFIX = "ai-conformance-"
 
@@ -119,8 +128,11 @@ def is_validator_image(image: str) -> bool:
 def host_plays(container: dict[str, Any]) -> bool:
     """True when the runtime runs this container's command (host or component image, nvidia-smi)."""
     image = container.get("image", "")
-    return (image_repo_name(image) in HOST_IMAGES or image_binary(image) is not None
-            or command_name(container) == SMI)  # fmt: skip
+    return (
+        image_repo_name(image) in HOST_IMAGES
+        or image_binary(image) is not None
+        or command_name(container) == SMI
+    )
 
 
 def runtime_owned(pod: dict[str, Any]) -> bool:

@@ -86,8 +86,16 @@ def command(
                 return [python, "-m", "simcluster.runtime.probes", "tcp", host, str(port)]
             scheme = str(spec.get("scheme") or "HTTP").lower()
             path = str(spec.get("path") or "/")
-            return [python, "-m", "simcluster.runtime.probes", "http", scheme, host, str(port),
-                    path]  # fmt: skip
+            return [
+                python,
+                "-m",
+                "simcluster.runtime.probes",
+                "http",
+                scheme,
+                host,
+                str(port),
+                path,
+            ]
     return f"probe type {sorted(probe)} is not supported by the simulated kubelet"
 
 
@@ -102,9 +110,12 @@ def run_once(
     enter = ["nsenter", f"--target={pid}", "--mount", "--net", "--uts", "--", *argv]
     try:
         out = subprocess.run(
-            enter, env={**env, "PYTHONPATH": pythonpath}, capture_output=True, timeout=timeout,
+            enter,
+            env={**env, "PYTHONPATH": pythonpath},
+            capture_output=True,
+            timeout=timeout,
             stdin=subprocess.DEVNULL,
-        )  # fmt: skip
+        )
     except subprocess.TimeoutExpired:
         return False, f"command timed out after {timeout:g}s"
     text = (out.stdout + out.stderr).decode(errors="replace").strip()

@@ -232,8 +232,9 @@ class PodWorker(threading.Thread):
             return
         self.handler = handlers.of_pod(self.ctx.api, self.pod)
         if not handlers.available(self.ctx.api, self.handler, self._node(), paths.runsc_bin()):
-            self._stuck_creating(handlers.SANDBOX_FAILED,
-                                 handlers.not_configured_message(self.handler))  # fmt: skip
+            self._stuck_creating(
+                handlers.SANDBOX_FAILED, handlers.not_configured_message(self.handler)
+            )
             return
         if self._claims_unprepared():
             return
@@ -523,8 +524,12 @@ class PodWorker(threading.Thread):
         }
         if sandboxed:
             box_id = gvisor.container_id(f"{self.uid}-{c['name']}-{run}")
-            spec["sandbox"] = {"runsc": str(paths.runsc_bin()), "state": str(cdir / "runsc"),
-                               "bundle": str(cdir / f"bundle-{run}"), "id": box_id}  # fmt: skip
+            spec["sandbox"] = {
+                "runsc": str(paths.runsc_bin()),
+                "state": str(cdir / "runsc"),
+                "bundle": str(cdir / f"bundle-{run}"),
+                "id": box_id,
+            }
         (cdir / f"start-error-{run}").unlink(missing_ok=True)
         if unplayable or not argv:
             unreadable = "the simulated runtime cannot read an image's entrypoint: set `command`"
@@ -571,17 +576,21 @@ class PodWorker(threading.Thread):
         return 128 + -code if code < 0 else code
 
     def _prober(
-        self, c: dict[str, Any], cs: dict[str, Any], proc: subprocess.Popen[bytes],
+        self,
+        c: dict[str, Any],
+        cs: dict[str, Any],
+        proc: subprocess.Popen[bytes],
         env: dict[str, str],
-    ) -> probes.Prober:  # fmt: skip
+    ) -> probes.Prober:
         def ready(ok: bool) -> None:
             with self.lock:
                 cs.update(ready=ok, started=True)
             self.publish()
 
         def kill(reason: str) -> None:
-            log.info("%s/%s: %s; container %s will be restarted", self.ns, self.name, reason,
-                     c["name"])  # fmt: skip
+            log.info(
+                "%s/%s: %s; container %s will be restarted", self.ns, self.name, reason, c["name"]
+            )
             _kill_group(proc, float(self.pod["spec"].get("terminationGracePeriodSeconds", 30)))
 
         def run(argv: list[str] | str, timeout: float) -> tuple[bool, str]:
@@ -631,12 +640,21 @@ class PodWorker(threading.Thread):
         now = now_rfc3339nano()[:19] + "Z"
         event = {
             "metadata": {"generateName": f"{self.name}.", "namespace": self.ns},
-            "involvedObject": {"kind": "Pod", "apiVersion": "v1", "name": self.name,
-                               "namespace": self.ns, "uid": self.uid},
-            "reason": reason, "message": message, "type": "Warning",
+            "involvedObject": {
+                "kind": "Pod",
+                "apiVersion": "v1",
+                "name": self.name,
+                "namespace": self.ns,
+                "uid": self.uid,
+            },
+            "reason": reason,
+            "message": message,
+            "type": "Warning",
             "source": {"component": "kubelet", "host": self.node_name},
-            "firstTimestamp": now, "lastTimestamp": now, "count": 1,
-        }  # fmt: skip
+            "firstTimestamp": now,
+            "lastTimestamp": now,
+            "count": 1,
+        }
         kube.ignore_not_found(lambda: self.ctx.core.create_namespaced_event(self.ns, event))
         log.info("%s/%s: %s", self.ns, self.name, message)
 

@@ -122,8 +122,10 @@ class Handler(BaseHTTPRequestHandler):
         if self._loading():
             return
         if body.get("model") not in (None, self.behaviour.model):
-            self._send_json(HTTPStatus.NOT_FOUND, {"error": {
-                "message": f"the model `{body.get('model')}` does not exist"}})  # fmt: skip
+            self._send_json(
+                HTTPStatus.NOT_FOUND,
+                {"error": {"message": f"the model `{body.get('model')}` does not exist"}},
+            )
             return
         chat = route.endswith("chat/completions")
         reply = Reply(self.behaviour, chat, _prompt_tokens(body), _max_tokens(body))
@@ -186,8 +188,11 @@ class Reply:
 
     def usage(self) -> dict[str, int]:
         """The OpenAI usage block."""
-        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.tokens,
-                "total_tokens": self.prompt_tokens + self.tokens}  # fmt: skip
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.tokens,
+            "total_tokens": self.prompt_tokens + self.tokens,
+        }
 
     def chunk(self, i: int) -> dict[str, Any]:
         """Streamed chunk ``i``; the last carries the finish reason."""
@@ -224,12 +229,20 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--model", default="Qwen/Qwen3-0.6B")
-    p.add_argument("--tokens-per-second", type=float, default=200.0,
-                   help="output tokens per second of each request")  # fmt: skip
+    p.add_argument(
+        "--tokens-per-second",
+        type=float,
+        default=200.0,
+        help="output tokens per second of each request",
+    )
     p.add_argument("--first-token-ms", type=float, default=20.0)
     p.add_argument("--mode", choices=("ready", "never-ready", "slow-health"), default="ready")
-    p.add_argument("--health-delay", type=float, default=30.0,
-                   help="seconds of 503 after start in slow-health mode")  # fmt: skip
+    p.add_argument(
+        "--health-delay",
+        type=float,
+        default=30.0,
+        help="seconds of 503 after start in slow-health mode",
+    )
     return p.parse_args(argv)
 
 
@@ -244,9 +257,11 @@ def make_server(args: argparse.Namespace) -> ThreadingHTTPServer:
 def serve(args: argparse.Namespace) -> None:
     """Serve until killed."""
     server = make_server(args)
-    print(f"serving {args.model} on {args.host}:{server.server_port} ({args.mode}, "
-          f"{args.tokens_per_second} tok/s per request, first token {args.first_token_ms} ms)",
-          flush=True)  # fmt: skip
+    print(
+        f"serving {args.model} on {args.host}:{server.server_port} ({args.mode}, "
+        f"{args.tokens_per_second} tok/s per request, first token {args.first_token_ms} ms)",
+        flush=True,
+    )
     server.serve_forever()
 
 

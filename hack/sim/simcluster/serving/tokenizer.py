@@ -43,8 +43,12 @@ def write(hf_home: Path, repo_id: str) -> Path:
     (repo / "refs").mkdir(exist_ok=True)
     (repo / "refs" / "main").write_text(REVISION)
     tok.save(str(folder / "tokenizer.json"))
-    config = {"tokenizer_class": "PreTrainedTokenizerFast", "unk_token": "[UNK]",
-              "pad_token": "[PAD]", "model_max_length": 131072}  # fmt: skip
+    config = {
+        "tokenizer_class": "PreTrainedTokenizerFast",
+        "unk_token": "[UNK]",
+        "pad_token": "[PAD]",
+        "model_max_length": 131072,
+    }
     (folder / "tokenizer_config.json").write_text(json.dumps(config, indent=1) + "\n")
     return folder
 

@@ -101,9 +101,10 @@ def run(ctx: CheckContext) -> CheckResult:
         state = pod_status.terminated(waited.objects.get(name) or {})
         if name in waited.pending or state is None:
             where = waited.pending.get(name) or pod_status.where(waited.objects.get(name))
-            problems, answer = [f"pod did not finish within {int(waited.seconds)}s: {where}"], (
-                "no result"
-            )  # fmt: skip
+            problems, answer = (
+                [f"pod did not finish within {int(waited.seconds)}s: {where}"],
+                ("no result"),
+            )
         else:
             log = ctx.probes.logs(name, smi.CONTAINER)
             problems, answer = smi.judge(target, int(state.get("exitCode", -1)), log)

@@ -27,8 +27,9 @@ CHART_LABEL = "helm.sh/chart"
 def constraint(recipe: Recipe) -> Constraint | None:
     """The recipe's ``Deployment.gpu-operator.version`` constraint, if any."""
     section = recipe.validation.phase(Phase.DEPLOYMENT) if recipe.validation else None
-    return next((c for c in (section.constraints if section else None) or []
-                 if c.name == CONSTRAINT), None)  # fmt: skip
+    return next(
+        (c for c in (section.constraints if section else None) or [] if c.name == CONSTRAINT), None
+    )
 
 
 def image_tag(image: str) -> str | None:
@@ -85,8 +86,13 @@ def run(ctx: CheckContext) -> CheckResult:
     name = dep["metadata"]["name"]
     found = deployed_version(dep)
     if found is None:
-        ctx.record("operator", asked, f"Deployment {ns}/{name}: no version label or tag",
-                   "failed", StepStatus.FAILED)  # fmt: skip
+        ctx.record(
+            "operator",
+            asked,
+            f"Deployment {ns}/{name}: no version label or tag",
+            "failed",
+            StepStatus.FAILED,
+        )
         return ctx.failed(
             f"cannot tell the version of Deployment {ns}/{name}: no {VERSION_LABEL} or "
             f"{CHART_LABEL} label and no versioned image tag"
@@ -95,11 +101,17 @@ def run(ctx: CheckContext) -> CheckResult:
     try:
         ok = compare(version, parse_expression(expr_text))
     except ValueError as exc:
-        ctx.record("operator", asked, f"{version} from {where}", f"failed: {exc}",
-                   StepStatus.FAILED)  # fmt: skip
+        ctx.record(
+            "operator", asked, f"{version} from {where}", f"failed: {exc}", StepStatus.FAILED
+        )
         return ctx.failed(f"{CONSTRAINT} {expr_text}: {exc}")
     verdict = "satisfies" if ok else "does not satisfy"
-    ctx.record("operator", asked, f"{version} from {where}", f"{version} {verdict} {expr_text}",
-               StepStatus.PASSED if ok else StepStatus.FAILED)  # fmt: skip
+    ctx.record(
+        "operator",
+        asked,
+        f"{version} from {where}",
+        f"{version} {verdict} {expr_text}",
+        StepStatus.PASSED if ok else StepStatus.FAILED,
+    )
     message = f"GPU Operator {version} ({where} of {ns}/{name}) {verdict} {expr_text}"
     return ctx.passed(message) if ok else ctx.failed(message)

@@ -66,12 +66,16 @@ def config_text(gang: bool = True) -> str:
             "queueSort": {"enabled": [{"name": "Coscheduling"}], "disabled": [{"name": "*"}]},
             "multiPoint": {"enabled": [{"name": "Coscheduling"}]},
         },
-        "pluginConfig": [{
-            "name": "Coscheduling",
-            "args": {"permitWaitingTimeSeconds": PERMIT_WAITING_SECONDS,
-                     "podGroupBackoffSeconds": BACKOFF_SECONDS},
-        }],
-    }  # fmt: skip
+        "pluginConfig": [
+            {
+                "name": "Coscheduling",
+                "args": {
+                    "permitWaitingTimeSeconds": PERMIT_WAITING_SECONDS,
+                    "podGroupBackoffSeconds": BACKOFF_SECONDS,
+                },
+            }
+        ],
+    }
     cfg = {
         "apiVersion": "kubescheduler.config.k8s.io/v1",
         "kind": "KubeSchedulerConfiguration",
@@ -83,29 +87,46 @@ def config_text(gang: bool = True) -> str:
 
 def args(gang: bool = True) -> list[str]:
     """The scheduler's args: its config file (the one without Coscheduling when ``gang`` is off)."""
-    return [f"--config=/config/{CONFIG_FILE if gang else NO_GANG_FILE}",
-            "--bind-address=$(POD_IP)", f"--secure-port={SECURE_PORT}", "--v=2"]  # fmt: skip
+    return [
+        f"--config=/config/{CONFIG_FILE if gang else NO_GANG_FILE}",
+        "--bind-address=$(POD_IP)",
+        f"--secure-port={SECURE_PORT}",
+        "--v=2",
+    ]
 
 
 def rbac() -> list[Manifest]:
     """The scheduler's built-in roles plus PodGroup access, for its ServiceAccount."""
     account = (NAMESPACE, NAME)
     podgroups = [
-        {"apiGroups": [GROUP], "resources": ["podgroups"],
-         "verbs": ["get", "list", "watch", "update", "patch"]},
-        {"apiGroups": [GROUP], "resources": ["podgroups/status"],
-         "verbs": ["get", "update", "patch"]},
-    ]  # fmt: skip
+        {
+            "apiGroups": [GROUP],
+            "resources": ["podgroups"],
+            "verbs": ["get", "list", "watch", "update", "patch"],
+        },
+        {
+            "apiGroups": [GROUP],
+            "resources": ["podgroups/status"],
+            "verbs": ["get", "update", "patch"],
+        },
+    ]
     return [
         objects.service_account(NAME, NAMESPACE),
         *objects.bound_role("ClusterRole", f"{NAME}-podgroups", podgroups, account),
-        objects.binding("ClusterRole", f"{NAME}-as-kube-scheduler", "system:kube-scheduler",
-                        account),
-        objects.binding("ClusterRole", f"{NAME}-as-volume-scheduler", "system:volume-scheduler",
-                        account),
-        objects.binding("Role", f"{NAME}-auth-reader", "extension-apiserver-authentication-reader",
-                        account, "kube-system"),
-    ]  # fmt: skip
+        objects.binding(
+            "ClusterRole", f"{NAME}-as-kube-scheduler", "system:kube-scheduler", account
+        ),
+        objects.binding(
+            "ClusterRole", f"{NAME}-as-volume-scheduler", "system:volume-scheduler", account
+        ),
+        objects.binding(
+            "Role",
+            f"{NAME}-auth-reader",
+            "extension-apiserver-authentication-reader",
+            account,
+            "kube-system",
+        ),
+    ]
 
 
 def deployment() -> Manifest:
@@ -116,11 +137,13 @@ def deployment() -> Manifest:
         "command": ["/bin/kube-scheduler"],
         "args": args(),
         "env": [objects.pod_ip_env()],
-        "readinessProbe": {"httpGet": {"path": "/healthz", "port": SECURE_PORT,
-                                       "scheme": "HTTPS"},
-                           "periodSeconds": 1, "failureThreshold": 60},
+        "readinessProbe": {
+            "httpGet": {"path": "/healthz", "port": SECURE_PORT, "scheme": "HTTPS"},
+            "periodSeconds": 1,
+            "failureThreshold": 60,
+        },
         "volumeMounts": [{"name": "config", "mountPath": "/config", "readOnly": True}],
-    }  # fmt: skip
+    }
     volumes = [{"name": "config", "configMap": {"name": CONFIG}}]
     return objects.deployment(NAME, NAMESPACE, LABELS, [container], volumes)
 
@@ -130,11 +153,17 @@ def controller_rbac() -> list[Manifest]:
     rules = [
         {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]},
         {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch", "update"]},
-        {"apiGroups": [GROUP], "resources": ["podgroups", "elasticquotas"],
-         "verbs": ["get", "list", "watch", "patch"]},
-        {"apiGroups": [GROUP], "resources": ["podgroups/status", "elasticquotas/status"],
-         "verbs": ["patch"]},
-    ]  # fmt: skip
+        {
+            "apiGroups": [GROUP],
+            "resources": ["podgroups", "elasticquotas"],
+            "verbs": ["get", "list", "watch", "patch"],
+        },
+        {
+            "apiGroups": [GROUP],
+            "resources": ["podgroups/status", "elasticquotas/status"],
+            "verbs": ["patch"],
+        },
+    ]
     return [
         objects.service_account(CONTROLLER, NAMESPACE),
         *objects.bound_role("ClusterRole", CONTROLLER, rules, (NAMESPACE, CONTROLLER)),
@@ -148,16 +177,20 @@ def controller_deployment() -> Manifest:
         "image": CONTROLLER_IMAGE,
         "args": ["--metricsAddr=0", f"--probeAddr=$(POD_IP):{PROBE_PORT}"],
         "env": [objects.pod_ip_env()],
-        "readinessProbe": {"httpGet": {"path": "/readyz", "port": PROBE_PORT},
-                           "periodSeconds": 1, "failureThreshold": 60},
-    }  # fmt: skip
+        "readinessProbe": {
+            "httpGet": {"path": "/readyz", "port": PROBE_PORT},
+            "periodSeconds": 1,
+            "failureThreshold": 60,
+        },
+    }
     return objects.deployment(CONTROLLER, NAMESPACE, CONTROLLER_LABELS, [container])
 
 
 def config_map() -> Manifest:
     """Both configs: the one in use, and the one the gang-plugin-disabled fault switches to."""
-    return objects.configmap(CONFIG, NAMESPACE, CONFIG_FILE, config_text(),
-                             {NO_GANG_FILE: config_text(gang=False)})  # fmt: skip
+    return objects.configmap(
+        CONFIG, NAMESPACE, CONFIG_FILE, config_text(), {NO_GANG_FILE: config_text(gang=False)}
+    )
 
 
 def manifests(ctx: Context) -> list[Manifest]:

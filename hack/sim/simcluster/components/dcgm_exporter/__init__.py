@@ -43,42 +43,78 @@ def daemon_set() -> Manifest:
         "name": NAME,
         "image": IMAGE,
         "args": ["--kubernetes", "--node=$(NODE_NAME)", f"--address=$(POD_IP):{PORT}"],
-        "env": [{"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
-                POD_IP_ENV, {"name": "KUBERNETES_ENABLE_DRA", "value": "true"}],
+        "env": [
+            {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
+            POD_IP_ENV,
+            {"name": "KUBERNETES_ENABLE_DRA", "value": "true"},
+        ],
         "ports": [{"name": "metrics", "containerPort": PORT}],
         "readinessProbe": {"httpGet": {"path": "/health", "port": PORT}, "periodSeconds": 1},
     }
-    return workload("DaemonSet", NAME, NAMESPACE, labels, {
-        "serviceAccountName": NAME,
-        "nodeSelector": {"nvidia.com/gpu.deploy.dcgm-exporter": "true"},
-        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
-        "containers": [container],
-    })  # fmt: skip
+    return workload(
+        "DaemonSet",
+        NAME,
+        NAMESPACE,
+        labels,
+        {
+            "serviceAccountName": NAME,
+            "nodeSelector": {"nvidia.com/gpu.deploy.dcgm-exporter": "true"},
+            "tolerations": [
+                {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+            ],
+            "containers": [container],
+        },
+    )
 
 
 def manifests(ctx: Context) -> list[Manifest]:
     """The operand's objects (and its ServiceMonitor for prometheus-operator)."""
     docs: list[Manifest] = [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
-        *service_account(NAME, NAMESPACE, [{"apiGroups": [""], "resources": ["nodes", "pods"],
-                                            "verbs": ["get", "list", "watch"]},
-                                           {"apiGroups": ["resource.k8s.io"],
-                                            "resources": ["resourceslices"],
-                                            "verbs": ["get", "list", "watch"]}]),
-        {"apiVersion": "v1", "kind": "Service",
-         "metadata": {"name": NAME, "namespace": NAMESPACE, "labels": {"app": NAME},
-                      "annotations": {"prometheus.io/scrape": "true"}},
-         "spec": {"selector": {"app": NAME},
-                  "ports": [{"name": "gpu-metrics", "port": PORT, "targetPort": PORT}]}},
+        *service_account(
+            NAME,
+            NAMESPACE,
+            [
+                {
+                    "apiGroups": [""],
+                    "resources": ["nodes", "pods"],
+                    "verbs": ["get", "list", "watch"],
+                },
+                {
+                    "apiGroups": ["resource.k8s.io"],
+                    "resources": ["resourceslices"],
+                    "verbs": ["get", "list", "watch"],
+                },
+            ],
+        ),
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {
+                "name": NAME,
+                "namespace": NAMESPACE,
+                "labels": {"app": NAME},
+                "annotations": {"prometheus.io/scrape": "true"},
+            },
+            "spec": {
+                "selector": {"app": NAME},
+                "ports": [{"name": "gpu-metrics", "port": PORT, "targetPort": PORT}],
+            },
+        },
         daemon_set(),
-    ]  # fmt: skip
+    ]
     if OPERATOR in ctx.selected:
-        docs.append({
-            "apiVersion": "monitoring.coreos.com/v1", "kind": "ServiceMonitor",
-            "metadata": {"name": NAME, "namespace": NAMESPACE, "labels": {"app": NAME}},
-            "spec": {"selector": {"matchLabels": {"app": NAME}},
-                     "endpoints": [{"port": "gpu-metrics", "interval": "1s"}]},
-        })  # fmt: skip
+        docs.append(
+            {
+                "apiVersion": "monitoring.coreos.com/v1",
+                "kind": "ServiceMonitor",
+                "metadata": {"name": NAME, "namespace": NAMESPACE, "labels": {"app": NAME}},
+                "spec": {
+                    "selector": {"matchLabels": {"app": NAME}},
+                    "endpoints": [{"port": "gpu-metrics", "interval": "1s"}],
+                },
+            }
+        )
     return docs
 
 

@@ -85,22 +85,34 @@ def dynamic_config() -> str:
 
 READ = ["get", "list", "watch"]
 GATEWAY_RESOURCES = [
-    "gatewayclasses", "gateways", "httproutes", "grpcroutes", "tcproutes", "tlsroutes",
-    "referencegrants", "backendtlspolicies", "listenersets",
-]  # fmt: skip
+    "gatewayclasses",
+    "gateways",
+    "httproutes",
+    "grpcroutes",
+    "tcproutes",
+    "tlsroutes",
+    "referencegrants",
+    "backendtlspolicies",
+    "listenersets",
+]
 
 
 def rbac() -> list[Manifest]:
     """What Traefik's Kubernetes Gateway provider reads and the status it writes."""
     rules = [
-        {"apiGroups": [""], "resources": ["namespaces", "services", "secrets", "configmaps"],
-         "verbs": READ},
+        {
+            "apiGroups": [""],
+            "resources": ["namespaces", "services", "secrets", "configmaps"],
+            "verbs": READ,
+        },
         {"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"], "verbs": READ},
-        {"apiGroups": ["gateway.networking.k8s.io"], "resources": GATEWAY_RESOURCES,
-         "verbs": READ},
-        {"apiGroups": ["gateway.networking.k8s.io"],
-         "resources": [f"{r}/status" for r in GATEWAY_RESOURCES], "verbs": ["update", "patch"]},
-    ]  # fmt: skip
+        {"apiGroups": ["gateway.networking.k8s.io"], "resources": GATEWAY_RESOURCES, "verbs": READ},
+        {
+            "apiGroups": ["gateway.networking.k8s.io"],
+            "resources": [f"{r}/status" for r in GATEWAY_RESOURCES],
+            "verbs": ["update", "patch"],
+        },
+    ]
     return [
         objects.service_account(NAME, NAMESPACE),
         *objects.bound_role("ClusterRole", f"{NAME}-gateway", rules, (NAMESPACE, NAME)),
@@ -114,41 +126,71 @@ def deployment() -> Manifest:
         "image": IMAGE,
         "args": args(),
         "env": [objects.pod_ip_env()],
-        "ports": [{"name": "web", "containerPort": WEB_PORT},
-                  {"name": "ping", "containerPort": PING_PORT}],
-        "readinessProbe": {"httpGet": {"path": "/ping", "port": PING_PORT},
-                           "periodSeconds": 1, "failureThreshold": 60},
-        "volumeMounts": [{"name": "dynamic", "mountPath": "/etc/traefik/dynamic",
-                          "readOnly": True}],
-    }  # fmt: skip
+        "ports": [
+            {"name": "web", "containerPort": WEB_PORT},
+            {"name": "ping", "containerPort": PING_PORT},
+        ],
+        "readinessProbe": {
+            "httpGet": {"path": "/ping", "port": PING_PORT},
+            "periodSeconds": 1,
+            "failureThreshold": 60,
+        },
+        "volumeMounts": [
+            {"name": "dynamic", "mountPath": "/etc/traefik/dynamic", "readOnly": True}
+        ],
+    }
     volumes = [{"name": "dynamic", "configMap": {"name": f"{NAME}-dynamic"}}]
     return objects.deployment(NAME, NAMESPACE, LABELS, [container], volumes)
 
 
 def listeners(source: str) -> list[Manifest]:
     """The Gateway's one HTTP listener, admitting routes from `source` namespaces (All, Same)."""
-    return [{"name": "web", "protocol": "HTTP", "port": WEB_PORT,
-             "allowedRoutes": {"namespaces": {"from": source}}}]  # fmt: skip
+    return [
+        {
+            "name": "web",
+            "protocol": "HTTP",
+            "port": WEB_PORT,
+            "allowedRoutes": {"namespaces": {"from": source}},
+        }
+    ]
 
 
 def gateway_objects() -> list[Manifest]:
     """The GatewayClass, the Gateway, the Service in front of Traefik and the key Secret."""
     key = base64.b64encode(API_KEY.encode()).decode()
     return [
-        {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "GatewayClass",
-         "metadata": {"name": GATEWAY_CLASS}, "spec": {"controllerName": CONTROLLER}},
-        {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
-         "metadata": {"name": GATEWAY, "namespace": NAMESPACE},
-         "spec": {"gatewayClassName": GATEWAY_CLASS,
-                  "listeners": listeners("All")}},
-        {"apiVersion": "v1", "kind": "Service", "metadata": {"name": NAME, "namespace": NAMESPACE},
-         "spec": {"selector": LABELS, "ports": [{"name": "web", "port": 80,
-                                                 "targetPort": WEB_PORT}]}},
-        {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": KEY_SECRET,
-                                                           "namespace": NAMESPACE},
-         "data": {"username": base64.b64encode(USER.encode()).decode(), "key": key,
-                  "authorization": base64.b64encode(authorization().encode()).decode()}},
-    ]  # fmt: skip
+        {
+            "apiVersion": "gateway.networking.k8s.io/v1",
+            "kind": "GatewayClass",
+            "metadata": {"name": GATEWAY_CLASS},
+            "spec": {"controllerName": CONTROLLER},
+        },
+        {
+            "apiVersion": "gateway.networking.k8s.io/v1",
+            "kind": "Gateway",
+            "metadata": {"name": GATEWAY, "namespace": NAMESPACE},
+            "spec": {"gatewayClassName": GATEWAY_CLASS, "listeners": listeners("All")},
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": NAME, "namespace": NAMESPACE},
+            "spec": {
+                "selector": LABELS,
+                "ports": [{"name": "web", "port": 80, "targetPort": WEB_PORT}],
+            },
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": KEY_SECRET, "namespace": NAMESPACE},
+            "data": {
+                "username": base64.b64encode(USER.encode()).decode(),
+                "key": key,
+                "authorization": base64.b64encode(authorization().encode()).decode(),
+            },
+        },
+    ]
 
 
 def authorization(key: str = API_KEY) -> str:
@@ -159,8 +201,7 @@ def authorization(key: str = API_KEY) -> str:
 def manifests(ctx: Context) -> list[Manifest]:
     """CRDs, Traefik with its RBAC and middleware, then the gateway objects."""
     crds = objects.documents(upstream())
-    dynamic = objects.configmap(f"{NAME}-dynamic", NAMESPACE, "middlewares.yaml",
-                                      dynamic_config())  # fmt: skip
+    dynamic = objects.configmap(f"{NAME}-dynamic", NAMESPACE, "middlewares.yaml", dynamic_config())
     return [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
         *crds,
@@ -184,14 +225,21 @@ def allow_routes_from(api: Any, source: str) -> None:
     from kubernetes import client
 
     client.CustomObjectsApi(api).patch_namespaced_custom_object(
-        "gateway.networking.k8s.io", "v1", NAMESPACE, "gateways", GATEWAY,
-        {"spec": {"listeners": listeners(source)}})  # fmt: skip
+        "gateway.networking.k8s.io",
+        "v1",
+        NAMESPACE,
+        "gateways",
+        GATEWAY,
+        {"spec": {"listeners": listeners(source)}},
+    )
 
 
 def publishes(api: object) -> Published:
     """The inference-gateway check's Gateway and the API key its route requires."""
-    key = {"secretRef": {"namespace": NAMESPACE, "name": KEY_SECRET, "key": "authorization"},
-           "header": "Authorization"}  # fmt: skip
+    key = {
+        "secretRef": {"namespace": NAMESPACE, "name": KEY_SECRET, "key": "authorization"},
+        "header": "Authorization",
+    }
     return {"inference-gateway": {"params": {"gateway": f"{NAMESPACE}/{GATEWAY}", "apiKey": key}}}
 
 

@@ -50,18 +50,35 @@ def instance_types() -> list[dict[str, Any]]:
     prof = load_profile(GPU_PROFILE)
     zones = sorted({n.zone for n in LAYOUT})
     res = prof["resources"]
-    return [{
-        "name": prof["instanceType"],
-        "offerings": [{"Price": 98.32, "Available": True, "Requirements": [
-            {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
-            {"key": "topology.kubernetes.io/zone", "operator": "In", "values": [z]},
-        ]} for z in zones],
-        "architecture": prof["arch"],
-        "operatingSystems": ["linux"],
-        "resources": {"cpu": str(res["cpu"]), "memory": str(res["memory"]),
-                      "ephemeral-storage": str(res["storage"]), "pods": "110",
-                      GPU_RESOURCE: str(prof["gpu"]["count"])},
-    }]  # fmt: skip
+    return [
+        {
+            "name": prof["instanceType"],
+            "offerings": [
+                {
+                    "Price": 98.32,
+                    "Available": True,
+                    "Requirements": [
+                        {
+                            "key": "karpenter.sh/capacity-type",
+                            "operator": "In",
+                            "values": ["on-demand"],
+                        },
+                        {"key": "topology.kubernetes.io/zone", "operator": "In", "values": [z]},
+                    ],
+                }
+                for z in zones
+            ],
+            "architecture": prof["arch"],
+            "operatingSystems": ["linux"],
+            "resources": {
+                "cpu": str(res["cpu"]),
+                "memory": str(res["memory"]),
+                "ephemeral-storage": str(res["storage"]),
+                "pods": "110",
+                GPU_RESOURCE: str(prof["gpu"]["count"]),
+            },
+        }
+    ]
 
 
 def _rules(text: str) -> list[dict[str, Any]]:
@@ -136,13 +153,19 @@ def deployment() -> Manifest:
         "name": "controller",
         "image": IMAGE,
         "env": [{"name": k, "value": v} for k, v in env.items()],
-        "ports": [{"name": "http-metrics", "containerPort": METRICS_PORT},
-                  {"name": "http", "containerPort": HEALTH_PORT}],
-        "readinessProbe": {"httpGet": {"path": "/readyz", "port": HEALTH_PORT},
-                           "periodSeconds": 1, "failureThreshold": 120},
-        "volumeMounts": [{"name": "instance-types", "mountPath": "/etc/karpenter",
-                          "readOnly": True}],
-    }  # fmt: skip
+        "ports": [
+            {"name": "http-metrics", "containerPort": METRICS_PORT},
+            {"name": "http", "containerPort": HEALTH_PORT},
+        ],
+        "readinessProbe": {
+            "httpGet": {"path": "/readyz", "port": HEALTH_PORT},
+            "periodSeconds": 1,
+            "failureThreshold": 120,
+        },
+        "volumeMounts": [
+            {"name": "instance-types", "mountPath": "/etc/karpenter", "readOnly": True}
+        ],
+    }
     volumes = [{"name": "instance-types", "configMap": {"name": INSTANCE_TYPES}}]
     return objects.deployment(NAME, NAMESPACE, LABELS, [container], volumes)
 
@@ -151,38 +174,61 @@ def node_pool() -> list[Manifest]:
     """The KWOKNodeClass and the GPU NodePool a recipe's autoscaling section would create."""
     prof = load_profile(GPU_PROFILE)
     return [
-        {"apiVersion": "karpenter.kwok.sh/v1alpha1", "kind": "KWOKNodeClass",
-         "metadata": {"name": "default"}},
-        {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": NODEPOOL},
-         "spec": {
-             "template": {
-                 "metadata": {"labels": {"aicr.dev/node-group": "gpu",
-                                         "aicr.nvidia.com/node-type": "accelerated"}},
-                 "spec": {
-                     "nodeClassRef": {"group": "karpenter.kwok.sh", "kind": "KWOKNodeClass",
-                                      "name": "default"},
-                     "requirements": [
-                         {"key": "node.kubernetes.io/instance-type", "operator": "In",
-                          "values": [prof["instanceType"]]},
-                         {"key": "karpenter.sh/capacity-type", "operator": "In",
-                          "values": ["on-demand"]},
-                     ],
-                     "taints": [{"key": GPU_RESOURCE, "effect": "NoSchedule"}],
-                     "expireAfter": "Never",
-                 },
-             },
-             "limits": {GPU_RESOURCE: str(NODEPOOL_GPU_LIMIT)},
-             "disruption": {"consolidationPolicy": "WhenEmptyOrUnderutilized",
-                            "consolidateAfter": CONSOLIDATE_AFTER},
-         }},
-    ]  # fmt: skip
+        {
+            "apiVersion": "karpenter.kwok.sh/v1alpha1",
+            "kind": "KWOKNodeClass",
+            "metadata": {"name": "default"},
+        },
+        {
+            "apiVersion": "karpenter.sh/v1",
+            "kind": "NodePool",
+            "metadata": {"name": NODEPOOL},
+            "spec": {
+                "template": {
+                    "metadata": {
+                        "labels": {
+                            "aicr.dev/node-group": "gpu",
+                            "aicr.nvidia.com/node-type": "accelerated",
+                        }
+                    },
+                    "spec": {
+                        "nodeClassRef": {
+                            "group": "karpenter.kwok.sh",
+                            "kind": "KWOKNodeClass",
+                            "name": "default",
+                        },
+                        "requirements": [
+                            {
+                                "key": "node.kubernetes.io/instance-type",
+                                "operator": "In",
+                                "values": [prof["instanceType"]],
+                            },
+                            {
+                                "key": "karpenter.sh/capacity-type",
+                                "operator": "In",
+                                "values": ["on-demand"],
+                            },
+                        ],
+                        "taints": [{"key": GPU_RESOURCE, "effect": "NoSchedule"}],
+                        "expireAfter": "Never",
+                    },
+                },
+                "limits": {GPU_RESOURCE: str(NODEPOOL_GPU_LIMIT)},
+                "disruption": {
+                    "consolidationPolicy": "WhenEmptyOrUnderutilized",
+                    "consolidateAfter": CONSOLIDATE_AFTER,
+                },
+            },
+        },
+    ]
 
 
 def manifests(ctx: Context) -> list[Manifest]:
     """CRDs, RBAC, the instance types, the controller, then the NodePool once the CRDs exist."""
     crds = objects.documents(upstream())
-    catalogue = objects.configmap(INSTANCE_TYPES, NAMESPACE, "instance-types.json",
-                                        json.dumps(instance_types(), indent=1))  # fmt: skip
+    catalogue = objects.configmap(
+        INSTANCE_TYPES, NAMESPACE, "instance-types.json", json.dumps(instance_types(), indent=1)
+    )
     return [*crds, *rbac(), catalogue, deployment(), *node_pool()]
 
 

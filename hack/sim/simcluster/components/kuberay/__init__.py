@@ -45,9 +45,12 @@ NOWHERE = "sim-reconciles-nothing"  # a namespace that never exists
 
 def args(reconciling: bool = True) -> list[str]:
     """The operator's flags; not reconciling, it watches only a namespace that never exists."""
-    out = ["--metrics-addr=$(POD_IP):8080",
-           f"--health-probe-bind-address=$(POD_IP):{HEALTH_PORT}", "--enable-leader-election=false"]
-    return out if reconciling else [*out, f"--watch-namespace={NOWHERE}"]  # fmt: skip
+    out = [
+        "--metrics-addr=$(POD_IP):8080",
+        f"--health-probe-bind-address=$(POD_IP):{HEALTH_PORT}",
+        "--enable-leader-election=false",
+    ]
+    return out if reconciling else [*out, f"--watch-namespace={NOWHERE}"]
 
 
 def deployment() -> Manifest:
@@ -58,11 +61,15 @@ def deployment() -> Manifest:
         "args": args(),
         "env": [objects.pod_ip_env(), {"name": "ENABLE_WEBHOOKS", "value": "true"}],
         "ports": [{"name": "webhook-server", "containerPort": WEBHOOK_PORT}],
-        "readinessProbe": {"httpGet": {"path": "/readyz", "port": HEALTH_PORT},
-                           "periodSeconds": 1, "failureThreshold": 60},
-        "volumeMounts": [{"name": "cert", "mountPath": "/tmp/k8s-webhook-server/serving-certs",
-                          "readOnly": True}],
-    }  # fmt: skip
+        "readinessProbe": {
+            "httpGet": {"path": "/readyz", "port": HEALTH_PORT},
+            "periodSeconds": 1,
+            "failureThreshold": 60,
+        },
+        "volumeMounts": [
+            {"name": "cert", "mountPath": "/tmp/k8s-webhook-server/serving-certs", "readOnly": True}
+        ],
+    }
     volumes = [{"name": "cert", "secret": {"secretName": CERT_SECRET}}]
     return objects.deployment(NAME, NAMESPACE, LABELS, [container], volumes)
 
@@ -77,8 +84,14 @@ def manifests(ctx: Context) -> list[Manifest]:
     src = upstream()
     role = objects.first(objects.documents(src / "role.yaml"), "ClusterRole")
     cert = serving(CERT_SECRET, SERVICE, NAMESPACE)
-    hooks = point_webhooks(objects.documents(src / "manifests.yaml"), SERVICE, NAMESPACE,
-                           cert.ca_bundle, keep=served, prefix="kuberay-")  # fmt: skip
+    hooks = point_webhooks(
+        objects.documents(src / "manifests.yaml"),
+        SERVICE,
+        NAMESPACE,
+        cert.ca_bundle,
+        keep=served,
+        prefix="kuberay-",
+    )
     return [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
         *objects.documents(src / "bases"),
@@ -88,14 +101,18 @@ def manifests(ctx: Context) -> list[Manifest]:
         webhook_service(SERVICE, NAMESPACE, LABELS, WEBHOOK_PORT),
         deployment(),
         *hooks,
-    ]  # fmt: skip
+    ]
 
 
 def ready(api: Any) -> str | None:
     """Ready once a RayCluster passes its webhook (a server-side dry run)."""
     pod = {"spec": {"containers": [{"name": "ray", "image": "docker.io/rayproject/ray:2.46.0"}]}}
-    probe = {"apiVersion": "ray.io/v1", "kind": "RayCluster", "metadata": {"name": "sim-ready"},
-             "spec": {"headGroupSpec": {"rayStartParams": {}, "template": pod}}}  # fmt: skip
+    probe = {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayCluster",
+        "metadata": {"name": "sim-ready"},
+        "spec": {"headGroupSpec": {"rayStartParams": {}, "template": pod}},
+    }
     return answers(api, probe, NAMESPACE)
 
 

@@ -65,13 +65,16 @@ def config_text(jobs: bool = True) -> str:
         "kind": "Configuration",
         "health": {"healthProbeBindAddress": f"{ip}:{HEALTH_PORT}"},
         "metrics": {"bindAddress": f"{ip}:8443"},
-        "webhook": {"host": ip, "port": WEBHOOK_PORT,
-                    "certDir": "/tmp/k8s-webhook-server/serving-certs"},
+        "webhook": {
+            "host": ip,
+            "port": WEBHOOK_PORT,
+            "certDir": "/tmp/k8s-webhook-server/serving-certs",
+        },
         "leaderElection": {"leaderElect": False},
         "internalCertManagement": {"enable": False},
         "waitForPodsReady": {"timeout": PODS_READY_TIMEOUT, "blockAdmission": True},
         "integrations": {"frameworks": [JOB_FRAMEWORK if jobs else JOBSET_FRAMEWORK]},
-    }  # fmt: skip
+    }
     return yaml.safe_dump(cfg, sort_keys=False)
 
 
@@ -81,15 +84,17 @@ def rbac(role_rules: list[dict[str, Any]], secret_rules: list[dict[str, Any]]) -
     return [
         objects.service_account(NAME, NAMESPACE),
         *objects.bound_role("ClusterRole", "kueue-manager-role", role_rules, account),
-        *objects.bound_role("Role", "kueue-manager-secrets-role", secret_rules, account,
-                            NAMESPACE),
+        *objects.bound_role("Role", "kueue-manager-secrets-role", secret_rules, account, NAMESPACE),
     ]
 
 
 def args(jobs: bool = True) -> list[str]:
     """The manager's args: its Configuration (the one without `batch/job` when ``jobs`` is off)."""
-    return [f"--config=/config/{CONFIG_FILE if jobs else NO_JOBS_FILE}", "--zap-log-level=2",
-            "--feature-gates=VisibilityOnDemand=false"]  # fmt: skip
+    return [
+        f"--config=/config/{CONFIG_FILE if jobs else NO_JOBS_FILE}",
+        "--zap-log-level=2",
+        "--feature-gates=VisibilityOnDemand=false",
+    ]
 
 
 def deployment() -> Manifest:
@@ -103,14 +108,22 @@ def deployment() -> Manifest:
         "image": IMAGE,
         "args": args(),
         "ports": [{"name": "webhook-server", "containerPort": WEBHOOK_PORT}],
-        "readinessProbe": {"httpGet": {"path": "/readyz", "port": HEALTH_PORT},
-                           "periodSeconds": 1, "failureThreshold": 60},
-        "livenessProbe": {"httpGet": {"path": "/healthz", "port": HEALTH_PORT},
-                          "initialDelaySeconds": 15, "periodSeconds": 20},
+        "readinessProbe": {
+            "httpGet": {"path": "/readyz", "port": HEALTH_PORT},
+            "periodSeconds": 1,
+            "failureThreshold": 60,
+        },
+        "livenessProbe": {
+            "httpGet": {"path": "/healthz", "port": HEALTH_PORT},
+            "initialDelaySeconds": 15,
+            "periodSeconds": 20,
+        },
         "volumeMounts": [pod_ip_config.mount(), *certs],
-    }  # fmt: skip
-    volumes = [*pod_ip_config.volumes(CONFIG),
-               {"name": "cert", "secret": {"secretName": CERT_SECRET}}]  # fmt: skip
+    }
+    volumes = [
+        *pod_ip_config.volumes(CONFIG),
+        {"name": "cert", "secret": {"secretName": CERT_SECRET}},
+    ]
     init = pod_ip_config.init_container(CONFIG_FILE, NO_JOBS_FILE)
     return objects.deployment(NAME, NAMESPACE, LABELS, [container], volumes, init=[init])
 
@@ -127,8 +140,14 @@ def manifests(ctx: Context) -> list[Manifest]:
     role = objects.first(objects.documents(src / "role.yaml"), "ClusterRole")
     secrets = objects.first(objects.documents(src / "manager_secrets_role.yaml"), "Role")
     cert = serving(CERT_SECRET, SERVICE, NAMESPACE)
-    hooks = point_webhooks(objects.documents(src / "manifests.yaml"), SERVICE, NAMESPACE,
-                           cert.ca_bundle, keep=served, prefix="kueue-")  # fmt: skip
+    hooks = point_webhooks(
+        objects.documents(src / "manifests.yaml"),
+        SERVICE,
+        NAMESPACE,
+        cert.ca_bundle,
+        keep=served,
+        prefix="kueue-",
+    )
     return [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
         *objects.documents(src / "bases"),
@@ -146,8 +165,9 @@ def manifests(ctx: Context) -> list[Manifest]:
 
 def ready(api: Any) -> str | None:
     """Ready once a ResourceFlavor passes its webhooks (a server-side dry run)."""
-    return answers(api, {"apiVersion": API, "kind": "ResourceFlavor",
-                         "metadata": {"name": "sim-ready"}})  # fmt: skip
+    return answers(
+        api, {"apiVersion": API, "kind": "ResourceFlavor", "metadata": {"name": "sim-ready"}}
+    )
 
 
 COMPONENT = Component(

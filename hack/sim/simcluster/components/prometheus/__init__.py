@@ -54,16 +54,24 @@ def scrape_config(ctx: Context) -> dict[str, Any]:
             "kubernetes_sd_configs": [{"role": role}],
             "relabel_configs": [
                 {"source_labels": [f"{meta}_scrape"], "action": "keep", "regex": "true"},
-                {"source_labels": [f"{meta}_path"], "action": "replace",
-                 "target_label": "__metrics_path__", "regex": "(.+)"},
-                {"source_labels": ["__address__", f"{meta}_port"], "action": "replace",
-                 "regex": r"([^:]+)(?::\d+)?;(\d+)", "replacement": "$1:$2",
-                 "target_label": "__address__"},
+                {
+                    "source_labels": [f"{meta}_path"],
+                    "action": "replace",
+                    "target_label": "__metrics_path__",
+                    "regex": "(.+)",
+                },
+                {
+                    "source_labels": ["__address__", f"{meta}_port"],
+                    "action": "replace",
+                    "regex": r"([^:]+)(?::\d+)?;(\d+)",
+                    "replacement": "$1:$2",
+                    "target_label": "__address__",
+                },
                 {"source_labels": ["__meta_kubernetes_namespace"], "target_label": "namespace"},
                 {"source_labels": ["__meta_kubernetes_pod_name"], "target_label": "pod"},
                 {"source_labels": ["__meta_kubernetes_pod_node_name"], "target_label": "node"},
             ],
-        }  # fmt: skip
+        }
 
     return {
         "global": {
@@ -76,28 +84,50 @@ def scrape_config(ctx: Context) -> dict[str, Any]:
 
 def rbac(name: str, namespace: str) -> list[Manifest]:
     """ServiceAccount and the cluster-wide read access Prometheus discovery needs."""
-    return service_account(name, namespace, [
-        {"apiGroups": [""], "resources": ["nodes", "nodes/metrics", "services", "endpoints",
-                                          "pods"], "verbs": ["get", "list", "watch"]},
-        {"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"],
-         "verbs": ["get", "list", "watch"]},
-        {"nonResourceURLs": ["/metrics"], "verbs": ["get"]},
-    ])  # fmt: skip
+    return service_account(
+        name,
+        namespace,
+        [
+            {
+                "apiGroups": [""],
+                "resources": ["nodes", "nodes/metrics", "services", "endpoints", "pods"],
+                "verbs": ["get", "list", "watch"],
+            },
+            {
+                "apiGroups": ["discovery.k8s.io"],
+                "resources": ["endpointslices"],
+                "verbs": ["get", "list", "watch"],
+            },
+            {"nonResourceURLs": ["/metrics"], "verbs": ["get"]},
+        ],
+    )
 
 
 def services() -> list[Manifest]:
     """`prometheus-operated` (headless, as the operator makes it) and the chart's Service."""
     port = [{"name": "http-web", "port": PORT, "targetPort": PORT}]
     return [
-        {"apiVersion": "v1", "kind": "Service",
-         "metadata": {"name": "prometheus-operated", "namespace": NAMESPACE,
-                      "labels": {"operated-prometheus": "true"}},
-         "spec": {"clusterIP": "None", "selector": {"app.kubernetes.io/name": "prometheus"},
-                  "ports": port}},
-        {"apiVersion": "v1", "kind": "Service",
-         "metadata": {"name": NAME, "namespace": NAMESPACE, "labels": {"app": NAME}},
-         "spec": {"selector": LABELS, "ports": port}},
-    ]  # fmt: skip
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {
+                "name": "prometheus-operated",
+                "namespace": NAMESPACE,
+                "labels": {"operated-prometheus": "true"},
+            },
+            "spec": {
+                "clusterIP": "None",
+                "selector": {"app.kubernetes.io/name": "prometheus"},
+                "ports": port,
+            },
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": NAME, "namespace": NAMESPACE, "labels": {"app": NAME}},
+            "spec": {"selector": LABELS, "ports": port},
+        },
+    ]
 
 
 def statefulset(ctx: Context) -> Manifest:
@@ -114,18 +144,31 @@ def statefulset(ctx: Context) -> Manifest:
         ],
         "env": [POD_IP_ENV],
         "ports": [{"name": "http-web", "containerPort": PORT}],
-        "readinessProbe": {"httpGet": {"path": "/-/ready", "port": PORT},
-                           "periodSeconds": 1, "failureThreshold": 60},
-        "volumeMounts": [{"name": "config", "mountPath": "/etc/prometheus"},
-                         {"name": "data", "mountPath": "/prometheus"}],
-    }  # fmt: skip
-    sts = workload("StatefulSet", STATEFULSET, NAMESPACE, LABELS, {
-        "serviceAccountName": NAME,
-        "nodeSelector": {"aicr.dev/node-group": "system"},
-        "containers": [container],
-        "volumes": [{"name": "config", "configMap": {"name": f"{NAME}-config"}},
-                    {"name": "data", "emptyDir": {}}],
-    })  # fmt: skip
+        "readinessProbe": {
+            "httpGet": {"path": "/-/ready", "port": PORT},
+            "periodSeconds": 1,
+            "failureThreshold": 60,
+        },
+        "volumeMounts": [
+            {"name": "config", "mountPath": "/etc/prometheus"},
+            {"name": "data", "mountPath": "/prometheus"},
+        ],
+    }
+    sts = workload(
+        "StatefulSet",
+        STATEFULSET,
+        NAMESPACE,
+        LABELS,
+        {
+            "serviceAccountName": NAME,
+            "nodeSelector": {"aicr.dev/node-group": "system"},
+            "containers": [container],
+            "volumes": [
+                {"name": "config", "configMap": {"name": f"{NAME}-config"}},
+                {"name": "data", "emptyDir": {}},
+            ],
+        },
+    )
     sts["spec"]["serviceName"] = "prometheus-operated"
     return sts
 
@@ -162,9 +205,11 @@ def url(api: Any) -> str | None:
 def publishes(api: Any) -> Published:
     """The Prometheus URL for every check that queries Prometheus."""
     address = url(api)
-    return {check: {"prometheusUrl": address} for check in catalog.prometheus_checks()} if (
-        address
-    ) else {}
+    return (
+        {check: {"prometheusUrl": address} for check in catalog.prometheus_checks()}
+        if (address)
+        else {}
+    )
 
 
 RELOADER = "config-reloader"  # the operator's sidecar (with prometheus-operator only)
@@ -185,7 +230,8 @@ def reloader_watching(api: Any) -> bool:
         if RELOADER not in {c.name for c in pod.spec.containers}:
             return True
         log = client.CoreV1Api(api).read_namespaced_pod_log(
-            pod.metadata.name, NAMESPACE, container=RELOADER)  # fmt: skip
+            pod.metadata.name, NAMESPACE, container=RELOADER
+        )
         return WATCHING in log
     return False
 
@@ -201,8 +247,12 @@ COMPONENT = Component(
     name="prometheus",
     summary="Prometheus server 3.5 (Go module), kube-prometheus-stack layout",
     pin="PROMETHEUS_VERSION",
-    images={"prometheus": Image("prometheus", ("--config.file=/etc/prometheus/prometheus.yml",
-                                               "--storage.tsdb.path=/prometheus"))},
+    images={
+        "prometheus": Image(
+            "prometheus",
+            ("--config.file=/etc/prometheus/prometheus.yml", "--storage.tsdb.path=/prometheus"),
+        )
+    },
     manifests=manifests,
     after=(OPERATOR,),
     ready=ready,

@@ -46,8 +46,7 @@ RELIST = "5s"
 def rules() -> dict[str, Any]:
     """The adapter's rules: gauges with namespace and pod labels under their own names, and
     counters as per-second rates (the chart's default rules, reduced to pod series)."""
-    pod_series = {"overrides": {"namespace": {"resource": "namespace"},
-                                "pod": {"resource": "pod"}}}  # fmt: skip
+    pod_series = {"overrides": {"namespace": {"resource": "namespace"}, "pod": {"resource": "pod"}}}
     return {
         "rules": [
             {
@@ -62,31 +61,49 @@ def rules() -> dict[str, Any]:
                 "resources": pod_series,
                 "name": {"matches": "^(.*)_total$", "as": "${1}_per_second"},
                 "metricsQuery": f"sum(rate(<<.Series>>{{<<.LabelMatchers>>}}[{RATE_WINDOW}])) "
-                                "by (<<.GroupBy>>)",
-            }
+                "by (<<.GroupBy>>)",
+            },
         ]
-    }  # fmt: skip
+    }
 
 
 def rbac() -> list[Manifest]:
     """What the chart grants the adapter, and the HPA controller's read access to its API."""
     reader = f"{NAME}-server-resources"
     return [
-        *service_account(NAME, NAMESPACE, [
-            {"apiGroups": [""], "resources": ["namespaces", "pods", "services", "nodes"],
-             "verbs": ["get", "list", "watch"]}]),
+        *service_account(
+            NAME,
+            NAMESPACE,
+            [
+                {
+                    "apiGroups": [""],
+                    "resources": ["namespaces", "pods", "services", "nodes"],
+                    "verbs": ["get", "list", "watch"],
+                }
+            ],
+        ),
         binding(f"{NAME}:system:auth-delegator", "system:auth-delegator", NAMESPACE, NAME),
-        {"apiVersion": RBAC, "kind": "RoleBinding",
-         "metadata": {"name": f"{NAME}-auth-reader", "namespace": "kube-system"},
-         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
-                     "name": "extension-apiserver-authentication-reader"},
-         "subjects": [{"kind": "ServiceAccount", "name": NAME, "namespace": NAMESPACE}]},
-        {"apiVersion": RBAC, "kind": "ClusterRole", "metadata": {"name": reader},
-         "rules": [{"apiGroups": ["custom.metrics.k8s.io"], "resources": ["*"],
-                    "verbs": ["*"]}]},
-        binding("hpa-controller-custom-metrics", reader, "kube-system",
-                "horizontal-pod-autoscaler"),
-    ]  # fmt: skip
+        {
+            "apiVersion": RBAC,
+            "kind": "RoleBinding",
+            "metadata": {"name": f"{NAME}-auth-reader", "namespace": "kube-system"},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "Role",
+                "name": "extension-apiserver-authentication-reader",
+            },
+            "subjects": [{"kind": "ServiceAccount", "name": NAME, "namespace": NAMESPACE}],
+        },
+        {
+            "apiVersion": RBAC,
+            "kind": "ClusterRole",
+            "metadata": {"name": reader},
+            "rules": [{"apiGroups": ["custom.metrics.k8s.io"], "resources": ["*"], "verbs": ["*"]}],
+        },
+        binding(
+            "hpa-controller-custom-metrics", reader, "kube-system", "horizontal-pod-autoscaler"
+        ),
+    ]
 
 
 def deployment(prometheus_url: str) -> Manifest:
@@ -106,18 +123,31 @@ def deployment(prometheus_url: str) -> Manifest:
         ],
         "env": [POD_IP_ENV],
         "ports": [{"name": "https", "containerPort": PORT}],
-        "readinessProbe": {"httpGet": {"path": "/readyz", "port": PORT, "scheme": "HTTPS"},
-                           "periodSeconds": 1, "failureThreshold": 60},
-        "volumeMounts": [{"name": "config", "mountPath": "/etc/adapter"},
-                         {"name": "serving-cert", "mountPath": "/var/run/serving-cert"}],
-    }  # fmt: skip
-    return workload("Deployment", NAME, NAMESPACE, labels, {
-        "serviceAccountName": NAME,
-        "nodeSelector": {"aicr.dev/node-group": "system"},
-        "containers": [container],
-        "volumes": [{"name": "config", "configMap": {"name": NAME}},
-                    {"name": "serving-cert", "emptyDir": {}}],
-    })  # fmt: skip
+        "readinessProbe": {
+            "httpGet": {"path": "/readyz", "port": PORT, "scheme": "HTTPS"},
+            "periodSeconds": 1,
+            "failureThreshold": 60,
+        },
+        "volumeMounts": [
+            {"name": "config", "mountPath": "/etc/adapter"},
+            {"name": "serving-cert", "mountPath": "/var/run/serving-cert"},
+        ],
+    }
+    return workload(
+        "Deployment",
+        NAME,
+        NAMESPACE,
+        labels,
+        {
+            "serviceAccountName": NAME,
+            "nodeSelector": {"aicr.dev/node-group": "system"},
+            "containers": [container],
+            "volumes": [
+                {"name": "config", "configMap": {"name": NAME}},
+                {"name": "serving-cert", "emptyDir": {}},
+            ],
+        },
+    )
 
 
 def manifests(ctx: Context) -> list[Manifest]:
@@ -128,20 +158,36 @@ def manifests(ctx: Context) -> list[Manifest]:
     return [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
         *rbac(),
-        {"apiVersion": "v1", "kind": "ConfigMap",
-         "metadata": {"name": NAME, "namespace": NAMESPACE},
-         "data": {"config.yaml": yaml.safe_dump(rules(), sort_keys=False)}},
-        {"apiVersion": "v1", "kind": "Service", "metadata": {"name": NAME, "namespace": NAMESPACE},
-         "spec": {"selector": {"app.kubernetes.io/name": NAME},
-                  "ports": [{"port": 443, "targetPort": PORT}]}},
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": NAME, "namespace": NAMESPACE},
+            "data": {"config.yaml": yaml.safe_dump(rules(), sort_keys=False)},
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": NAME, "namespace": NAMESPACE},
+            "spec": {
+                "selector": {"app.kubernetes.io/name": NAME},
+                "ports": [{"port": 443, "targetPort": PORT}],
+            },
+        },
         deployment(prometheus),
-        {"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
-         "metadata": {"name": API_SERVICE},
-         "spec": {"service": {"name": NAME, "namespace": NAMESPACE, "port": 443},
-                  "group": "custom.metrics.k8s.io", "version": "v1beta1",
-                  "insecureSkipTLSVerify": True, "groupPriorityMinimum": 100,
-                  "versionPriority": 100}},
-    ]  # fmt: skip
+        {
+            "apiVersion": "apiregistration.k8s.io/v1",
+            "kind": "APIService",
+            "metadata": {"name": API_SERVICE},
+            "spec": {
+                "service": {"name": NAME, "namespace": NAMESPACE, "port": 443},
+                "group": "custom.metrics.k8s.io",
+                "version": "v1beta1",
+                "insecureSkipTLSVerify": True,
+                "groupPriorityMinimum": 100,
+                "versionPriority": 100,
+            },
+        },
+    ]
 
 
 def ready(api: Any) -> str | None:

@@ -69,11 +69,17 @@ def deployment() -> Manifest:
         "ports": [{"name": "http", "containerPort": PORT}],
         "readinessProbe": {"httpGet": {"path": "/healthz", "port": PORT}, "periodSeconds": 1},
     }
-    return workload("Deployment", NAME, NAMESPACE, labels, {
-        "serviceAccountName": NAME,
-        "nodeSelector": {"aicr.dev/node-group": "system"},
-        "containers": [container],
-    })  # fmt: skip
+    return workload(
+        "Deployment",
+        NAME,
+        NAMESPACE,
+        labels,
+        {
+            "serviceAccountName": NAME,
+            "nodeSelector": {"aicr.dev/node-group": "system"},
+            "containers": [container],
+        },
+    )
 
 
 def manifests(ctx: Context) -> list[Manifest]:
@@ -83,15 +89,19 @@ def manifests(ctx: Context) -> list[Manifest]:
     return [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
         *published,
-        {"apiVersion": "v1", "kind": "ServiceAccount",
-         "metadata": {"name": NAME, "namespace": NAMESPACE}},
+        {
+            "apiVersion": "v1",
+            "kind": "ServiceAccount",
+            "metadata": {"name": NAME, "namespace": NAMESPACE},
+        },
         binding(NAME, role["metadata"]["name"], NAMESPACE),
         deployment(),
-    ]  # fmt: skip
+    ]
 
 
-def prometheus_object(ctx: Context, name: str, service_account: str,
-                      labels: dict[str, str], image: str) -> Manifest:  # fmt: skip
+def prometheus_object(
+    ctx: Context, name: str, service_account: str, labels: dict[str, str], image: str
+) -> Manifest:
     """The `Prometheus` object kube-prometheus-stack creates, with the sim's knobs."""
     every: dict[str, Any] = {}
     return {

@@ -71,26 +71,30 @@ class Params(CheckParams):
     """``spec.validate.checks.accelerator-metrics.params``."""
 
     exporter_namespace: str | None = Field(
-        default=None, min_length=1,
+        default=None,
+        min_length=1,
         description="Namespace of the exporter pods (default: the recipe's gpu-operator "
         "component's, else every namespace).",
-    )  # fmt: skip
+    )
     exporter_selector: str = Field(
-        default="app=nvidia-dcgm-exporter", min_length=1,
+        default="app=nvidia-dcgm-exporter",
+        min_length=1,
         description="Label selector of the exporter pods.",
-    )  # fmt: skip
+    )
     exporter_port: int = Field(default=9400, gt=0, lt=65536, description="The exporter's port.")
     metrics_path: str = Field(default="/metrics", pattern=r"^/", description="The metrics path.")
     scrape_seconds: float = Field(default=10, gt=0, description="Timeout of one HTTP request.")
     image: str | None = Field(
-        default=None, min_length=1,
+        default=None,
+        min_length=1,
         description="Replaces the pinned DCGM image of the load pod (used as given).",
-    )  # fmt: skip
+    )
     load_seconds: int = Field(default=60, gt=0, description="How long the load pod runs.")
     collect_seconds: float = Field(
-        default=90, gt=0,
+        default=90,
+        gt=0,
         description="How long Prometheus may take to have the series, and utilization to rise.",
-    )  # fmt: skip
+    )
 
 
 def _client(ctx: CheckContext) -> httpx.Client:
@@ -146,8 +150,9 @@ def _expected(ctx: CheckContext, nodes: list[build.Obj], dra: bool) -> dict[str,
     return {n: allocatable_gpus(by_name[n]) for n in names}
 
 
-def _scrape_nodes(ctx: CheckContext, http: httpx.Client,
-                  expected: dict[str, int]) -> dict[str, build.Page]:  # fmt: skip
+def _scrape_nodes(
+    ctx: CheckContext, http: httpx.Client, expected: dict[str, int]
+) -> dict[str, build.Page]:
     """The page of every GPU node whose exporter passed (a step per node)."""
     exporters = _exporters(ctx)
     pages: dict[str, build.Page] = {}
@@ -175,16 +180,19 @@ def _scrape_nodes(ctx: CheckContext, http: httpx.Client,
     return pages
 
 
-def _collected(ctx: CheckContext, http: httpx.Client, base: str,
-               pages: dict[str, build.Page]) -> bool:  # fmt: skip
+def _collected(
+    ctx: CheckContext, http: httpx.Client, base: str, pages: dict[str, build.Page]
+) -> bool:
     wanted = {node: set(build.per_gpu(p, build.UTIL)) for node, p in pages.items()}
     with ctx.step("collected by Prometheus") as step:
         step.asked = f"{base}/api/v1/query for " + ", ".join(build.REQUIRED)
         end = time.monotonic() + ctx.params.collect_seconds
         while True:
             try:
-                missing = {name: build.judge_collected(wanted, _query(http, base, name))
-                           for name in build.REQUIRED}  # fmt: skip
+                missing = {
+                    name: build.judge_collected(wanted, _query(http, base, name))
+                    for name in build.REQUIRED
+                }
                 error = None
             except (httpx.HTTPError, ValueError) as e:
                 missing, error = {}, f"query failed: {e}"
@@ -195,8 +203,11 @@ def _collected(ctx: CheckContext, http: httpx.Client, base: str,
                 return True
             if time.monotonic() >= end:
                 step.answer = error or "; ".join(problems)
-                step.failed(error or f"not collected within {ctx.params.collect_seconds:g}s: "
-                            + "; ".join(problems))  # fmt: skip
+                step.failed(
+                    error
+                    or f"not collected within {ctx.params.collect_seconds:g}s: "
+                    + "; ".join(problems)
+                )
                 return False
             time.sleep(POLL_SECONDS)
     return False  # the step raised: recorded as other
@@ -240,8 +251,9 @@ def _claimed(ctx: CheckContext, pod: build.Obj, node: str) -> build.Claimed:
     if device is None:
         raise _LoadFailed(f"ResourceClaim {ns}/{name}: " + "; ".join(problems))
     result = allocation_results(claim)[0]
-    claimed = build.Claimed(f"{ns}/{name}", str(result.get("pool")), str(result.get("device")),
-                            device_uuid(device))  # fmt: skip
+    claimed = build.Claimed(
+        f"{ns}/{name}", str(result.get("pool")), str(result.get("device")), device_uuid(device)
+    )
     if on != node:
         raise _LoadFailed(f"{claimed} is a device of {on}, not of {node} where the pod runs")
     if not claimed.uuid:
@@ -249,8 +261,9 @@ def _claimed(ctx: CheckContext, pod: build.Obj, node: str) -> build.Claimed:
     return claimed
 
 
-def _under_load(ctx: CheckContext, http: httpx.Client, base: str, node: str,
-                before: build.Page, dra: bool) -> None:  # fmt: skip
+def _under_load(
+    ctx: CheckContext, http: httpx.Client, base: str, node: str, before: build.Page, dra: bool
+) -> None:
     image = workload_image(build.LOAD_IMAGE, check=ctx.name, config=ctx.config)
     exporter = _exporters(ctx).get(node)
     ns = ctx.workload_namespace
@@ -258,9 +271,11 @@ def _under_load(ctx: CheckContext, http: httpx.Client, base: str, node: str,
         gpu = f"one {GPU_RESOURCE}"
         if dra:
             gpu = f"a ResourceClaim from template {ns}/{build.LOAD_TEMPLATE} ({GPU_DEVICE_CLASS})"
-        step.asked = (f"pod {ns}/{build.LOAD_POD} ({image}) holding one GPU of {node} through "
-                      f"{gpu} for {ctx.params.load_seconds}s; its GPU's {build.UTIL} on the "
-                      "exporter and in Prometheus")  # fmt: skip
+        step.asked = (
+            f"pod {ns}/{build.LOAD_POD} ({image}) holding one GPU of {node} through "
+            f"{gpu} for {ctx.params.load_seconds}s; its GPU's {build.UTIL} on the "
+            "exporter and in Prometheus"
+        )
         try:
             if exporter is None:
                 raise _LoadFailed(f"no ready exporter pod on {node} any more")
@@ -272,8 +287,15 @@ def _under_load(ctx: CheckContext, http: httpx.Client, base: str, node: str,
         _judge_load(ctx, http, base, _endpoint(ctx, exporter), before, claimed, step)
 
 
-def _judge_load(ctx: CheckContext, http: httpx.Client, base: str, url: str, before: build.Page,
-                claimed: build.Claimed | None, step: Step) -> None:  # fmt: skip
+def _judge_load(
+    ctx: CheckContext,
+    http: httpx.Client,
+    base: str,
+    url: str,
+    before: build.Page,
+    claimed: build.Claimed | None,
+    step: Step,
+) -> None:
     """Scrape until the load's GPU is busier than before, on the exporter and in Prometheus."""
     ns = ctx.workload_namespace
     end = time.monotonic() + ctx.params.collect_seconds
@@ -300,19 +322,24 @@ def _judge_load(ctx: CheckContext, http: httpx.Client, base: str, url: str, befo
         elif seen is not None and busy and queried is not None and queried > baseline:
             which = f"; {claimed}" if claimed else ""
             held = f" ({build.holder(seen)})" if claimed else ""
-            step.answer = (f"GPU {seen.labels['gpu']} ({seen.labels['UUID']}{which}): "
-                           f"{baseline:g}% before, {seen.value:g}% on the exporter{held} and "
-                           f"{queried:g}% in Prometheus under load")  # fmt: skip
+            step.answer = (
+                f"GPU {seen.labels['gpu']} ({seen.labels['UUID']}{which}): "
+                f"{baseline:g}% before, {seen.value:g}% on the exporter{held} and "
+                f"{queried:g}% in Prometheus under load"
+            )
             step.passed("utilization rose under load, on the exporter and in Prometheus")
             return
         time.sleep(POLL_SECONDS)
     step.answer = build.load_answer(stray or seen, claimed) + (
-        f"; Prometheus: {queried:g}%" if queried is not None else "")  # fmt: skip
+        f"; Prometheus: {queried:g}%" if queried is not None else ""
+    )
     if claimed and stray is not None:
-        step.failed(f"GPU {stray.labels['UUID']} ({claimed}) is busy but the exporter attributes "
-                    f"it to {build.holder(stray)}, not to the load pod {ns}/{build.LOAD_POD} "
-                    "(dcgm-exporter maps DRA-allocated GPUs to pods only with "
-                    "KUBERNETES_ENABLE_DRA)")  # fmt: skip
+        step.failed(
+            f"GPU {stray.labels['UUID']} ({claimed}) is busy but the exporter attributes "
+            f"it to {build.holder(stray)}, not to the load pod {ns}/{build.LOAD_POD} "
+            "(dcgm-exporter maps DRA-allocated GPUs to pods only with "
+            "KUBERNETES_ENABLE_DRA)"
+        )
         return
     why = f"utilization did not rise under load within {ctx.params.collect_seconds:g}s"
     frozen = build.stale(first, last) if first and last else None
@@ -338,6 +365,8 @@ def run(ctx: CheckContext) -> CheckResult:
     if result.status != Status.PASSED:
         return result
     count = sum(len(build.per_gpu(p, build.UTIL)) for p in pages.values())
-    return ctx.passed(f"per-GPU metrics exported on {len(pages)} GPU nodes ({count} GPUs), "
-                      "collected by Prometheus, utilization rose under load"
-                      + (" on the GPU allocated to its DRA claim" if dra else ""))  # fmt: skip
+    return ctx.passed(
+        f"per-GPU metrics exported on {len(pages)} GPU nodes ({count} GPUs), "
+        "collected by Prometheus, utilization rose under load"
+        + (" on the GPU allocated to its DRA claim" if dra else "")
+    )

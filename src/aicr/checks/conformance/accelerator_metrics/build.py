@@ -24,16 +24,24 @@ UTIL = "DCGM_FI_DEV_GPU_UTIL"
 FB_USED = "DCGM_FI_DEV_FB_USED"
 FB_FREE = "DCGM_FI_DEV_FB_FREE"
 REQUIRED = (UTIL, FB_USED, FB_FREE)
-RECORDED = {"DCGM_FI_DEV_GPU_TEMP": "temperature", "DCGM_FI_DEV_POWER_USAGE": "power",
-            "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL": "interconnect"}  # fmt: skip
+RECORDED = {
+    "DCGM_FI_DEV_GPU_TEMP": "temperature",
+    "DCGM_FI_DEV_POWER_USAGE": "power",
+    "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL": "interconnect",
+}
 GPU_LABELS = ("gpu", "UUID")
 LOAD_POD = LOAD_CONTAINER = "gpu-load"
 LOAD_IMAGE = "dcgm"  # in aicr/checks/images.yaml
 LOAD_TEMPLATE = "gpu-load"  # DRA mode: the load pod's ResourceClaimTemplate
 LOAD_CLAIM = "gpu"  # the pod's claim entry, the container's claim and the request
 # What dcgm-exporter adds to the series of a GPU it maps to a pod through a DRA claim
-DRA_LABELS = ("dra_claim_name", "dra_claim_namespace", "dra_driver_name", "dra_pool_name",
-              "dra_device_name")  # fmt: skip
+DRA_LABELS = (
+    "dra_claim_name",
+    "dra_claim_namespace",
+    "dra_driver_name",
+    "dra_pool_name",
+    "dra_device_name",
+)
 
 
 @dataclass(frozen=True)
@@ -73,17 +81,25 @@ def parse(text: str) -> Page:
     declared: set[str] = set()
     for family in text_string_to_metric_families(text):
         declared.add(family.name)
-        series += [Series(s.name, dict(s.labels), float(s.value),
-                          None if s.timestamp is None else float(s.timestamp))
-                   for s in family.samples]  # fmt: skip
+        series += [
+            Series(
+                s.name,
+                dict(s.labels),
+                float(s.value),
+                None if s.timestamp is None else float(s.timestamp),
+            )
+            for s in family.samples
+        ]
     return Page(tuple(series), frozenset(declared))
 
 
 def per_gpu(page: Page, name: str) -> dict[str, Series]:
     """The series of `name` that carry both per-GPU labels and a number, by GPU UUID."""
-    return {s.labels["UUID"]: s for s in page.series
-            if s.name == name and all(s.labels.get(k) for k in GPU_LABELS)
-            and math.isfinite(s.value)}  # fmt: skip
+    return {
+        s.labels["UUID"]: s
+        for s in page.series
+        if s.name == name and all(s.labels.get(k) for k in GPU_LABELS) and math.isfinite(s.value)
+    }
 
 
 def judge_page(page: Page, gpus: int) -> list[str]:
@@ -93,8 +109,11 @@ def judge_page(page: Page, gpus: int) -> list[str]:
         named = [s for s in page.series if s.name == name]
         found = per_gpu(page, name)
         if not named:
-            problems.append(f"{name} is only named in HELP/TYPE lines, with no sample"
-                            if name in page.declared else f"no {name} series")  # fmt: skip
+            problems.append(
+                f"{name} is only named in HELP/TYPE lines, with no sample"
+                if name in page.declared
+                else f"no {name} series"
+            )
         elif not found:
             problems.append(f"{len(named)} {name} series, none with per-GPU labels (gpu, UUID)")
         elif len(found) < gpus:
@@ -113,11 +132,14 @@ def describe(page: Page) -> str:
             "utilization " + ", ".join(f"{s.labels['gpu']}: {s.value:g}%" for s in ordered)
         )
     if used and free:
-        parts.append(f"framebuffer used {sum(s.value for s in used.values()):g} MiB, "
-                     f"free {sum(s.value for s in free.values()):g} MiB")  # fmt: skip
+        parts.append(
+            f"framebuffer used {sum(s.value for s in used.values()):g} MiB, "
+            f"free {sum(s.value for s in free.values()):g} MiB"
+        )
     seen = [what for name, what in RECORDED.items() if per_gpu(page, name)]
-    parts.append(("recorded: " + ", ".join(seen)) if seen else "no temperature, power or "
-                 "interconnect series")  # fmt: skip
+    parts.append(
+        ("recorded: " + ", ".join(seen)) if seen else "no temperature, power or interconnect series"
+    )
     return "; ".join(parts)
 
 
@@ -136,8 +158,11 @@ def collected(result: list[Obj]) -> set[str]:
 def judge_collected(wanted: dict[str, set[str]], result: list[Obj]) -> list[str]:
     """Nodes whose GPUs (UUIDs scraped from their exporter) Prometheus does not have."""
     have = collected(result)
-    return [f"{node}: {len(uuids - have)} of {len(uuids)} GPUs not collected"
-            for node, uuids in sorted(wanted.items()) if uuids - have]  # fmt: skip
+    return [
+        f"{node}: {len(uuids - have)} of {len(uuids)} GPUs not collected"
+        for node, uuids in sorted(wanted.items())
+        if uuids - have
+    ]
 
 
 def newest_stamp(page: Page) -> float | None:
@@ -187,8 +212,11 @@ def holder(series: Series) -> str:
 def load_answer(seen: Series | None, claimed: Claimed | None) -> str:
     """What the exporter showed for the load's GPU when it did not pass, for evidence."""
     if claimed is None:
-        return (f"exporter: {seen.value:g}% for the load pod's GPU" if seen else
-                "the exporter attributes no GPU to the load pod")  # fmt: skip
+        return (
+            f"exporter: {seen.value:g}% for the load pod's GPU"
+            if seen
+            else "the exporter attributes no GPU to the load pod"
+        )
     if seen is None:
         return f"the exporter serves no {UTIL} series for GPU {claimed.uuid} ({claimed})"
     return f"exporter: {seen.value:g}% for GPU {claimed.uuid} ({claimed}), held by {holder(seen)}"

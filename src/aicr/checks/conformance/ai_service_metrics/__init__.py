@@ -58,9 +58,10 @@ class Params(CheckParams):
     )
     http_seconds: float = Field(default=10, gt=0, description="Timeout of one HTTP request.")
     image: str | None = Field(
-        default=None, min_length=1,
+        default=None,
+        min_length=1,
         description="Replaces the pinned Python image of the workload (used as given).",
-    )  # fmt: skip
+    )
 
 
 def _client(ctx: CheckContext) -> httpx.Client:
@@ -79,9 +80,11 @@ def _discovery(ctx: CheckContext) -> build.Discovery | None:
         step.answer = mode
         if mode == "PodMonitor" and "podmonitors" not in (served or []):
             stack = sorted(names & set(build.OPERATOR_COMPONENTS)) or ["params.discovery"]
-            step.failed(f"{', '.join(stack)} discovers workloads through PodMonitors, but the "
-                        "API server serves no podmonitors.monitoring.coreos.com "
-                        "(prometheus-operator's CRDs are not installed)")  # fmt: skip
+            step.failed(
+                f"{', '.join(stack)} discovers workloads through PodMonitors, but the "
+                "API server serves no podmonitors.monitoring.coreos.com "
+                "(prometheus-operator's CRDs are not installed)"
+            )
             return None
         step.passed(f"workloads are discovered through {mode}")
         return mode
@@ -91,14 +94,19 @@ def _discovery(ctx: CheckContext) -> build.Discovery | None:
 def _deploy(ctx: CheckContext, mode: build.Discovery) -> build.Obj | None:
     image = workload_image(build.IMAGE, check=ctx.name, config=ctx.config)
     with ctx.step("workload") as step:
-        made = [f"pod {ctx.workload_namespace}/{build.POD} ({image}) serving {build.METRIC} on "
-                f":{build.PORT}{build.METRICS_PATH}"]  # fmt: skip
+        made = [
+            f"pod {ctx.workload_namespace}/{build.POD} ({image}) serving {build.METRIC} on "
+            f":{build.PORT}{build.METRICS_PATH}"
+        ]
         ctx.probes.create(build.pod(image, ctx.run_id, annotate=mode == "annotations"))
         if mode == "PodMonitor":
             labels = build.monitor_labels(ctx.kube.list("Prometheus"))
             ctx.probes.create(build.pod_monitor(labels))
-            made.append(f"PodMonitor {ctx.workload_namespace}/{build.POD} (port {build.PORT_NAME}"
-                        + (f", labels {labels}" if labels else "") + ")")  # fmt: skip
+            made.append(
+                f"PodMonitor {ctx.workload_namespace}/{build.POD} (port {build.PORT_NAME}"
+                + (f", labels {labels}" if labels else "")
+                + ")"
+            )
         else:
             made[0] += " annotated prometheus.io/scrape, port and path"
         step.asked = "; ".join(made)
@@ -113,8 +121,9 @@ def _deploy(ctx: CheckContext, mode: build.Discovery) -> build.Obj | None:
     return None
 
 
-def _target(ctx: CheckContext, http: httpx.Client, base: str, address: str,
-            mode: build.Discovery) -> bool:  # fmt: skip
+def _target(
+    ctx: CheckContext, http: httpx.Client, base: str, address: str, mode: build.Discovery
+) -> bool:
     with ctx.step("target up") as step:
         step.asked = f"GET {base}/api/v1/targets?state=active, a target scraping {address}"
         end = time.monotonic() + min(ctx.params.discover_seconds, ctx.deadline.for_waits())
@@ -139,13 +148,16 @@ def _target(ctx: CheckContext, http: httpx.Client, base: str, address: str,
         else:  # none, or only other jobs' (a catch-all scraping every pod)
             others = "; ".join(build.describe_target(t) for t in found)
             step.answer = f"only other jobs' targets: {others}" if found else "no active target"
-            step.failed(f"Prometheus has no target for the workload ({address}) after {waited}: "
-                        f"{build.UNSEEN[mode]}")  # fmt: skip
+            step.failed(
+                f"Prometheus has no target for the workload ({address}) after {waited}: "
+                f"{build.UNSEEN[mode]}"
+            )
     return False
 
 
-def _collected(ctx: CheckContext, http: httpx.Client, base: str,
-               promql: str) -> list[build.Series] | None:  # fmt: skip
+def _collected(
+    ctx: CheckContext, http: httpx.Client, base: str, promql: str
+) -> list[build.Series] | None:
     """The counter's series once Prometheus has them (the target is up: a few scrapes at most)."""
     with ctx.step("collected before") as step:
         step.asked = f"{base}/api/v1/query?query={promql}"
@@ -157,8 +169,10 @@ def _collected(ctx: CheckContext, http: httpx.Client, base: str,
             time.sleep(POLL_SECONDS)
         step.answer = build.describe_series(found)
         if not found:
-            step.failed(f"Prometheus has no {build.METRIC} series of the workload after "
-                        f"{ctx.params.count_seconds:g}s")  # fmt: skip
+            step.failed(
+                f"Prometheus has no {build.METRIC} series of the workload after "
+                f"{ctx.params.count_seconds:g}s"
+            )
             return None
         step.info(f"the counter reads {build.total(found):g} before the requests")
         return found
@@ -199,13 +213,16 @@ def _send(ctx: CheckContext, http: httpx.Client, address: str) -> bool:
     return False
 
 
-def _counted(ctx: CheckContext, http: httpx.Client, base: str, promql: str, address: str,
-             before: float) -> float | None:  # fmt: skip
+def _counted(
+    ctx: CheckContext, http: httpx.Client, base: str, promql: str, address: str, before: float
+) -> float | None:
     """Seconds until Prometheus counted exactly N, confirmed after the next scrape; else None."""
     n, bound = ctx.params.requests, ctx.params.count_seconds
     with ctx.step("requests counted") as step:
-        step.asked = (f"{base}/api/v1/query?query={promql} until it rose by {n} from "
-                      f"{before:g} within {bound:g}s; again after the next scrape")  # fmt: skip
+        step.asked = (
+            f"{base}/api/v1/query?query={promql} until it rose by {n} from "
+            f"{before:g} within {bound:g}s; again after the next scrape"
+        )
         start = time.monotonic()
         end = start + min(bound, ctx.deadline.for_waits())
         found: list[build.Series] = []
@@ -235,8 +252,11 @@ def _counted(ctx: CheckContext, http: httpx.Client, base: str, promql: str, addr
 def _last_scrape(http: httpx.Client, base: str, address: str) -> float | None:
     """When the last of the workload's targets was scraped least recently (Prometheus's clock)."""
     found = build.targets_of(prometheus.active_targets(http, base), address)
-    stamps = [datetime.fromisoformat(str(t["lastScrape"])).timestamp()
-              for t in found if t.get("lastScrape")]  # fmt: skip
+    stamps = [
+        datetime.fromisoformat(str(t["lastScrape"])).timestamp()
+        for t in found
+        if t.get("lastScrape")
+    ]
     return min(stamps) if stamps else None
 
 
@@ -260,13 +280,18 @@ def run(ctx: CheckContext) -> CheckResult:
         address = f"{pod['status']['podIP']}:{build.PORT}"
         promql = f'{build.METRIC}{{{build.RUN_LABEL}="{ctx.run_id}"}}'
         with _client(ctx) as http:
-            found = _collected(ctx, http, base, promql) if _target(
-                ctx, http, base, address, mode) else None  # fmt: skip
+            found = (
+                _collected(ctx, http, base, promql)
+                if _target(ctx, http, base, address, mode)
+                else None
+            )
             if found and _identity(ctx, found, pod) and _send(ctx, http, address):
                 took = _counted(ctx, http, base, promql, address, build.total(found))
     result = ctx.conclude("service metrics steps")
     if result.status != Status.PASSED or took is None:
         return result
     n = ctx.params.requests
-    return ctx.passed(f"Prometheus discovered the workload through {mode}, scraped it and "
-                      f"counted exactly {n} of {n} requests in {took:.1f}s")  # fmt: skip
+    return ctx.passed(
+        f"Prometheus discovered the workload through {mode}, scraped it and "
+        f"counted exactly {n} of {n} requests in {took:.1f}s"
+    )

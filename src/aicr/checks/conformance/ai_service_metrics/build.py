@@ -32,7 +32,8 @@ UNSEEN = {
 SHOWN = ("namespace", "pod", "container", "job", "instance", "endpoint", "service")
 
 # Counts GET / only; /metrics and /healthz (scrapes and probes) never move the counter.
-SERVER = """\
+SERVER = (
+    """\
 import http.server, os, sys, threading
 run, lock, count = sys.argv[1], threading.Lock(), [0]
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -52,8 +53,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def log_message(self, *args):
         pass
 http.server.ThreadingHTTPServer((os.environ["POD_IP"], {port}), Handler).serve_forever()
-""".replace("{name}", METRIC).replace("{label}", RUN_LABEL).replace("{path}", METRICS_PATH) \
-    .replace("{port}", str(PORT))  # fmt: skip
+""".replace("{name}", METRIC)
+    .replace("{label}", RUN_LABEL)
+    .replace("{path}", METRICS_PATH)
+    .replace("{port}", str(PORT))
+)
 
 
 def discovery(param: str, recipe_components: set[str], served: list[str] | None) -> Discovery:
@@ -85,28 +89,39 @@ def monitor_labels(prometheuses: list[Obj]) -> dict[str, str]:
 def pod(image: str, run_id: str, annotate: bool) -> Obj:
     """The workload: an HTTP server counting requests, in the Prometheus text format."""
     container = {
-        "name": CONTAINER, "image": image,
+        "name": CONTAINER,
+        "image": image,
         "command": ["python3", "-c", SERVER, run_id],
         "env": [{"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}],
         "ports": [{"name": PORT_NAME, "containerPort": PORT}],
         "readinessProbe": {"httpGet": {"path": "/healthz", "port": PORT}, "periodSeconds": 1},
-    }  # fmt: skip
+    }
     meta: Obj = {"name": POD, "labels": dict(APP)}
     if annotate:
-        meta["annotations"] = {"prometheus.io/scrape": "true", "prometheus.io/port": str(PORT),
-                               "prometheus.io/path": METRICS_PATH}  # fmt: skip
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta,
-            "spec": restricted_pod_spec([container])}  # fmt: skip
+        meta["annotations"] = {
+            "prometheus.io/scrape": "true",
+            "prometheus.io/port": str(PORT),
+            "prometheus.io/path": METRICS_PATH,
+        }
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": meta,
+        "spec": restricted_pod_spec([container]),
+    }
 
 
 def pod_monitor(labels: dict[str, str]) -> Obj:
     """The PodMonitor selecting the workload's metrics port."""
     return {
-        "apiVersion": MONITORING_GROUP, "kind": "PodMonitor",
+        "apiVersion": MONITORING_GROUP,
+        "kind": "PodMonitor",
         "metadata": {"name": POD, "labels": dict(labels)},
-        "spec": {"selector": {"matchLabels": dict(APP)},
-                 "podMetricsEndpoints": [{"port": PORT_NAME, "path": METRICS_PATH}]},
-    }  # fmt: skip
+        "spec": {
+            "selector": {"matchLabels": dict(APP)},
+            "podMetricsEndpoints": [{"port": PORT_NAME, "path": METRICS_PATH}],
+        },
+    }
 
 
 def is_ready(obj: Obj) -> bool:
@@ -120,8 +135,12 @@ def is_ready(obj: Obj) -> bool:
 
 def targets_of(active: list[Obj], address: str) -> list[Obj]:
     """The active targets scraping ``address`` (host:port) — more than one is a duplicate job."""
-    return [t for t in active if (t.get("labels") or {}).get("instance") == address
-            or f"//{address}/" in str(t.get("scrapeUrl") or "")]  # fmt: skip
+    return [
+        t
+        for t in active
+        if (t.get("labels") or {}).get("instance") == address
+        or f"//{address}/" in str(t.get("scrapeUrl") or "")
+    ]
 
 
 def own_pool(mode: Discovery, namespace: str) -> str | None:
@@ -141,8 +160,10 @@ def from_own(found: list[Obj], pool: str | None) -> bool:
 def describe_target(t: Obj) -> str:
     """One target, for evidence."""
     error = f", last error: {t['lastError']}" if t.get("lastError") else ""
-    return (f"{t.get('scrapePool')}: {t.get('scrapeUrl')} health {t.get('health')}, "
-            f"last scrape {t.get('lastScrape')}{error}")  # fmt: skip
+    return (
+        f"{t.get('scrapePool')}: {t.get('scrapeUrl')} health {t.get('health')}, "
+        f"last scrape {t.get('lastScrape')}{error}"
+    )
 
 
 @dataclass(frozen=True)
@@ -176,11 +197,15 @@ def describe_series(found: list[Series]) -> str:
     if not found:
         return "no series"
     return "; ".join(
-        f"{s.value:g} with " + ", ".join(f"{k}={s.labels[k]}" for k in SHOWN if k in s.labels)
-        + "".join(f", {k}={v}" for k, v in sorted(s.labels.items())
-                  if k not in SHOWN and k not in ("__name__", RUN_LABEL))
+        f"{s.value:g} with "
+        + ", ".join(f"{k}={s.labels[k]}" for k in SHOWN if k in s.labels)
+        + "".join(
+            f", {k}={v}"
+            for k, v in sorted(s.labels.items())
+            if k not in SHOWN and k not in ("__name__", RUN_LABEL)
+        )
         for s in found
-    )  # fmt: skip
+    )
 
 
 def identity_problems(found: list[Series], namespace: str, pod_name: str) -> list[str]:
@@ -191,8 +216,9 @@ def identity_problems(found: list[Series], namespace: str, pod_name: str) -> lis
         for key in IDENTITY:
             if s.labels.get(key) != want[key]:
                 got = s.labels.get(key)
-                problems.append(f"label {key} is {got!r}, not {want[key]!r}" if got else
-                                f"no {key} label")  # fmt: skip
+                problems.append(
+                    f"label {key} is {got!r}, not {want[key]!r}" if got else f"no {key} label"
+                )
     return sorted(set(problems))
 
 
@@ -203,9 +229,13 @@ def judge_rise(before: float, found: list[Series], sent: int) -> str | None:
     """
     rise = total(found) - before
     if rise > sent:
-        twice = (f" ({len(found)} series for one counter: " + "; ".join(
-            s.labels.get("job", "?") for s in found) + ": the workload is collected more than once)"
-            if len(found) > 1 else "")  # fmt: skip
+        twice = (
+            f" ({len(found)} series for one counter: "
+            + "; ".join(s.labels.get("job", "?") for s in found)
+            + ": the workload is collected more than once)"
+            if len(found) > 1
+            else ""
+        )
         return f"the collected value rose by {rise:g}, more than the {sent} requests sent{twice}"
     if rise < sent:
         return f"the collected value rose by {rise:g} of the {sent} requests sent"

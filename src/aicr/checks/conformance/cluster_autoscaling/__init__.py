@@ -70,9 +70,10 @@ class Params(CheckParams):
         default=300, gt=0, description="How long the new nodes may take to go (or start going)."
     )
     image: str | None = Field(
-        default=None, min_length=1,
+        default=None,
+        min_length=1,
         description="Replaces the pinned pause image (used as given, no mirror rewrite).",
-    )  # fmt: skip
+    )
 
 
 class Stopped(BaseException):
@@ -105,21 +106,29 @@ def _provider(ctx: CheckContext) -> providers.Provider | None:
         served = ctx.kube.served(providers.KARPENTER_API)
         pools = ctx.kube.list("NodePool") if served and "nodepools" in served else []
         status = ctx.kube.get("ConfigMap", providers.CA_STATUS, providers.CA_NAMESPACE)
-        step.asked = (f"API discovery of {providers.KARPENTER_API} and its NodePools; ConfigMap "
-                      f"{providers.CA_NAMESPACE}/{providers.CA_STATUS}")  # fmt: skip
+        step.asked = (
+            f"API discovery of {providers.KARPENTER_API} and its NodePools; ConfigMap "
+            f"{providers.CA_NAMESPACE}/{providers.CA_STATUS}"
+        )
         nodes = ctx.kube.list("Node")
         candidates = (providers.karpenter(pools), providers.cluster_autoscaler(status, nodes))
         found = [p for p in candidates if p]
         karpenter = "not served" if served is None else f"served, {len(pools)} NodePools"
-        step.answer = (f"{providers.KARPENTER_API}: {karpenter}; {providers.CA_STATUS}: "
-                       + ("present" if status is not None else "absent"))  # fmt: skip
+        step.answer = f"{providers.KARPENTER_API}: {karpenter}; {providers.CA_STATUS}: " + (
+            "present" if status is not None else "absent"
+        )
         if not found:
-            why = ("Karpenter's API is served but it has no NodePool" if served is not None
-                   else f"no {providers.KARPENTER_API} NodePool")  # fmt: skip
-            step.failed(f"no recognised cluster autoscaler: {why}, no Cluster Autoscaler status "
-                        f"ConfigMap {providers.CA_NAMESPACE}/{providers.CA_STATUS}; a platform "
-                        "that provides none declares cluster_autoscaling N/A with a "
-                        f"justification in {NA_PATH}")  # fmt: skip
+            why = (
+                "Karpenter's API is served but it has no NodePool"
+                if served is not None
+                else f"no {providers.KARPENTER_API} NodePool"
+            )
+            step.failed(
+                f"no recognised cluster autoscaler: {why}, no Cluster Autoscaler status "
+                f"ConfigMap {providers.CA_NAMESPACE}/{providers.CA_STATUS}; a platform "
+                "that provides none declares cluster_autoscaling N/A with a "
+                f"justification in {NA_PATH}"
+            )
             return None
         step.info("; ".join(f"{p.name}: {p.found}" for p in found))
         return found[0]
@@ -130,21 +139,29 @@ def _capacity(ctx: CheckContext, dra: bool) -> tuple[NodePlan, set[str]] | None:
     with ctx.step("existing GPU nodes") as step:
         nodes = ctx.kube.list("Node")
         if dra:
-            capacity, used = dra_gpus(ctx.kube.list("ResourceSlice"),
-                                      ctx.kube.list("ResourceClaim"))  # fmt: skip
-            step.asked = ("Nodes, the whole GPUs of gpu.nvidia.com ResourceSlices and the "
-                          "devices every ResourceClaim holds")  # fmt: skip
+            capacity, used = dra_gpus(
+                ctx.kube.list("ResourceSlice"), ctx.kube.list("ResourceClaim")
+            )
+            step.asked = (
+                "Nodes, the whole GPUs of gpu.nvidia.com ResourceSlices and the "
+                "devices every ResourceClaim holds"
+            )
         else:
             capacity, used = device_plugin_gpus(nodes, ctx.kube.list("Pod"))
             step.asked = "Nodes, their allocatable nvidia.com/gpu and every pod's GPU requests"
         plan = plan_nodes(nodes, capacity, used, ctx.workloads)
-        step.answer = "; ".join(
-            [f"{t.node}: {t.gpus}/{t.total} GPUs free" for t in plan.targets]
-            + [f"{n}: all GPUs in use" for n in plan.busy]
-            + [f"{n}: not schedulable" for n in plan.unschedulable]
-        ) or "no GPU node"  # fmt: skip
-        step.info(f"{len(nodes)} nodes before the scale-up; fill the free GPUs of "
-                  f"{len(plan.targets)} so that no existing node fits the GPU pods")  # fmt: skip
+        step.answer = (
+            "; ".join(
+                [f"{t.node}: {t.gpus}/{t.total} GPUs free" for t in plan.targets]
+                + [f"{n}: all GPUs in use" for n in plan.busy]
+                + [f"{n}: not schedulable" for n in plan.unschedulable]
+            )
+            or "no GPU node"
+        )
+        step.info(
+            f"{len(nodes)} nodes before the scale-up; fill the free GPUs of "
+            f"{len(plan.targets)} so that no existing node fits the GPU pods"
+        )
         return plan, {str(n["metadata"]["name"]) for n in nodes}
     return None
 
@@ -161,16 +178,27 @@ def _fill(ctx: CheckContext, plan: NodePlan, image: str, dra: bool) -> bool:
                 ctx.probes.create(build.filler_claim(t))
             ctx.probes.create(build.filler(t, image, deadline, dra))
         how = " (its ResourceClaim)" if dra else ""
-        step.asked = "; ".join(f"pod {build.filler_name(t.node)} on {t.node} with {t.gpus} GPUs"
-                               f"{how}" for t in plan.targets)  # fmt: skip
+        step.asked = "; ".join(
+            f"pod {build.filler_name(t.node)} on {t.node} with {t.gpus} GPUs{how}"
+            for t in plan.targets
+        )
         waited = ctx.probes.wait("Pod", build.running, budget=ctx.params.fill_seconds)
-        step.answer = "; ".join(f"{n}: Running on {p['spec'].get('nodeName')}"
-                                for n, p in sorted(waited.objects.items())
-                                if n not in waited.pending) or "none running"  # fmt: skip
+        step.answer = (
+            "; ".join(
+                f"{n}: Running on {p['spec'].get('nodeName')}"
+                for n, p in sorted(waited.objects.items())
+                if n not in waited.pending
+            )
+            or "none running"
+        )
         if waited.pending:
-            step.failed("; ".join(f"pod {n} holding existing GPUs did not start within "
-                                  f"{int(waited.seconds)}s: {w}"
-                                  for n, w in waited.pending.items()))  # fmt: skip
+            step.failed(
+                "; ".join(
+                    f"pod {n} holding existing GPUs did not start within "
+                    f"{int(waited.seconds)}s: {w}"
+                    for n, w in waited.pending.items()
+                )
+            )
             return False
         step.passed(f"the free GPUs of {len(plan.targets)} existing nodes are held")
         return True
@@ -204,8 +232,7 @@ class Watcher:
     def scale_up_pods(self) -> dict[str, Obj]:
         """The check's scale-up pods as they are now."""
         pods = self.ctx.kube.list("Pod", self.ctx.workload_namespace, self.ctx.probes.selector)
-        return {self._name(p): p for p in pods
-                if self._name(p).startswith(build.POD_PREFIX)}  # fmt: skip
+        return {self._name(p): p for p in pods if self._name(p).startswith(build.POD_PREFIX)}
 
     def look(self) -> dict[str, Obj]:
         """One look at everything; the scale-up pods."""
@@ -239,8 +266,11 @@ class Watcher:
                 continue
             group = providers.node_group(obj, self.provider, events)
             self.groups[node] = group
-            note(f"node/{node}", f"node {node} registered (node group {group}, "
-                 f"{allocatable_gpus(obj)} GPUs allocatable)")  # fmt: skip
+            note(
+                f"node/{node}",
+                f"node {node} registered (node group {group}, "
+                f"{allocatable_gpus(obj)} GPUs allocatable)",
+            )
         return pods
 
     def left(self) -> list[str]:
@@ -249,8 +279,10 @@ class Watcher:
 
     def claim_of(self, node: str) -> Obj | None:
         """The NodeClaim behind ``node`` (Karpenter)."""
-        return next((c for c in self.claims.values()
-                     if (c.get("status") or {}).get("nodeName") == node), None)  # fmt: skip
+        return next(
+            (c for c in self.claims.values() if (c.get("status") or {}).get("nodeName") == node),
+            None,
+        )
 
 
 def _scale_up(ctx: CheckContext, w: Watcher, image: str, dra: bool) -> bool:
@@ -258,11 +290,19 @@ def _scale_up(ctx: CheckContext, w: Watcher, image: str, dra: bool) -> bool:
     with ctx.step("scale-up") as step:
         deadline = int(ctx.deadline.remaining())
         pods = build.scale_up_pods(p.pods, p.gpus_per_pod, image, deadline, dra)
-        how = (f", each its own ResourceClaim from ResourceClaimTemplate {build.TEMPLATE} on "
-               f"DeviceClass {GPU_DEVICE_CLASS}") if dra else ""  # fmt: skip
-        step.asked = (f"{p.pods} pods of {p.gpus_per_pod} GPUs ({image}{how}) that no existing "
-                      "node fits; a new node and every pod Running within "
-                      f"{p.scale_up_seconds:.0f}s")  # fmt: skip
+        how = (
+            (
+                f", each its own ResourceClaim from ResourceClaimTemplate {build.TEMPLATE} on "
+                f"DeviceClass {GPU_DEVICE_CLASS}"
+            )
+            if dra
+            else ""
+        )
+        step.asked = (
+            f"{p.pods} pods of {p.gpus_per_pod} GPUs ({image}{how}) that no existing "
+            "node fits; a new node and every pod Running within "
+            f"{p.scale_up_seconds:.0f}s"
+        )
         if dra:
             ctx.probes.create(build.scale_up_template(p.gpus_per_pod))
         w.timeline.note("created", f"created pods {', '.join(x['metadata']['name'] for x in pods)}")
@@ -284,8 +324,10 @@ def _scale_up(ctx: CheckContext, w: Watcher, image: str, dra: bool) -> bool:
             step.failed("; ".join(problems))
             return False
         nodes = sorted({str(x["spec"]["nodeName"]) for x in seen.values()})
-        step.passed(f"{w.provider.name} added {', '.join(_node_text(w, n) for n in nodes)} "
-                    f"and the {p.pods} pods Run there")  # fmt: skip
+        step.passed(
+            f"{w.provider.name} added {', '.join(_node_text(w, n) for n in nodes)} "
+            f"and the {p.pods} pods Run there"
+        )
         return True
     return False
 
@@ -293,8 +335,9 @@ def _scale_up(ctx: CheckContext, w: Watcher, image: str, dra: bool) -> bool:
 def _scale_up_over(pods: dict[str, Obj], before: set[str]) -> bool:
     """Every pod Runs, or one Runs on an existing node (nothing more to see)."""
     running = [x for x in pods.values() if build.running(x)]
-    return bool(pods) and (len(running) == len(pods)
-                           or any(x["spec"]["nodeName"] in before for x in running))  # fmt: skip
+    return bool(pods) and (
+        len(running) == len(pods) or any(x["spec"]["nodeName"] in before for x in running)
+    )
 
 
 def _node_text(w: Watcher, node: str) -> str:
@@ -303,22 +346,31 @@ def _node_text(w: Watcher, node: str) -> str:
 
 def _no_scale_up(w: Watcher, pods: dict[str, Obj], seconds: float) -> str:
     """Why no scale-up was seen: where each pod got to and what the autoscaler said."""
-    where = "; ".join(f"pod {n}: {pod_status.where(x)}" for n, x in sorted(pods.items())
-                      if not build.running(x))  # fmt: skip
+    where = "; ".join(
+        f"pod {n}: {pod_status.where(x)}" for n, x in sorted(pods.items()) if not build.running(x)
+    )
     said = providers.autoscaler_events(w.events(), w.provider)
     claims = [n for n in w.claims if n not in w.claims_before]
     if providers.refused_claims(said, w.provider):
         after = time.monotonic() - w.timeline.start
-        head = f"{providers.KARPENTER_DRA_BEHAVIOUR}; it refused the pods {after:.0f}s after " \
-               "they were created"  # fmt: skip
+        head = (
+            f"{providers.KARPENTER_DRA_BEHAVIOUR}; it refused the pods {after:.0f}s after "
+            "they were created"
+        )
     else:
         head = f"no new node ran the pods within {seconds:.0f}s"
     parts = [f"{head}: {where}"]
     if w.provider.karpenter:
-        parts.append(f"NodeClaims created: {', '.join(claims)}" if claims
-                     else "Karpenter created no NodeClaim")  # fmt: skip
-    parts.append(f"{w.provider.name} said: {' | '.join(said)}" if said
-                 else f"no event from {w.provider.name} on the pods")  # fmt: skip
+        parts.append(
+            f"NodeClaims created: {', '.join(claims)}"
+            if claims
+            else "Karpenter created no NodeClaim"
+        )
+    parts.append(
+        f"{w.provider.name} said: {' | '.join(said)}"
+        if said
+        else f"no event from {w.provider.name} on the pods"
+    )
     return "; ".join(parts)
 
 
@@ -334,8 +386,10 @@ def _scale_down(ctx: CheckContext, w: Watcher) -> tuple[bool, str]:
     p = ctx.params
     with ctx.step("scale-down") as step:
         caused = sorted(w.caused)
-        step.asked = (f"delete the workload; nodes {', '.join(caused)} removed within "
-                      f"{p.scale_down_seconds:.0f}s")  # fmt: skip
+        step.asked = (
+            f"delete the workload; nodes {', '.join(caused)} removed within "
+            f"{p.scale_down_seconds:.0f}s"
+        )
         _delete_workload(ctx)
         mark = len(w.timeline.entries)
         w.timeline.note("deleted", "deleted the workload")
@@ -347,8 +401,9 @@ def _scale_down(ctx: CheckContext, w: Watcher) -> tuple[bool, str]:
             grown = providers.scaled_up_groups(w.events())
             for node in w.left():
                 groups = {g for g in (w.groups.get(node), *grown) if g}
-                sign = providers.scale_down_began(w.nodes.get(node), w.claim_of(node), status,
-                                                  groups)  # fmt: skip
+                sign = providers.scale_down_began(
+                    w.nodes.get(node), w.claim_of(node), status, groups
+                )
                 if sign and w.timeline.note(f"began/{node}", f"scale-down of {node} began: {sign}"):
                     began[node] = sign
             for node in caused:
@@ -367,23 +422,27 @@ def _scale_down(ctx: CheckContext, w: Watcher) -> tuple[bool, str]:
         if unbegun:
             pools = ctx.kube.list("NodePool") if w.provider.karpenter else []
             delay = providers.scale_down_delay(pools, w.groups.get(unbegun[0]))
-            step.failed(f"{', '.join(unbegun)} still there {p.scale_down_seconds:.0f}s after the "
-                        "workload was deleted, with no sign of removal"
-                        + (f" ({delay})" if delay else ""))  # fmt: skip
+            step.failed(
+                f"{', '.join(unbegun)} still there {p.scale_down_seconds:.0f}s after the "
+                "workload was deleted, with no sign of removal" + (f" ({delay})" if delay else "")
+            )
             return False, ""
         signs = "; ".join(f"{n}: {began[n]}" for n in left)
-        step.passed(f"scale-down began within {bound} ({signs}); not removed yet within the "
-                    "check's bound")  # fmt: skip
-        return True, (f"began removing it within {bound} ({signs}), not yet gone within "
-                      "the check's bound")  # fmt: skip
+        step.passed(
+            f"scale-down began within {bound} ({signs}); not removed yet within the check's bound"
+        )
+        return True, (
+            f"began removing it within {bound} ({signs}), not yet gone within the check's bound"
+        )
     return False, ""
 
 
 def _ca_status(ctx: CheckContext, w: Watcher) -> Obj | None:
     if w.provider.karpenter:
         return None
-    return providers.read_status(ctx.kube.get("ConfigMap", providers.CA_STATUS,
-                                              providers.CA_NAMESPACE))  # fmt: skip
+    return providers.read_status(
+        ctx.kube.get("ConfigMap", providers.CA_STATUS, providers.CA_NAMESPACE)
+    )
 
 
 def _report_left(ctx: CheckContext, w: Watcher | None, why: str) -> str:
@@ -395,11 +454,17 @@ def _report_left(ctx: CheckContext, w: Watcher | None, why: str) -> str:
     left = w.left()
     if not left:
         return ""
-    text = (f"{', '.join(_node_text(w, n) for n in left)} left for {w.provider.name} to "
-            "remove; the check deleted the workload")  # fmt: skip
-    ctx.record("nodes caused", f"nodes the check's pods brought ({why})", text,
-               "the autoscaler removes them; nothing of the check holds them",
-               StepStatus.INFO)  # fmt: skip
+    text = (
+        f"{', '.join(_node_text(w, n) for n in left)} left for {w.provider.name} to "
+        "remove; the check deleted the workload"
+    )
+    ctx.record(
+        "nodes caused",
+        f"nodes the check's pods brought ({why})",
+        text,
+        "the autoscaler removes them; nothing of the check holds them",
+        StepStatus.INFO,
+    )
     print(f"cluster-autoscaling: {text}", flush=True)
     return text
 
@@ -427,9 +492,11 @@ def run(ctx: CheckContext) -> CheckResult:
             if up and down and result.status == Status.PASSED:
                 nodes = ", ".join(_node_text(watcher, n) for n in sorted(watcher.caused))
                 _report_left(ctx, watcher, "scale-down under way")
-                return ctx.passed(f"{provider.name} added {nodes} for {ctx.params.pods} pending "
-                                  f"GPU pods that no existing node fit, the pods ran there, and "
-                                  f"it {how}")  # fmt: skip
+                return ctx.passed(
+                    f"{provider.name} added {nodes} for {ctx.params.pods} pending "
+                    f"GPU pods that no existing node fit, the pods ran there, and "
+                    f"it {how}"
+                )
             _delete_workload(ctx)
             _report_left(ctx, watcher, "the check failed")
             return ctx.conclude("steps")
@@ -437,5 +504,6 @@ def run(ctx: CheckContext) -> CheckResult:
         _delete_workload(ctx)
         left = _report_left(ctx, watcher, "the check was stopped")
         print("cluster-autoscaling: stopped; deleted the workload", file=sys.stderr, flush=True)
-        return ctx.other("stopped before the end: the workload was deleted"
-                         + (f"; {left}" if left else ""))  # fmt: skip
+        return ctx.other(
+            "stopped before the end: the workload was deleted" + (f"; {left}" if left else "")
+        )

@@ -101,8 +101,11 @@ class Timeline:
 
 def running(pod: Obj | None) -> bool:
     """The pod is bound and Running."""
-    return bool(pod and (pod.get("status") or {}).get("phase") == "Running"
-                and (pod.get("spec") or {}).get("nodeName"))  # fmt: skip
+    return bool(
+        pod
+        and (pod.get("status") or {}).get("phase") == "Running"
+        and (pod.get("spec") or {}).get("nodeName")
+    )
 
 
 def judge_scale_up(
@@ -113,9 +116,13 @@ def judge_scale_up(
     for name, pod in sorted(pods.items()):
         node = str((pod.get("spec") or {}).get("nodeName"))
         if node in before:
-            problems.append(f"pod {name} ran on existing node {node}: an existing node had room, "
-                            "so no scale-up was shown")  # fmt: skip
+            problems.append(
+                f"pod {name} ran on existing node {node}: an existing node had room, "
+                "so no scale-up was shown"
+            )
         elif groups.get(node) is None:
-            problems.append(f"pod {name} ran on new node {node}, which belongs to no node group "
-                            "the autoscaler names")  # fmt: skip
+            problems.append(
+                f"pod {name} ran on new node {node}, which belongs to no node group "
+                "the autoscaler names"
+            )
     return problems

@@ -51,9 +51,11 @@ NODE_GROUP_LABELS = {
 # v1.14.1 at least (pkg/controllers/provisioning/scheduling/scheduler.go, Scheduler.add),
 # and holds that error permanent (it never relaxes such a pod's needs to retry).
 KARPENTER_DRA_REFUSAL = "Dynamic Resource Allocation requirements that are not yet supported"
-KARPENTER_DRA_BEHAVIOUR = ("Karpenter does not provision nodes for pods with DRA resource claims "
-                           "while its IGNORE_DRA_REQUESTS option is true (its default from v1.7 "
-                           "to v1.14.1 at least)")  # fmt: skip
+KARPENTER_DRA_BEHAVIOUR = (
+    "Karpenter does not provision nodes for pods with DRA resource claims "
+    "while its IGNORE_DRA_REQUESTS option is true (its default from v1.7 "
+    "to v1.14.1 at least)"
+)
 # "pod triggered scale-up: [{gpu-pool 0->1 (max: 4)}]" (several groups: one {...} each)
 _SCALE_UP = re.compile(r"\{(\S+) (\d+)->(\d+) \(max: (\d+)\)\}")
 
@@ -85,13 +87,21 @@ def karpenter(node_pools: list[Obj]) -> Provider | None:
     """Karpenter from its NodePools; None when there is none."""
     if not node_pools:
         return None
-    groups = sorted({str((((p.get("spec") or {}).get("template") or {}).get("spec") or {})
-                         .get("nodeClassRef", {}).get("group", ""))
-                     for p in node_pools})  # fmt: skip
+    groups = sorted(
+        {
+            str(
+                (((p.get("spec") or {}).get("template") or {}).get("spec") or {})
+                .get("nodeClassRef", {})
+                .get("group", "")
+            )
+            for p in node_pools
+        }
+    )
     names = [KARPENTER_CLOUDS.get(g, f"Karpenter ({g or 'no nodeClassRef'})") for g in groups]
     pools = tuple(sorted(str(_meta(p).get("name")) for p in node_pools))
-    return Provider("karpenter", " + ".join(names), pools,
-                    f"{KARPENTER_API} NodePools {', '.join(pools)}")  # fmt: skip
+    return Provider(
+        "karpenter", " + ".join(names), pools, f"{KARPENTER_API} NodePools {', '.join(pools)}"
+    )
 
 
 def read_status(configmap: Obj | None) -> Obj | None:
@@ -112,11 +122,18 @@ def cluster_autoscaler(configmap: Obj | None, nodes: list[Obj]) -> Provider | No
     if status is None:
         return None
     groups = tuple(str(g.get("name")) for g in status.get("nodeGroups") or [] if g.get("name"))
-    platform = next((name for label, name in NODE_GROUP_LABELS.items()
-                     if any(label in _labels(n) for n in nodes)), "Cluster Autoscaler")  # fmt: skip
+    platform = next(
+        (
+            name
+            for label, name in NODE_GROUP_LABELS.items()
+            if any(label in _labels(n) for n in nodes)
+        ),
+        "Cluster Autoscaler",
+    )
     state = status.get("autoscalerStatus") or "status in the plain-text form"
-    return Provider("cluster-autoscaler", platform, groups,
-                    f"ConfigMap {CA_NAMESPACE}/{CA_STATUS} ({state})")  # fmt: skip
+    return Provider(
+        "cluster-autoscaler", platform, groups, f"ConfigMap {CA_NAMESPACE}/{CA_STATUS} ({state})"
+    )
 
 
 def node_group(node: Obj, provider: Provider, events: list[Obj]) -> str | None:
@@ -187,9 +204,10 @@ def scale_down_began(
         group = g.get("name")
         if group in groups and down.get("status") == "CandidatesPresent":
             when = down.get("lastTransitionTime")
-            return (f"Cluster Autoscaler status: node group {group} scaleDown CandidatesPresent "
-                    f"({down.get('candidates', '?')} candidates)"
-                    + (f" since {when}" if when else ""))  # fmt: skip
+            return (
+                f"Cluster Autoscaler status: node group {group} scaleDown CandidatesPresent "
+                f"({down.get('candidates', '?')} candidates)" + (f" since {when}" if when else "")
+            )
     return None
 
 
@@ -198,6 +216,8 @@ def scale_down_delay(node_pools: list[Obj], pool: str | None) -> str | None:
     for p in node_pools:
         if _meta(p).get("name") == pool:
             d = (p.get("spec") or {}).get("disruption") or {}
-            return (f"NodePool {pool} consolidationPolicy {d.get('consolidationPolicy', '?')}, "
-                    f"consolidateAfter {d.get('consolidateAfter', '?')}")  # fmt: skip
+            return (
+                f"NodePool {pool} consolidationPolicy {d.get('consolidationPolicy', '?')}, "
+                f"consolidateAfter {d.get('consolidateAfter', '?')}"
+            )
     return None

@@ -105,8 +105,11 @@ def _driver(ctx: CheckContext, dra: bool) -> None:
         )
         problems = list(verdict.problems)
         if dra:
-            problems += [f"GPU node {n} has no ResourceSlice with whole GPUs"
-                         for n in nodes if not by_node.get(n)]  # fmt: skip
+            problems += [
+                f"GPU node {n} has no ResourceSlice with whole GPUs"
+                for n in nodes
+                if not by_node.get(n)
+            ]
             if not nodes:
                 problems.append("no node is labelled as having an NVIDIA GPU")
         if problems:
@@ -123,18 +126,21 @@ def _allocation(ctx: CheckContext) -> None:
     ns = ctx.workload_namespace
     image = workload_image(build.IMAGE, check=ctx.name, config=ctx.config)
     with ctx.step("GPU through a claim") as step:
-        step.asked = (f"ResourceClaim {ns}/{build.GPU_CLAIM} for 1 GPU; pod {ns}/{build.POD} "
-                      f"({image}): {' '.join(build.COMMAND)}")  # fmt: skip
+        step.asked = (
+            f"ResourceClaim {ns}/{build.GPU_CLAIM} for 1 GPU; pod {ns}/{build.POD} "
+            f"({image}): {' '.join(build.COMMAND)}"
+        )
         ctx.probes.create(build.probe_claim())
         ctx.probes.create(build.probe_pod(image))
         # Read the allocation while the pod holds the claim: once the pod has ended,
         # Kubernetes may release it, and the status no longer says what the pod got.
-        claims = ctx.probes.wait("ResourceClaim", is_allocated,
-                                 budget=ctx.params.probe_seconds)  # fmt: skip
+        claims = ctx.probes.wait("ResourceClaim", is_allocated, budget=ctx.params.probe_seconds)
         if build.GPU_CLAIM in claims.pending:
             pod = ctx.probes.wait("Pod", _finished, budget=0).objects.get(build.POD)
-            step.failed(f"the claim was not allocated within {int(claims.seconds)}s; "
-                        f"the pod: {pod_status.where(pod)}")  # fmt: skip
+            step.failed(
+                f"the claim was not allocated within {int(claims.seconds)}s; "
+                f"the pod: {pod_status.where(pod)}"
+            )
             return
         waited = ctx.probes.wait("Pod", _finished, budget=ctx.params.probe_seconds)
         pod = waited.objects.get(build.POD) or {}
@@ -162,8 +168,9 @@ def run(ctx: CheckContext) -> CheckResult:
     """API, claim lifecycle, driver, then (DRA mode) a GPU through a claim."""
     component = ctx.recipe.component(DRA_DRIVER)
     if component is None or not component.is_enabled:
-        return ctx.skipped(f"not applicable: the recipe deploys no {DRA_DRIVER} "
-                           "(DRA is not part of the recipe)")  # fmt: skip
+        return ctx.skipped(
+            f"not applicable: the recipe deploys no {DRA_DRIVER} (DRA is not part of the recipe)"
+        )
     dra = prepared_mode(ctx.prepared, ctx.recipe) == AllocationMode.DRA
     if _api(ctx):
         _lifecycle(ctx)
@@ -171,16 +178,24 @@ def run(ctx: CheckContext) -> CheckResult:
     if dra:
         _allocation(ctx)
     else:
-        ctx.record("GPU through a claim", "the recipe's whole-GPU allocation mode",
-                   "device-plugin", "not tested: the recipe advertises whole GPUs through the "
-                   "device plugin, so no pod gets a GPU through DRA")  # fmt: skip
+        ctx.record(
+            "GPU through a claim",
+            "the recipe's whole-GPU allocation mode",
+            "device-plugin",
+            "not tested: the recipe advertises whole GPUs through the "
+            "device plugin, so no pod gets a GPU through DRA",
+        )
     result = ctx.conclude("DRA steps")
     if result.status != Status.PASSED:
         return result
     if dra:
-        return ctx.passed("DRA works: resource.k8s.io/v1 served, claim lifecycle, driver "
-                          "healthy, a pod's claim got one GPU and its container saw exactly "
-                          "that GPU")  # fmt: skip
-    return ctx.passed("DRA API served, claim lifecycle works and the DRA driver is healthy; GPU "
-                      "allocation through DRA not tested: the recipe advertises whole GPUs "
-                      "through the device plugin")  # fmt: skip
+        return ctx.passed(
+            "DRA works: resource.k8s.io/v1 served, claim lifecycle, driver "
+            "healthy, a pod's claim got one GPU and its container saw exactly "
+            "that GPU"
+        )
+    return ctx.passed(
+        "DRA API served, claim lifecycle works and the DRA driver is healthy; GPU "
+        "allocation through DRA not tested: the recipe advertises whole GPUs "
+        "through the device plugin"
+    )

@@ -50,8 +50,12 @@ def probe_claim() -> Obj:
 
 def probe_pod(image: str) -> Obj:
     """A pod whose one container uses the claim and lists the GPUs it sees."""
-    container = {"name": CONTAINER, "image": image, "command": list(COMMAND),
-                 "resources": {"claims": [{"name": REQUEST}]}}  # fmt: skip
+    container = {
+        "name": CONTAINER,
+        "image": image,
+        "command": list(COMMAND),
+        "resources": {"claims": [{"name": REQUEST}]},
+    }
     spec = restricted_pod_spec([container])
     spec["tolerations"] = [gpu_toleration()]
     spec["resourceClaims"] = [{"name": REQUEST, "resourceClaimName": GPU_CLAIM}]
@@ -74,6 +78,8 @@ def judge_probe(
     if not uuid:
         problems.append(f"device {device.get('name')} publishes no uuid attribute to compare")
     elif [g.uuid for g in report.gpus] != [uuid]:
-        problems.append(f"the container saw {', '.join(g.uuid for g in report.gpus) or 'no GPU'}"
-                        f", not exactly the allocated {uuid}")  # fmt: skip
+        problems.append(
+            f"the container saw {', '.join(g.uuid for g in report.gpus) or 'no GPU'}"
+            f", not exactly the allocated {uuid}"
+        )
     return problems, seen

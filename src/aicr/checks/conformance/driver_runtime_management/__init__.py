@@ -68,14 +68,17 @@ def run(ctx: CheckContext) -> CheckResult:
     skipped = plan.busy + plan.unschedulable
     with ctx.step("GPU nodes") as step:
         step.asked = "Nodes with GPUs (" + ("ResourceSlices" if dra else "nvidia.com/gpu") + ")"
-        step.answer = "; ".join([f"{t.node}: advertises {t.driver} ({sources[t.node]})"
-                                 for t in targets] + [f"{n}: skipped" for n in skipped]) or (
-            "none")  # fmt: skip
+        step.answer = "; ".join(
+            [f"{t.node}: advertises {t.driver} ({sources[t.node]})" for t in targets]
+            + [f"{n}: skipped" for n in skipped]
+        ) or ("none")
         if targets:
             step.info(f"{len(targets)} to probe")
         else:
-            step.failed("no GPU node could be examined" +
-                        (f": skipped {', '.join(skipped)}" if skipped else ""))  # fmt: skip
+            step.failed(
+                "no GPU node could be examined"
+                + (f": skipped {', '.join(skipped)}" if skipped else "")
+            )
     if not targets:
         return ctx.conclude("GPU nodes")
     image = workload_image(build.IMAGE, check=ctx.name, config=ctx.config)
@@ -87,8 +90,9 @@ def run(ctx: CheckContext) -> CheckResult:
     for t in targets:
         name = smi.pod_name(t.node)
         with ctx.step(f"node {t.node}") as step:
-            step.asked = (f"pod {ctx.workload_namespace}/{name} ({image}, 1 GPU): "
-                          f"{' '.join(smi.COMMAND)}")  # fmt: skip
+            step.asked = (
+                f"pod {ctx.workload_namespace}/{name} ({image}, 1 GPU): {' '.join(smi.COMMAND)}"
+            )
             pod = waited.objects.get(name) or {}
             state = pod_status.terminated(pod)
             if name in waited.pending or state is None:
@@ -96,12 +100,14 @@ def run(ctx: CheckContext) -> CheckResult:
                 step.failed(f"the pod did not finish within {int(waited.seconds)}s: {where}")
                 continue
             log = ctx.probes.logs(name, smi.CONTAINER)
-            problems, step.answer = build.judge(t, sources[t.node],
-                                                int(state.get("exitCode", -1)), log)  # fmt: skip
+            problems, step.answer = build.judge(
+                t, sources[t.node], int(state.get("exitCode", -1)), log
+            )
             if problems:
                 step.failed("; ".join(problems))
             else:
                 step.passed(f"nvidia-smi injected; driver {t.driver} as advertised")
     seen = ", ".join(f"{t.node} ({t.driver})" for t in targets)
-    return ctx.conclude("GPU nodes", f"driver injected and as advertised on {len(targets)} GPU "
-                        f"nodes: {seen}")  # fmt: skip
+    return ctx.conclude(
+        "GPU nodes", f"driver injected and as advertised on {len(targets)} GPU nodes: {seen}"
+    )

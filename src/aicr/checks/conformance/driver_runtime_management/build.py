@@ -49,10 +49,13 @@ def judge(target: Target, source: str, exit_code: int | None, log: str) -> tuple
         return [report], "no report"
     seen = f"driver {report.driver}, {len(report.gpus)} GPU"
     if target.driver is None:
-        return [f"the platform advertises no driver version for the node (no "
-                f"{DRIVER_FULL_LABEL} label, no ResourceSlice driverVersion) to compare "
-                f"{report.driver} with"], seen  # fmt: skip
+        return [
+            f"the platform advertises no driver version for the node (no "
+            f"{DRIVER_FULL_LABEL} label, no ResourceSlice driverVersion) to compare "
+            f"{report.driver} with"
+        ], seen
     if report.driver != target.driver:
-        return [f"driver {report.driver} loaded, the platform advertises {target.driver} "
-                f"({source})"], seen  # fmt: skip
+        return [
+            f"driver {report.driver} loaded, the platform advertises {target.driver} ({source})"
+        ], seen
     return [], seen

@@ -80,24 +80,28 @@ class Params(CheckParams):
         default=120, gt=0, description="How long the gang that fits may take to run."
     )
     admission_seconds: float = Field(
-        default=30, gt=0,
+        default=30,
+        gt=0,
         description="How long, after the window, its admission object may take to show it waiting.",
-    )  # fmt: skip
+    )
     mechanism: Literal["kai", "kueue", "coscheduling", "volcano"] | None = Field(
         default=None, description="The gang mechanism to test when the cluster serves several."
     )
     scheduler_name: str | None = Field(
-        default=None, min_length=1,
+        default=None,
+        min_length=1,
         description="The schedulerName of PodGroup gangs (default: the mechanism's own).",
-    )  # fmt: skip
+    )
     queue: str | None = Field(
-        default=None, min_length=1,
+        default=None,
+        min_length=1,
         description="KAI or Volcano queue the gangs join (default-queue / default).",
-    )  # fmt: skip
+    )
     image: str | None = Field(
-        default=None, min_length=1,
+        default=None,
+        min_length=1,
         description="Replaces the pinned ubuntu image (used as given, no mirror rewrite).",
-    )  # fmt: skip
+    )
 
     def workload_pod_security(self) -> str | None:
         """Restricted, though the check takes GPUs: every member is a non-root ``sleep``."""
@@ -113,11 +117,13 @@ def _detect(ctx: CheckContext) -> Detection | None:
     with ctx.step("gang mechanism") as step:
         components = [c.name for c in ctx.recipe.component_refs if c.is_enabled]
         groups = ctx.kube.groups()
-        resources = {f"{m.group}/{v}": ctx.kube.served(f"{m.group}/{v}") or []
-                     for m in MECHANISMS for v in groups.get(m.group) or []}  # fmt: skip
+        resources = {
+            f"{m.group}/{v}": ctx.kube.served(f"{m.group}/{v}") or []
+            for m in MECHANISMS
+            for v in groups.get(m.group) or []
+        }
         found = detect(components, groups, resources, ctx.params.mechanism)
-        step.asked = ("recipe components; API discovery of "
-                      + ", ".join(m.group for m in MECHANISMS))  # fmt: skip
+        step.asked = "recipe components; API discovery of " + ", ".join(m.group for m in MECHANISMS)
         step.answer = found.summary
         if found.chosen is None:
             step.failed(str(found.problem))
@@ -142,15 +148,19 @@ def _sizing(ctx: CheckContext) -> build.Sizing | None:
     with ctx.step("capacity") as step:
         gpu_plan, cpu_plan = _plan(ctx)
         dra = prepared_mode(ctx.prepared, ctx.recipe) == AllocationMode.DRA
-        why = "the recipe advertises GPUs through DRA; gang members request no claims" if dra \
-            else None  # fmt: skip
+        why = (
+            "the recipe advertises GPUs through DRA; gang members request no claims"
+            if dra
+            else None
+        )
         sizing = build.size_positive(ctx.params.size, gpu_plan, why)
         step.asked = "nodes, and every pod's GPU and CPU requests"
         step.answer = (
-            "free GPUs: " + (", ".join(f"{t.node} {t.gpus}" for t in gpu_plan.targets) or "none")
-            + "; free CPU: " + (", ".join(f"{t.node} {t.gpus}m" for t in cpu_plan.targets)
-                                or "none")
-        )  # fmt: skip
+            "free GPUs: "
+            + (", ".join(f"{t.node} {t.gpus}" for t in gpu_plan.targets) or "none")
+            + "; free CPU: "
+            + (", ".join(f"{t.node} {t.gpus}m" for t in cpu_plan.targets) or "none")
+        )
         step.info(sizing.why)
         return sizing
     return None
@@ -178,14 +188,17 @@ class _Gangs:
         if self.m is KUEUE:
             job = build.kueue_job(gang, self.image, self.quota_name, self.ctx.workload_labels())
             self.ctx.probes.create(job)
-            self.note(f"created Job {ns}/{gang.name} ({gang.describe()}) in LocalQueue "
-                      f"{self.quota_name}")  # fmt: skip
+            self.note(
+                f"created Job {ns}/{gang.name} ({gang.describe()}) in LocalQueue {self.quota_name}"
+            )
             return
         self.ctx.probes.create(build.pod_group(self.m, self.version, gang, self.queue))
         for pod in build.member_pods(self.m, gang, self.image, self.scheduler, self.queue):
             self.ctx.probes.create(pod)
-        self.note(f"created PodGroup {ns}/{gang.name} (minMember {gang.size}) and "
-                  f"{gang.describe()}, schedulerName {self.scheduler}")  # fmt: skip
+        self.note(
+            f"created PodGroup {ns}/{gang.name} (minMember {gang.size}) and "
+            f"{gang.describe()}, schedulerName {self.scheduler}"
+        )
 
     def quota(self, positive: build.Gang) -> None:
         """Kueue only: the check's ResourceFlavor, ClusterQueue and LocalQueue."""
@@ -233,9 +246,14 @@ class _Gangs:
                 self.ctx.kube.delete("Pod", name, ns)
             self.ctx.kube.delete(_ref(self.m, self.version, "PodGroup"), gang.name, ns)
         waited = self.ctx.probes.wait("Pod", lambda _: False, budget=60, selector=gang.selector)
-        self.note(f"deleted {gang.name}; its pods "
-                  + ("gone" if not [n for n, w in waited.pending.items() if w != "deleted"]
-                     else "still present"))  # fmt: skip
+        self.note(
+            f"deleted {gang.name}; its pods "
+            + (
+                "gone"
+                if not [n for n, w in waited.pending.items() if w != "deleted"]
+                else "still present"
+            )
+        )
 
 
 def _positive(ctx: CheckContext, gangs: _Gangs, gang: build.Gang, why: str) -> bool:
@@ -246,32 +264,45 @@ def _positive(ctx: CheckContext, gangs: _Gangs, gang: build.Gang, why: str) -> b
             step.answer = "; ".join(gangs.log)
             step.failed(refused)
             return False
-        waited = ctx.probes.wait("Pod", build.is_running, budget=ctx.params.start_seconds,
-                                 selector=gang.selector, expect=gang.size)  # fmt: skip
+        waited = ctx.probes.wait(
+            "Pod",
+            build.is_running,
+            budget=ctx.params.start_seconds,
+            selector=gang.selector,
+            expect=gang.size,
+        )
         now = ctx.kube.list("Pod", ctx.workload_namespace, gang.selector)
-        running = sorted(f"{p['metadata']['name']} on {p['spec']['nodeName']}"
-                         for p in now if build.is_running(p))  # fmt: skip
+        running = sorted(
+            f"{p['metadata']['name']} on {p['spec']['nodeName']}"
+            for p in now
+            if build.is_running(p)
+        )
         gangs.note(f"running together: {', '.join(running) or 'none'}")
         admission = gangs.admission(gang)
         problems = []
         if gangs.m is KUEUE:
             not_admitted = build.workload_admitted(admission, gang.size)
             if not_admitted and running:  # pods Kueue never admitted: it does not gate Jobs
-                problems.append(f"{not_admitted}, yet {len(running)}/{gang.size} of its pods "
-                                f"ran: {', '.join(running)}")  # fmt: skip
+                problems.append(
+                    f"{not_admitted}, yet {len(running)}/{gang.size} of its pods "
+                    f"ran: {', '.join(running)}"
+                )
             elif not_admitted:
                 problems.append(not_admitted)
             else:
-                gangs.note(f"Workload {(admission or {})['metadata']['name']} admitted for "
-                           f"{gang.size} pods")  # fmt: skip
+                gangs.note(
+                    f"Workload {(admission or {})['metadata']['name']} admitted for "
+                    f"{gang.size} pods"
+                )
         if gangs.m is COSCHEDULING:
             gangs.note(_group_status(ctx, gangs, gang, wait=len(running) == gang.size))
         if len(running) < gang.size:
             where = "; ".join(f"{n}: {w}" for n, w in waited.pending.items()) or (
                 gangs.suspended(gang) or f"{len(running)}/{gang.size} running at the end"
             )
-            problems.append(f"{len(running)}/{gang.size} pods running within "
-                            f"{int(waited.seconds)}s: {where}")  # fmt: skip
+            problems.append(
+                f"{len(running)}/{gang.size} pods running within {int(waited.seconds)}s: {where}"
+            )
         step.answer = "; ".join(gangs.log)
         if problems:
             step.failed("; ".join(problems))
@@ -316,8 +347,9 @@ def _negative(ctx: CheckContext, gangs: _Gangs, sizing: build.Sizing) -> None:
             if gangs.m is KUEUE
             else f"{gang.cannot_fit}, so it cannot fit even on an empty node"
         )
-        step.asked = (f"{gang.describe()} ({how}); watched {ctx.params.observe_seconds:g}s "
-                      "for any bound pod")  # fmt: skip
+        step.asked = (
+            f"{gang.describe()} ({how}); watched {ctx.params.observe_seconds:g}s for any bound pod"
+        )
         refused = gangs.start(gang)
         if refused:
             step.answer = "; ".join(gangs.log)
@@ -325,24 +357,36 @@ def _negative(ctx: CheckContext, gangs: _Gangs, sizing: build.Sizing) -> None:
             return
         gangs.note("observation window opens")
         began = time.monotonic()
-        waited = ctx.probes.wait("Pod", build.is_bound, budget=ctx.params.observe_seconds,
-                                 selector=gang.selector, expect=gang.size)  # fmt: skip
+        waited = ctx.probes.wait(
+            "Pod",
+            build.is_bound,
+            budget=ctx.params.observe_seconds,
+            selector=gang.selector,
+            expect=gang.size,
+        )
         watched = time.monotonic() - began
         gangs.note(f"observation window closes after {watched:.1f}s")
         evidence, pods = _held(ctx, gangs, gang)
-        bound = sorted(set(build.bound_names(waited.objects)) | set(build.bound_names(
-            {p["metadata"]["name"]: p for p in pods})))  # fmt: skip
+        bound = sorted(
+            set(build.bound_names(waited.objects))
+            | set(build.bound_names({p["metadata"]["name"]: p for p in pods}))
+        )
         step.answer = "; ".join(gangs.log)
         if bound:
-            step.failed(f"partial start: {len(bound)}/{gang.size} pods of a gang that cannot "
-                        f"fit were bound: {', '.join(bound)}")  # fmt: skip
+            step.failed(
+                f"partial start: {len(bound)}/{gang.size} pods of a gang that cannot "
+                f"fit were bound: {', '.join(bound)}"
+            )
         elif waited.seconds < ctx.params.observe_seconds:
-            step.other(f"the check's deadline left {waited.seconds:.0f}s of the "
-                       f"{ctx.params.observe_seconds:g}s observation window")  # fmt: skip
+            step.other(
+                f"the check's deadline left {waited.seconds:.0f}s of the "
+                f"{ctx.params.observe_seconds:g}s observation window"
+            )
         elif evidence is None:
-            step.failed(f"no pod was bound, but nothing shows {gangs.m.title} holding the gang "
-                        f"within {ctx.params.admission_seconds:g}s more: "
-                        + _where(gangs, gang, pods))  # fmt: skip
+            step.failed(
+                f"no pod was bound, but nothing shows {gangs.m.title} holding the gang "
+                f"within {ctx.params.admission_seconds:g}s more: " + _where(gangs, gang, pods)
+            )
         else:
             step.passed(f"0/{gang.size} pods bound for {watched:.0f}s; {evidence}")
 

@@ -56,8 +56,10 @@ def millicores(raw: Any) -> int:
 def cpu_requests(pod: Obj) -> int:
     """Millicores a pod's containers request."""
     spec = pod.get("spec") or {}
-    return sum(millicores(((c.get("resources") or {}).get("requests") or {}).get("cpu"))
-               for c in spec.get("containers") or [])  # fmt: skip
+    return sum(
+        millicores(((c.get("resources") or {}).get("requests") or {}).get("cpu"))
+        for c in spec.get("containers") or []
+    )
 
 
 def cpu_use(nodes: list[Obj], pods: list[Obj]) -> tuple[dict[str, int], dict[str, int]]:
@@ -117,8 +119,11 @@ def size_positive(size: int, gpu_plan: NodePlan | None, why_not_gpu: str | None)
     """The positive gang: ``size`` GPU-requesting pods when that many GPUs are free, else CPU."""
     free = sum(t.gpus for t in gpu_plan.targets) if gpu_plan else 0
     if why_not_gpu is None and free >= size:
-        return Sizing(Gang(POSITIVE, size, 1, MEMBER_CPU_MILLIS), True,
-                      f"GPU-requesting: {free} free GPUs on the schedulable GPU nodes")  # fmt: skip
+        return Sizing(
+            Gang(POSITIVE, size, 1, MEMBER_CPU_MILLIS),
+            True,
+            f"GPU-requesting: {free} free GPUs on the schedulable GPU nodes",
+        )
     why = why_not_gpu or f"only {free} free GPUs on the schedulable GPU nodes, {size} needed"
     return Sizing(Gang(POSITIVE, size, 0, MEMBER_CPU_MILLIS), False, f"CPU-only: {why}")
 
@@ -168,8 +173,12 @@ def _member_spec(gang: Gang, image: str, scheduler: str | None) -> Obj:
     if gang.gpus:
         requests[GPU_RESOURCE] = limits[GPU_RESOURCE] = str(gang.gpus)
     resources: Obj = {"requests": requests, **({"limits": limits} if limits else {})}
-    container = {"name": CONTAINER, "image": image, "command": list(COMMAND),
-                 "resources": resources}  # fmt: skip
+    container = {
+        "name": CONTAINER,
+        "image": image,
+        "command": list(COMMAND),
+        "resources": resources,
+    }
     spec = restricted_pod_spec([container])
     spec["terminationGracePeriodSeconds"] = 0
     spec["tolerations"] = [gpu_toleration()]  # a CPU gang may be pinned to a GPU node
@@ -185,8 +194,12 @@ def pod_group(mechanism: Mechanism, version: str, gang: Gang, queue: str | None)
     spec: Obj = {"minMember": gang.size}
     if mechanism in (KAI, VOLCANO) and queue:
         spec["queue"] = queue
-    return {"apiVersion": f"{mechanism.group}/{version}", "kind": "PodGroup",
-            "metadata": {"name": gang.name}, "spec": spec}  # fmt: skip
+    return {
+        "apiVersion": f"{mechanism.group}/{version}",
+        "kind": "PodGroup",
+        "metadata": {"name": gang.name},
+        "spec": spec,
+    }
 
 
 def member_pods(
@@ -208,8 +221,14 @@ def member_pods(
         meta: Obj = {"name": name, "labels": dict(labels)}
         if annotations:
             meta["annotations"] = dict(annotations)
-        pods.append({"apiVersion": "v1", "kind": "Pod", "metadata": meta,
-                     "spec": _member_spec(gang, image, scheduler)})  # fmt: skip
+        pods.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": meta,
+                "spec": _member_spec(gang, image, scheduler),
+            }
+        )
     return pods
 
 
@@ -220,18 +239,30 @@ def kueue_quota(version: str, name: str, gang: Gang) -> list[Obj]:
     if gang.gpus:
         quotas.append({"name": GPU_RESOURCE, "nominalQuota": str(gang.size * gang.gpus)})
     queue = {
-        "apiVersion": api, "kind": "ClusterQueue", "metadata": {"name": name},
-        "spec": {"namespaceSelector": {}, "resourceGroups": [{
-            "coveredResources": [q["name"] for q in quotas],
-            "flavors": [{"name": name, "resources": quotas}]}]},
-    }  # fmt: skip
+        "apiVersion": api,
+        "kind": "ClusterQueue",
+        "metadata": {"name": name},
+        "spec": {
+            "namespaceSelector": {},
+            "resourceGroups": [
+                {
+                    "coveredResources": [q["name"] for q in quotas],
+                    "flavors": [{"name": name, "resources": quotas}],
+                }
+            ],
+        },
+    }
     return [{"apiVersion": api, "kind": "ResourceFlavor", "metadata": {"name": name}}, queue]
 
 
 def local_queue(version: str, name: str) -> Obj:
     """The LocalQueue in the workload namespace that feeds the check's ClusterQueue."""
-    return {"apiVersion": f"{KUEUE.group}/{version}", "kind": "LocalQueue",
-            "metadata": {"name": name}, "spec": {"clusterQueue": name}}  # fmt: skip
+    return {
+        "apiVersion": f"{KUEUE.group}/{version}",
+        "kind": "LocalQueue",
+        "metadata": {"name": name},
+        "spec": {"clusterQueue": name},
+    }
 
 
 def kueue_job(gang: Gang, image: str, queue: str, labels: dict[str, str]) -> Obj:
@@ -244,11 +275,16 @@ def kueue_job(gang: Gang, image: str, queue: str, labels: dict[str, str]) -> Obj
     template_labels = {**labels, GANG_LABEL: gang.name}
     spec = _member_spec(gang, image, None)
     return {
-        "apiVersion": "batch/v1", "kind": "Job",
+        "apiVersion": "batch/v1",
+        "kind": "Job",
         "metadata": {"name": gang.name, "labels": {KUEUE_QUEUE_LABEL: queue}},
-        "spec": {"parallelism": gang.size, "completions": gang.size, "backoffLimit": 0,
-                 "template": {"metadata": {"labels": template_labels}, "spec": spec}},
-    }  # fmt: skip
+        "spec": {
+            "parallelism": gang.size,
+            "completions": gang.size,
+            "backoffLimit": 0,
+            "template": {"metadata": {"labels": template_labels}, "spec": spec},
+        },
+    }
 
 
 # ---- judging --------------------------------------------------------------------------
@@ -269,8 +305,14 @@ def is_running(pod: Obj) -> bool:
 
 def condition(obj: Obj | None, kind: str) -> Obj | None:
     """The status condition of type ``kind``, if any."""
-    return next((c for c in ((obj or {}).get("status") or {}).get("conditions") or []
-                 if c.get("type") == kind), None)  # fmt: skip
+    return next(
+        (
+            c
+            for c in ((obj or {}).get("status") or {}).get("conditions") or []
+            if c.get("type") == kind
+        ),
+        None,
+    )
 
 
 def _said(cond: Obj) -> str:
@@ -321,9 +363,11 @@ def waiting_evidence(mechanism: Mechanism, admission: Obj | None, pods: list[Obj
     found = []
     status = (admission or {}).get("status") or {}
     if mechanism is KAI:
-        found += [f"{c.get('type')} ({c.get('reason')}): {c.get('message', '')}".rstrip()
-                  for c in status.get("schedulingConditions") or []
-                  if c.get("type") == "UnschedulableOnNodePool"]  # fmt: skip
+        found += [
+            f"{c.get('type')} ({c.get('reason')}): {c.get('message', '')}".rstrip()
+            for c in status.get("schedulingConditions") or []
+            if c.get("type") == "UnschedulableOnNodePool"
+        ]
     elif mechanism is VOLCANO:
         cond = condition(admission, "Unschedulable")
         if cond and cond.get("status") == "True":
@@ -348,7 +392,8 @@ def waiting_evidence(mechanism: Mechanism, admission: Obj | None, pods: list[Obj
 
 def _phase_counts(status: Obj) -> str:
     return f"phase {status['phase']}, " + ", ".join(
-        f"{int(status.get(k) or 0)} {k}" for k in COUNTS)  # fmt: skip
+        f"{int(status.get(k) or 0)} {k}" for k in COUNTS
+    )
 
 
 def group_running(group: Obj | None, size: int) -> bool:
@@ -372,5 +417,8 @@ def group_status(group: Obj | None) -> str:
 
 def bound_names(pods: dict[str, Obj], members: list[str] | None = None) -> list[str]:
     """``name on node`` of each pod that was bound (among ``members`` when given), sorted."""
-    return [f"{n} on {p['spec']['nodeName']}" for n, p in sorted(pods.items())
-            if is_bound(p) and (members is None or n in members)]  # fmt: skip
+    return [
+        f"{n} on {p['spec']['nodeName']}"
+        for n, p in sorted(pods.items())
+        if is_bound(p) and (members is None or n in members)
+    ]

@@ -39,16 +39,43 @@ class Mechanism:
         return None
 
 
-KAI = Mechanism("kai", "KAI scheduler", "scheduling.run.ai", "podgroups", ("v2alpha2",),
-                ("kai-scheduler",), "kai-scheduler")  # fmt: skip
-KUEUE = Mechanism("kueue", "Kueue", "kueue.x-k8s.io", "workloads", ("v1beta2", "v1beta1"),
-                  ("kueue",), None, quota=True)  # fmt: skip
-COSCHEDULING = Mechanism("coscheduling", "coscheduling (scheduler-plugins)",
-                         "scheduling.x-k8s.io", "podgroups", ("v1alpha1",),
-                         ("scheduler-plugins", "coscheduling"),
-                         "scheduler-plugins-scheduler")  # fmt: skip
-VOLCANO = Mechanism("volcano", "Volcano", "scheduling.volcano.sh", "podgroups", ("v1beta1",),
-                    ("volcano",), "volcano")  # fmt: skip
+KAI = Mechanism(
+    "kai",
+    "KAI scheduler",
+    "scheduling.run.ai",
+    "podgroups",
+    ("v2alpha2",),
+    ("kai-scheduler",),
+    "kai-scheduler",
+)
+KUEUE = Mechanism(
+    "kueue",
+    "Kueue",
+    "kueue.x-k8s.io",
+    "workloads",
+    ("v1beta2", "v1beta1"),
+    ("kueue",),
+    None,
+    quota=True,
+)
+COSCHEDULING = Mechanism(
+    "coscheduling",
+    "coscheduling (scheduler-plugins)",
+    "scheduling.x-k8s.io",
+    "podgroups",
+    ("v1alpha1",),
+    ("scheduler-plugins", "coscheduling"),
+    "scheduler-plugins-scheduler",
+)
+VOLCANO = Mechanism(
+    "volcano",
+    "Volcano",
+    "scheduling.volcano.sh",
+    "podgroups",
+    ("v1beta1",),
+    ("volcano",),
+    "volcano",
+)
 # In the order one is chosen when the recipe names none (KAI: every shipped recipe uses it).
 MECHANISMS = (KAI, KUEUE, COSCHEDULING, VOLCANO)
 BY_NAME = {m.name: m for m in MECHANISMS}
@@ -86,10 +113,16 @@ def unrecognised(components: list[str], groups: Discovery) -> list[str]:
     """Schedulers the recipe or the API shows that no known mechanism explains."""
     known_components = {c for m in MECHANISMS for c in m.components}
     known_groups = {m.group for m in MECHANISMS} | CORE_GROUPS
-    found = [f"recipe component {c}" for c in components
-             if _looks_like_scheduler(c) and c not in known_components]  # fmt: skip
-    found += [f"API group {g}" for g in sorted(groups)
-              if _looks_like_scheduler(g) and g not in known_groups]  # fmt: skip
+    found = [
+        f"recipe component {c}"
+        for c in components
+        if _looks_like_scheduler(c) and c not in known_components
+    ]
+    found += [
+        f"API group {g}"
+        for g in sorted(groups)
+        if _looks_like_scheduler(g) and g not in known_groups
+    ]
     return found
 
 
@@ -113,8 +146,9 @@ def detect(
         version = versions[m.name]
         if version is None:
             api = f"{m.group} ({m.resource}, version {' or '.join(m.versions)})"
-            return Detection(None, None, served, strangers,
-                             f"{why}, but the cluster does not serve {api}")  # fmt: skip
+            return Detection(
+                None, None, served, strangers, f"{why}, but the cluster does not serve {api}"
+            )
         return Detection(m, version, served, strangers, None, (why,))
 
     if requested:
@@ -127,14 +161,26 @@ def detect(
     # The recipe deploys a scheduler aicr cannot test, or the cluster runs only such ones.
     # (An unrecognised API beside a recognised mechanism is named, and the known one tested.)
     if any(s.startswith("recipe") for s in strangers) or (strangers and not served):
-        return Detection(None, None, served, strangers,
-                         "found a scheduler aicr does not recognise as a gang scheduler: "
-                         + ", ".join(strangers))  # fmt: skip
+        return Detection(
+            None,
+            None,
+            served,
+            strangers,
+            "found a scheduler aicr does not recognise as a gang scheduler: "
+            + ", ".join(strangers),
+        )
     for m in MECHANISMS:
         if versions[m.name]:
-            return found(m, f"the recipe names no gang scheduler; the cluster serves "
-                            f"{m.group}/{versions[m.name]} {m.resource}")  # fmt: skip
+            return found(
+                m,
+                f"the recipe names no gang scheduler; the cluster serves "
+                f"{m.group}/{versions[m.name]} {m.resource}",
+            )
     looked = ", ".join(f"{m.title} ({m.group})" for m in MECHANISMS)
-    return Detection(None, None, served, strangers,
-                     f"no gang scheduler found: the recipe deploys none and the cluster serves "
-                     f"none of {looked}")  # fmt: skip
+    return Detection(
+        None,
+        None,
+        served,
+        strangers,
+        f"no gang scheduler found: the recipe deploys none and the cluster serves none of {looked}",
+    )

@@ -42,16 +42,23 @@ def run(ctx: CheckContext) -> CheckResult:
     policies = ctx.kube.list("ClusterPolicy")
     with ctx.step("ClusterPolicy") as step:
         step.asked = "ClusterPolicies (nvidia.com/v1): status.state"
-        step.answer = "; ".join(f"{p['metadata']['name']}: {(p.get('status') or {}).get('state')}"
-                                for p in policies) or "none"  # fmt: skip
+        step.answer = (
+            "; ".join(
+                f"{p['metadata']['name']}: {(p.get('status') or {}).get('state')}" for p in policies
+            )
+            or "none"
+        )
         problems = op.policy_problems(policies)
         step.failed("; ".join(problems)) if problems else step.passed("ready")
     with ctx.step("operator") as step:
         step.asked = f"Deployments in {ns}"
         deployments = ctx.kube.list("Deployment", ns)
         step.answer = ", ".join(d["metadata"]["name"] for d in deployments) or "none"
-        problems = [f"Deployment {ns}/{d['metadata']['name']}: {p}"
-                    for d in deployments for p in h.deployment(d)]  # fmt: skip
+        problems = [
+            f"Deployment {ns}/{d['metadata']['name']}: {p}"
+            for d in deployments
+            for p in h.deployment(d)
+        ]
         if not deployments:
             problems.append(f"no Deployment in {ns}")
         step.failed("; ".join(problems)) if problems else step.passed("available")
@@ -83,5 +90,7 @@ def run(ctx: CheckContext) -> CheckResult:
     result = ctx.conclude("GPU Operator parts")
     if result.status != Status.PASSED:
         return result
-    return ctx.passed(f"GPU Operator healthy: ClusterPolicy ready; {len(deployed)} operands "
-                      f"ready on {len(gpu)} GPU nodes ({', '.join(gpu)})")  # fmt: skip
+    return ctx.passed(
+        f"GPU Operator healthy: ClusterPolicy ready; {len(deployed)} operands "
+        f"ready on {len(gpu)} GPU nodes ({', '.join(gpu)})"
+    )

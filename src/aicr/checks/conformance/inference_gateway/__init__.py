@@ -66,33 +66,43 @@ class Params(CheckParams):
     """``spec.validate.checks.inference-gateway.params``."""
 
     gateway: str | None = Field(
-        default=None, pattern=r"^[a-z0-9-.]+/[a-z0-9-.]+$",
+        default=None,
+        pattern=r"^[a-z0-9-.]+/[a-z0-9-.]+$",
         description="The Gateway to test, as namespace/name (default: discovered).",
-    )  # fmt: skip
+    )
     gateway_class: str | None = Field(
-        default=None, min_length=1, description="Only Gateways of this GatewayClass.",
-    )  # fmt: skip
+        default=None,
+        min_length=1,
+        description="Only Gateways of this GatewayClass.",
+    )
     inference_extension: bool | None = Field(
         default=None,
         description="Require the Inference Extension's CRDs (default: when a recipe component's "
         "name contains inference-extension).",
-    )  # fmt: skip
+    )
     api_key: ApiKey | None = Field(
-        default=None, description="The route requires this API key: run the security probes.",
-    )  # fmt: skip
+        default=None,
+        description="The route requires this API key: run the security probes.",
+    )
     image: str | None = Field(
-        default=None, min_length=1,
+        default=None,
+        min_length=1,
         description="Replaces the pinned Python image of the backends and the client.",
-    )  # fmt: skip
+    )
     requests: int = Field(default=500, ge=20, description="Requests of the weighted split.")
     header_requests: int = Field(default=50, ge=1, description="Requests with the canary header.")
     weights: tuple[int, int] = Field(default=(70, 30), description="stable, canary weights.")
     tolerance_points: float = Field(
-        default=5, gt=0, lt=50, description="Allowed distance of stable's share, in points.",
-    )  # fmt: skip
+        default=5,
+        gt=0,
+        lt=50,
+        description="Allowed distance of stable's share, in points.",
+    )
     route_seconds: float = Field(
-        default=60, gt=0, description="How long the route may take to be attached and served.",
-    )  # fmt: skip
+        default=60,
+        gt=0,
+        description="How long the route may take to be attached and served.",
+    )
     request_seconds: float = Field(default=5, gt=0, description="Timeout of one request.")
 
     @model_validator(mode="after")
@@ -109,9 +119,13 @@ def _class_and_gateway(ctx: CheckContext) -> build.Obj | None:
     gateway, why = build.choose_gateway(gateways, p.gateway, p.gateway_class)
     if gateway is None:
         with ctx.step("Gateway") as step:
-            step.asked = "Gateways " + (f"{p.gateway}" if p.gateway else
-                                        f"of class {p.gateway_class}" if p.gateway_class else
-                                        "in every namespace")  # fmt: skip
+            step.asked = "Gateways " + (
+                f"{p.gateway}"
+                if p.gateway
+                else f"of class {p.gateway_class}"
+                if p.gateway_class
+                else "in every namespace"
+            )
             step.answer = ", ".join(build.ref(g) for g in gateways) or "none"
             step.failed(why)
         return None
@@ -120,9 +134,12 @@ def _class_and_gateway(ctx: CheckContext) -> build.Obj | None:
     with ctx.step(f"GatewayClass {class_name}") as step:
         step.asked = f"GatewayClass {class_name}: its controller and Accepted condition"
         controller = ((gateway_class or {}).get("spec") or {}).get("controllerName")
-        step.answer = (f"controller {controller}: "
-                       f"{build.describe(build.condition(gateway_class, 'Accepted'), 'Accepted')}"
-                       if gateway_class else "not found")  # fmt: skip
+        step.answer = (
+            f"controller {controller}: "
+            f"{build.describe(build.condition(gateway_class, 'Accepted'), 'Accepted')}"
+            if gateway_class
+            else "not found"
+        )
         class_problem = build.judge_class(gateway_class, class_name)
         if class_problem:
             step.failed(class_problem)
@@ -130,9 +147,11 @@ def _class_and_gateway(ctx: CheckContext) -> build.Obj | None:
             step.passed(f"Accepted by {controller}")
     with ctx.step(f"Gateway {build.ref(gateway)}") as step:
         step.asked = f"Gateway {build.ref(gateway)} ({why}): Programmed, addresses, listeners"
-        step.answer = (f"{build.describe(build.condition(gateway, 'Programmed'), 'Programmed')}; "
-                       f"addresses {build.addresses(gateway) or 'none'}; HTTP listener "
-                       f"{build.http_listener(gateway) or 'none'}")  # fmt: skip
+        step.answer = (
+            f"{build.describe(build.condition(gateway, 'Programmed'), 'Programmed')}; "
+            f"addresses {build.addresses(gateway) or 'none'}; HTTP listener "
+            f"{build.http_listener(gateway) or 'none'}"
+        )
         problem = build.judge_gateway(gateway)
         if problem:
             step.failed(problem)
@@ -145,10 +164,14 @@ def _routes_before(ctx: CheckContext, gateway: build.Obj) -> None:
     with ctx.step("HTTPRoutes attached") as step:
         step.asked = f"HTTPRoutes in every namespace whose parentRef is {build.ref(gateway)}"
         names = build.attached(ctx.kube.list("HTTPRoute"), gateway)
-        listeners = {str(ls.get("name")): ls.get("attachedRoutes")
-                     for ls in (gateway.get("status") or {}).get("listeners") or []}  # fmt: skip
-        step.answer = (f"{len(names)} attached: {', '.join(names) or 'none'}; the listeners "
-                       f"report attachedRoutes {listeners or 'nothing'}")  # fmt: skip
+        listeners = {
+            str(ls.get("name")): ls.get("attachedRoutes")
+            for ls in (gateway.get("status") or {}).get("listeners") or []
+        }
+        step.answer = (
+            f"{len(names)} attached: {', '.join(names) or 'none'}; the listeners "
+            f"report attachedRoutes {listeners or 'nothing'}"
+        )
         step.info("counted by parent namespace and name, before the check's own route")
 
 
@@ -159,9 +182,16 @@ def _inference_extension(ctx: CheckContext) -> None:
     with ctx.step("Inference Extension") as step:
         step.asked = "CRDs " + ", ".join(build.INFERENCE_CRDS)
         found = {n: ctx.kube.get("CustomResourceDefinition", n) for n in build.INFERENCE_CRDS}
-        state = {n: ("absent" if c is None else
-                     "Established" if build.is_true(build.condition(c, "Established")) else
-                     "not Established") for n, c in found.items()}  # fmt: skip
+        state = {
+            n: (
+                "absent"
+                if c is None
+                else "Established"
+                if build.is_true(build.condition(c, "Established"))
+                else "not Established"
+            )
+            for n, c in found.items()
+        }
         step.answer = "; ".join(f"{n}: {s}" for n, s in state.items())
         missing = build.extension_missing(state)
         if not wanted:
@@ -182,8 +212,9 @@ def _key_value(ctx: CheckContext) -> str | None:
         raise LookupError(f"params.apiKey.secretRef: Secret {ref.namespace}/{ref.name} not found")
     data = (secret.get("data") or {}).get(ref.key)
     if not data:
-        raise LookupError(f"params.apiKey.secretRef: Secret {ref.namespace}/{ref.name} has no "
-                          f"key {ref.key}")  # fmt: skip
+        raise LookupError(
+            f"params.apiKey.secretRef: Secret {ref.namespace}/{ref.name} has no key {ref.key}"
+        )
     return base64.b64decode(data).decode()
 
 
@@ -195,27 +226,36 @@ def _deploy(ctx: CheckContext, gateway: build.Obj, image: str) -> bool:
     ctx.probes.create(build.route(gateway, ctx.run_id, ctx.params.weights))
     ns = ctx.workload_namespace
     with ctx.step(f"route {ns}/{build.ROUTE} attached") as step:
-        step.asked = (f"HTTPRoute {ns}/{build.ROUTE} (prefix {build.path_prefix(ctx.run_id)}: "
-                      f"{build.CANARY_HEADER}: {build.CANARY_VALUE} -> {build.CANARY}; else "
-                      f"{build.STABLE}/{build.CANARY} {ctx.params.weights[0]}/"
-                      f"{ctx.params.weights[1]}) on {build.ref(gateway)}; echo pods "
-                      "ready")  # fmt: skip
-        waited = ctx.probes.wait("HTTPRoute", lambda r: build.judge_attached(r, gateway) is None,
-                                 budget=ctx.params.route_seconds)  # fmt: skip
+        step.asked = (
+            f"HTTPRoute {ns}/{build.ROUTE} (prefix {build.path_prefix(ctx.run_id)}: "
+            f"{build.CANARY_HEADER}: {build.CANARY_VALUE} -> {build.CANARY}; else "
+            f"{build.STABLE}/{build.CANARY} {ctx.params.weights[0]}/"
+            f"{ctx.params.weights[1]}) on {build.ref(gateway)}; echo pods "
+            "ready"
+        )
+        waited = ctx.probes.wait(
+            "HTTPRoute",
+            lambda r: build.judge_attached(r, gateway) is None,
+            budget=ctx.params.route_seconds,
+        )
         last = waited.objects.get(build.ROUTE)
         if not waited.done:
             step.answer = str(((last or {}).get("status") or {}).get("parents") or "no status")
-            step.failed(f"not attached to {build.ref(gateway)} within "
-                        f"{ctx.params.route_seconds:g}s: "
-                        f"{build.judge_attached(last, gateway)}")  # fmt: skip
+            step.failed(
+                f"not attached to {build.ref(gateway)} within "
+                f"{ctx.params.route_seconds:g}s: "
+                f"{build.judge_attached(last, gateway)}"
+            )
             return False
         names = build.attached(ctx.kube.list("HTTPRoute"), gateway)
         pods = ctx.probes.wait("Pod", build.is_ready, budget=ctx.params.route_seconds)
-        step.answer = (f"Accepted and ResolvedRefs; now {len(names)} attached routes by "
-                       f"namespace and name")  # fmt: skip
+        step.answer = (
+            f"Accepted and ResolvedRefs; now {len(names)} attached routes by namespace and name"
+        )
         if not pods.done:
-            step.failed("echo pods not ready: " + "; ".join(f"{k}: {v}" for k, v in
-                                                            pods.pending.items()))  # fmt: skip
+            step.failed(
+                "echo pods not ready: " + "; ".join(f"{k}: {v}" for k, v in pods.pending.items())
+            )
             return False
         if f"{ns}/{build.ROUTE}" not in names:
             step.failed("Accepted, yet not counted among the Gateway's routes")
@@ -231,13 +271,22 @@ def _traffic(ctx: CheckContext, gateway: build.Obj, image: str, key: str | None)
     if key is not None:
         ctx.probes.create(build.key_secret(key))
     url = build.gateway_url(gateway)
-    plan = build.plan(url, build.listener_host(gateway), probes, ctx.run_id, header,
-                      p.route_seconds, p.request_seconds)  # fmt: skip
+    plan = build.plan(
+        url,
+        build.listener_host(gateway),
+        probes,
+        ctx.run_id,
+        header,
+        p.route_seconds,
+        p.request_seconds,
+    )
     ctx.probes.create(build.client_pod(image, plan, header))
     total = sum(pr.count for pr in probes)
     with ctx.step("traffic client") as step:
-        step.asked = (f"pod {ctx.workload_namespace}/{build.CLIENT} sends {total} requests to "
-                      f"{url} (the Gateway's published address)")  # fmt: skip
+        step.asked = (
+            f"pod {ctx.workload_namespace}/{build.CLIENT} sends {total} requests to "
+            f"{url} (the Gateway's published address)"
+        )
         budget = p.route_seconds + total * p.request_seconds
         done = ctx.probes.wait("Pod", build.client_done, budget=budget)
         if build.CLIENT in done.pending:
@@ -245,14 +294,18 @@ def _traffic(ctx: CheckContext, gateway: build.Obj, image: str, key: str | None)
             return
         result = build.parse_result(ctx.probes.logs(build.CLIENT))
         warm = result.get("warmup") or {}
-        step.answer = (f"warm-up: {warm.get('tries')} requests until the split had reached "
-                       f"{build.STABLE} and {build.CANARY} and the header rule {build.CANARY} "
-                       f"(last status {warm.get('lastStatus')})")  # fmt: skip
+        step.answer = (
+            f"warm-up: {warm.get('tries')} requests until the split had reached "
+            f"{build.STABLE} and {build.CANARY} and the header rule {build.CANARY} "
+            f"(last status {warm.get('lastStatus')})"
+        )
         if not warm.get("ready"):
             left = (warm.get("waiting") or {}).items()
             waiting = "; ".join(f"{name} never reached {', '.join(b)}" for name, b in left)
-            step.failed(f"not every backend answered within {p.route_seconds:g}s: {waiting} "
-                        f"(last status {warm.get('lastStatus')}; 0 is no answer)")  # fmt: skip
+            step.failed(
+                f"not every backend answered within {p.route_seconds:g}s: {waiting} "
+                f"(last status {warm.get('lastStatus')}; 0 is no answer)"
+            )
             return
         step.passed("every backend answered through the Gateway, from inside the cluster")
     _judge(ctx, probes, result)
@@ -267,8 +320,10 @@ def _judge(ctx: CheckContext, probes: list[build.Probe], result: build.Obj) -> N
             step.asked = _asked(probe)
             step.answer = f"statuses {build.show(statuses)}; backends {build.show(backends)}"
             if probe.name == build.SPLIT:
-                step.answer += (f"; bound {b}; chance a random {p.weights[0]}/{p.weights[1]} "
-                                f"balancer misses it: {split.false_failure(b):.2%}")  # fmt: skip
+                step.answer += (
+                    f"; bound {b}; chance a random {p.weights[0]}/{p.weights[1]} "
+                    f"balancer misses it: {split.false_failure(b):.2%}"
+                )
                 problem = build.judge_split(statuses, backends, b)
                 ok = f"{backends.get(build.STABLE, 0)}/{backends.get(build.CANARY, 0)} within {b}"
             elif probe.name == build.HEADER:
@@ -284,8 +339,9 @@ def _judge(ctx: CheckContext, probes: list[build.Probe], result: build.Obj) -> N
 
 
 def _asked(probe: build.Probe) -> str:
-    what = {"valid": "the valid key", "bogus": f"the bogus key {build.BOGUS_KEY}",
-            None: "no key"}[probe.key]  # fmt: skip
+    what = {"valid": "the valid key", "bogus": f"the bogus key {build.BOGUS_KEY}", None: "no key"}[
+        probe.key
+    ]
     extra = f", header {dict(probe.headers)}" if probe.headers and not probe.body else ""
     body = f", POST body {probe.body} (no x-ai-eg-* headers)" if probe.body else ""
     return f"{probe.count} request(s) with {what}{extra}{body}"
@@ -307,7 +363,9 @@ def run(ctx: CheckContext) -> CheckResult:
         return result
     p = ctx.params
     security = " API key enforced on 3 probes;" if p.api_key else " no API key configured;"
-    return ctx.passed(f"Gateway {build.ref(gateway)} Programmed at {build.gateway_url(gateway)};"
-                      f"{security} {p.header_requests}/{p.header_requests} canary-header "
-                      f"requests to canary; {p.weights[0]}/{p.weights[1]} split within "
-                      f"{p.tolerance_points:g} points over {p.requests} requests")  # fmt: skip
+    return ctx.passed(
+        f"Gateway {build.ref(gateway)} Programmed at {build.gateway_url(gateway)};"
+        f"{security} {p.header_requests}/{p.header_requests} canary-header "
+        f"requests to canary; {p.weights[0]}/{p.weights[1]} split within "
+        f"{p.tolerance_points:g} points over {p.requests} requests"
+    )

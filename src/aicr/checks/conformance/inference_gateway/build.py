@@ -40,8 +40,11 @@ def extension_missing(state: dict[str, str]) -> list[str]:
     out = []
     pools = [n for n in INFERENCE_CRDS if n.startswith("inferencepools.")]
     if not any(state.get(n) == "Established" for n in pools):
-        out.append("no InferencePool CRD is Established (" + ", ".join(
-            f"{n}: {state.get(n, 'absent')}" for n in pools) + ")")  # fmt: skip
+        out.append(
+            "no InferencePool CRD is Established ("
+            + ", ".join(f"{n}: {state.get(n, 'absent')}" for n in pools)
+            + ")"
+        )
     objective = INFERENCE_CRDS[2]
     if state.get(objective) != "Established":
         out.append(f"{objective} is {state.get(objective, 'absent')}")
@@ -85,8 +88,9 @@ def ref(obj: Obj) -> str:
 # ---- discovery ------------------------------------------------------------------------
 
 
-def choose_gateway(gateways: list[Obj], named: str | None, gateway_class: str | None
-                   ) -> tuple[Obj | None, str]:  # fmt: skip
+def choose_gateway(
+    gateways: list[Obj], named: str | None, gateway_class: str | None
+) -> tuple[Obj | None, str]:
     """The Gateway to judge and why it was chosen, or None and what was missing.
 
     ``named`` (``namespace/name``) wins; else those of ``gateway_class``; among
@@ -112,8 +116,11 @@ def choose_gateway(gateways: list[Obj], named: str | None, gateway_class: str | 
 
 def addresses(gateway: Obj) -> list[str]:
     """The Gateway's published addresses (``status.addresses[].value``)."""
-    return [str(a["value"]) for a in (gateway.get("status") or {}).get("addresses") or []
-            if a.get("value")]  # fmt: skip
+    return [
+        str(a["value"])
+        for a in (gateway.get("status") or {}).get("addresses") or []
+        if a.get("value")
+    ]
 
 
 def http_listener(gateway: Obj) -> Obj | None:
@@ -186,8 +193,7 @@ def attached(routes: list[Obj], gateway: Obj) -> list[str]:
     A route whose parentRef names a same-named Gateway of another namespace is
     not attached to this one.
     """
-    return sorted(ref(r) for r in routes
-                  if is_true(condition(attachment(r, gateway), "Accepted")))  # fmt: skip
+    return sorted(ref(r) for r in routes if is_true(condition(attachment(r, gateway), "Accepted")))
 
 
 def judge_attached(route: Obj | None, gateway: Obj) -> str | None:
@@ -229,20 +235,26 @@ def backend(name: str, image: str) -> list[Obj]:
     """An echo pod ``name`` answering with its name on :8080, and its Service."""
     labels = {"app.kubernetes.io/name": "aicr-echo", "aicr.dev/backend": name}
     container = {
-        "name": "echo", "image": image,
+        "name": "echo",
+        "image": image,
         "command": ["python3", "-c", _program("echo_server.py"), name, str(PORT)],
         "env": [_pod_ip_env()],
         "ports": [{"name": "http", "containerPort": PORT}],
         "readinessProbe": {"tcpSocket": {"port": PORT}, "periodSeconds": 1},
-        "resources": {"requests": {"cpu": "10m", "memory": "32Mi"},
-                      "limits": {"memory": "64Mi"}},
-    }  # fmt: skip
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"echo-{name}",
-                                                           "labels": dict(labels)},
-           "spec": restricted_pod_spec([container])}  # fmt: skip
-    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name},
-               "spec": {"selector": labels, "ports": [{"name": "http", "port": PORT,
-                                                       "targetPort": PORT}]}}  # fmt: skip
+        "resources": {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memory": "64Mi"}},
+    }
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": f"echo-{name}", "labels": dict(labels)},
+        "spec": restricted_pod_spec([container]),
+    }
+    service = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": name},
+        "spec": {"selector": labels, "ports": [{"name": "http", "port": PORT, "targetPort": PORT}]},
+    }
     return [pod, service]
 
 
@@ -257,25 +269,44 @@ def route(gateway: Obj, run_id: str, weights: tuple[int, int]) -> Obj:
     path = {"type": "PathPrefix", "value": path_prefix(run_id)}
     header = {"type": "Exact", "name": CANARY_HEADER, "value": CANARY_VALUE}
     return {
-        "apiVersion": f"{GROUP}/v1", "kind": "HTTPRoute", "metadata": {"name": ROUTE},
+        "apiVersion": f"{GROUP}/v1",
+        "kind": "HTTPRoute",
+        "metadata": {"name": ROUTE},
         "spec": {
-            "parentRefs": [{"group": GROUP, "kind": "Gateway", "name": meta["name"],
-                            "namespace": meta["namespace"]}],
+            "parentRefs": [
+                {
+                    "group": GROUP,
+                    "kind": "Gateway",
+                    "name": meta["name"],
+                    "namespace": meta["namespace"],
+                }
+            ],
             "rules": [
-                {"matches": [{"path": path, "headers": [header]}],
-                 "backendRefs": [{"name": CANARY, "port": PORT}]},
-                {"matches": [{"path": path}],
-                 "backendRefs": [{"name": STABLE, "port": PORT, "weight": weights[0]},
-                                 {"name": CANARY, "port": PORT, "weight": weights[1]}]},
+                {
+                    "matches": [{"path": path, "headers": [header]}],
+                    "backendRefs": [{"name": CANARY, "port": PORT}],
+                },
+                {
+                    "matches": [{"path": path}],
+                    "backendRefs": [
+                        {"name": STABLE, "port": PORT, "weight": weights[0]},
+                        {"name": CANARY, "port": PORT, "weight": weights[1]},
+                    ],
+                },
             ],
         },
-    }  # fmt: skip
+    }
 
 
 def key_secret(value: str) -> Obj:
     """The API key's header value, copied for the client pod (never in its spec)."""
-    return {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": KEY_SECRET},
-            "type": "Opaque", "stringData": {"value": value}}  # fmt: skip
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": KEY_SECRET},
+        "type": "Opaque",
+        "stringData": {"value": value},
+    }
 
 
 @dataclass(frozen=True)
@@ -293,53 +324,90 @@ class Probe:
     def request(self, run_id: str) -> Obj:
         """The probe as the client's plan entry."""
         path = path_prefix(run_id) + ("/v1/chat/completions" if self.body else "/")
-        return {"name": self.name, "count": self.count, "key": self.key,
-                "headers": dict(self.headers), "body": self.body, "path": path,
-                "method": "POST" if self.body else "GET"}  # fmt: skip
+        return {
+            "name": self.name,
+            "count": self.count,
+            "key": self.key,
+            "headers": dict(self.headers),
+            "body": self.body,
+            "path": path,
+            "method": "POST" if self.body else "GET",
+        }
 
 
 SPLIT, HEADER = "weighted split", "header rule"
-MODEL_BODY = json.dumps({"model": "aicr-conformance", "messages": [
-    {"role": "user", "content": "ping"}]})  # fmt: skip
+MODEL_BODY = json.dumps(
+    {"model": "aicr-conformance", "messages": [{"role": "user", "content": "ping"}]}
+)
 
 
 def probes(requests: int, header_requests: int, with_key: bool) -> list[Probe]:
     """The traffic probes, then (with an API key) the security probes; the split comes first."""
     key = "valid" if with_key else None
-    out = [Probe(SPLIT, requests, key, lands_on=(STABLE, CANARY)),
-           Probe(HEADER, header_requests, key, ((CANARY_HEADER, CANARY_VALUE),),
-                 lands_on=(CANARY,))]  # fmt: skip
+    out = [
+        Probe(SPLIT, requests, key, lands_on=(STABLE, CANARY)),
+        Probe(HEADER, header_requests, key, ((CANARY_HEADER, CANARY_VALUE),), lands_on=(CANARY,)),
+    ]
     if with_key:
-        out += [Probe("valid key", 1, "valid"),
-                Probe("no key", 1, denied=True),
-                Probe("bogus key", 1, "bogus", denied=True),
-                Probe("model only in body", 1, body=MODEL_BODY, denied=True,
-                      headers=(("Content-Type", "application/json"),))]  # fmt: skip
+        out += [
+            Probe("valid key", 1, "valid"),
+            Probe("no key", 1, denied=True),
+            Probe("bogus key", 1, "bogus", denied=True),
+            Probe(
+                "model only in body",
+                1,
+                body=MODEL_BODY,
+                denied=True,
+                headers=(("Content-Type", "application/json"),),
+            ),
+        ]
     return out
 
 
 def client_pod(image: str, plan: Obj, key_header: str | None) -> Obj:
     """The pod that sends the plan's requests from inside the cluster and prints the counts."""
-    env: list[Obj] = [{"name": "PLAN", "value": json.dumps(plan, sort_keys=True)},
-                      {"name": "BOGUS", "value": BOGUS_KEY}]  # fmt: skip
+    env: list[Obj] = [
+        {"name": "PLAN", "value": json.dumps(plan, sort_keys=True)},
+        {"name": "BOGUS", "value": BOGUS_KEY},
+    ]
     if key_header:
-        env.append({"name": "KEY", "valueFrom": {"secretKeyRef": {"name": KEY_SECRET,
-                                                                  "key": "value"}}})  # fmt: skip
-    container = {"name": "client", "image": image,
-                 "command": ["python3", "-c", _program("traffic_client.py")], "env": env,
-                 "resources": {"requests": {"cpu": "50m", "memory": "32Mi"},
-                               "limits": {"memory": "64Mi"}}}  # fmt: skip
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": CLIENT},
-            "spec": restricted_pod_spec([container])}  # fmt: skip
+        env.append(
+            {"name": "KEY", "valueFrom": {"secretKeyRef": {"name": KEY_SECRET, "key": "value"}}}
+        )
+    container = {
+        "name": "client",
+        "image": image,
+        "command": ["python3", "-c", _program("traffic_client.py")],
+        "env": env,
+        "resources": {"requests": {"cpu": "50m", "memory": "32Mi"}, "limits": {"memory": "64Mi"}},
+    }
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": CLIENT},
+        "spec": restricted_pod_spec([container]),
+    }
 
 
-def plan(url: str, host: str | None, probe_list: list[Probe], run_id: str, key_header: str | None,
-         warmup_seconds: float, timeout_seconds: float) -> Obj:  # fmt: skip
+def plan(
+    url: str,
+    host: str | None,
+    probe_list: list[Probe],
+    run_id: str,
+    key_header: str | None,
+    warmup_seconds: float,
+    timeout_seconds: float,
+) -> Obj:
     """The client's plan (no secret in it: the key comes from the Secret)."""
-    return {"url": url, "host": host, "keyHeader": key_header, "warmupSeconds": warmup_seconds,
-            "timeoutSeconds": timeout_seconds,
-            "warmup": {p.name: list(p.lands_on) for p in probe_list if p.lands_on},
-            "probes": [p.request(run_id) for p in probe_list]}  # fmt: skip
+    return {
+        "url": url,
+        "host": host,
+        "keyHeader": key_header,
+        "warmupSeconds": warmup_seconds,
+        "timeoutSeconds": timeout_seconds,
+        "warmup": {p.name: list(p.lands_on) for p in probe_list if p.lands_on},
+        "probes": [p.request(run_id) for p in probe_list],
+    }
 
 
 def parse_result(log: str) -> Obj:
@@ -380,8 +448,10 @@ def judge_header(statuses: dict[str, int], backends: dict[str, int], sent: int) 
         return problem
     elsewhere = sent - backends.get(CANARY, 0)
     if elsewhere:
-        return (f"{elsewhere}/{sent} requests with {CANARY_HEADER}: {CANARY_VALUE} landed "
-                f"elsewhere ({show(backends)}); every one must reach {CANARY}")  # fmt: skip
+        return (
+            f"{elsewhere}/{sent} requests with {CANARY_HEADER}: {CANARY_VALUE} landed "
+            f"elsewhere ({show(backends)}); every one must reach {CANARY}"
+        )
     return None
 
 
@@ -394,8 +464,10 @@ def judge_split(statuses: dict[str, int], backends: dict[str, int], b: Bound) ->
     if stable + canary != b.requests:
         return f"answers from unknown backends: {show(backends)}"
     if not b.holds(stable):
-        return (f"{STABLE}/{CANARY} {stable}/{canary} ({stable / b.requests:.1%} to {STABLE}) "
-                f"outside {b}")  # fmt: skip
+        return (
+            f"{STABLE}/{CANARY} {stable}/{canary} ({stable / b.requests:.1%} to {STABLE}) "
+            f"outside {b}"
+        )
     return None
 
 

@@ -29,8 +29,10 @@ class Bound:
         return self.low <= count <= self.high
 
     def __str__(self) -> str:
-        return (f"{self.share:.0%} ± {self.tolerance * 100:g} points: {self.low}..{self.high} "
-                f"of {self.requests}")  # fmt: skip
+        return (
+            f"{self.share:.0%} ± {self.tolerance * 100:g} points: {self.low}..{self.high} "
+            f"of {self.requests}"
+        )
 
 
 def bound(requests: int, weights: tuple[int, int], tolerance_points: float) -> Bound:
@@ -50,8 +52,13 @@ def _log_pmf(n: int, k: int, p: float) -> float:
         return 0.0 if k == 0 else -math.inf
     if p >= 1.0:
         return 0.0 if k == n else -math.inf
-    return (math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
-            + k * math.log(p) + (n - k) * math.log1p(-p))  # fmt: skip
+    return (
+        math.lgamma(n + 1)
+        - math.lgamma(k + 1)
+        - math.lgamma(n - k + 1)
+        + k * math.log(p)
+        + (n - k) * math.log1p(-p)
+    )
 
 
 def false_failure(b: Bound) -> float:

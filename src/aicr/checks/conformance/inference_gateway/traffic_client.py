@@ -38,13 +38,15 @@ def headers_of(probe: dict[str, Any], plan: dict[str, Any]) -> dict[str, str]:
 def send(plan: dict[str, Any], probe: dict[str, Any]) -> tuple[int, str | None]:
     """One request: (status, backend that answered); status 0 when it got no answer."""
     url = urllib.parse.urlsplit(plan["url"])
-    conn = http.client.HTTPConnection(url.hostname or "", url.port or 80,
-                                      timeout=plan["timeoutSeconds"])  # fmt: skip
+    conn = http.client.HTTPConnection(
+        url.hostname or "", url.port or 80, timeout=plan["timeoutSeconds"]
+    )
     body = probe.get("body")
     try:
         payload = body.encode() if body else None
-        conn.request(probe.get("method", "GET"), probe["path"], body=payload,
-                     headers=headers_of(probe, plan))  # fmt: skip
+        conn.request(
+            probe.get("method", "GET"), probe["path"], body=payload, headers=headers_of(probe, plan)
+        )
         response = conn.getresponse()
         data = response.read(4096)
     except OSError:
@@ -78,8 +80,7 @@ def warm_up(plan: dict[str, Any]) -> dict[str, Any]:
                     progress = True
         waiting = {name: sorted(left) for name, left in missing.items() if left}
         if not waiting or time.monotonic() >= end:
-            return {"ready": not waiting, "tries": tries, "lastStatus": status,
-                    "waiting": waiting}  # fmt: skip
+            return {"ready": not waiting, "tries": tries, "lastStatus": status, "waiting": waiting}
         if not progress:
             time.sleep(0.5)
 

@@ -48,30 +48,36 @@ class Params(CheckParams):
     """``spec.validate.checks.pod-autoscaling.params``."""
 
     image: str | None = Field(
-        default=None, min_length=1,
+        default=None,
+        min_length=1,
         description="Replaces the pinned Python image of the metric pods (used as given).",
-    )  # fmt: skip
+    )
     metric: str = Field(
-        default="aicr_autoscaling_load", pattern=r"^[a-zA-Z_:][a-zA-Z0-9_:]*$",
+        default="aicr_autoscaling_load",
+        pattern=r"^[a-zA-Z_:][a-zA-Z0-9_:]*$",
         description="The gauge the pods serve and the HPA scales on; the custom metrics API "
         "must serve it per pod under this name.",
-    )  # fmt: skip
+    )
     start_seconds: float = Field(default=120, gt=0, description="How long the first pod may take.")
     metric_seconds: float = Field(
         default=90, gt=0, description="How long the HPA may take to read the metric at all."
     )
     scale_up_seconds: float = Field(
-        default=90, gt=0,
+        default=90,
+        gt=0,
         description="After the metric is raised: how long until the new pod runs on a GPU node.",
-    )  # fmt: skip
+    )
     stabilization_seconds: int = Field(
-        default=15, ge=0, le=3600,
+        default=15,
+        ge=0,
+        le=3600,
         description="The HPA's behavior.scaleDown.stabilizationWindowSeconds.",
-    )  # fmt: skip
+    )
     scale_down_seconds: float = Field(
-        default=60, gt=0,
+        default=60,
+        gt=0,
         description="After the metric is lowered: how long beyond the window scale-down may take.",
-    )  # fmt: skip
+    )
 
 
 def preflight(recipe: Recipe, data_dir: str | None, source: str) -> dict[str, Any]:
@@ -92,8 +98,10 @@ class Run:
     def __init__(self, ctx: CheckContext) -> None:
         self.ctx = ctx
         self.metric: str = ctx.params.metric
-        self.selector = ",".join(f"{k}={v}" for k, v in sorted(
-            {**ctx.workload_labels(), build.APP_LABEL: build.NAME}.items()))  # fmt: skip
+        self.selector = ",".join(
+            f"{k}={v}"
+            for k, v in sorted({**ctx.workload_labels(), build.APP_LABEL: build.NAME}.items())
+        )
         self.readings: list[build.Reading] = []
         self.hpa: build.Obj = {}
 
@@ -115,21 +123,27 @@ class Run:
 
     def serving(self, expect: int, budget: float) -> tuple[list[build.Obj], dict[str, str]]:
         """Wait until ``expect`` pods serve; those that do, and where the others got to."""
-        waited = self.ctx.probes.wait("Pod", build.is_serving, budget=budget,
-                                      selector=self.selector, expect=expect)  # fmt: skip
+        waited = self.ctx.probes.wait(
+            "Pod", build.is_serving, budget=budget, selector=self.selector, expect=expect
+        )
         pods = [p for p in waited.objects.values() if build.is_serving(p)]
         return sorted(pods, key=lambda p: str(p["metadata"]["name"])), waited.pending
 
     def load(self, step: Step, value: float) -> bool:
         """Set the load on every serving pod; False (the step failed) if one refused."""
-        pods = [p for p in self.ctx.kube.list("Pod", self.ctx.workload_namespace, self.selector)
-                if build.is_serving(p)]  # fmt: skip
+        pods = [
+            p
+            for p in self.ctx.kube.list("Pod", self.ctx.workload_namespace, self.selector)
+            if build.is_serving(p)
+        ]
         for p in pods:
             try:
                 set_load(p, value)
             except httpx.HTTPError as e:
-                step.failed(f"could not set the load on pod {p['metadata']['name']} "
-                            f"({p['status']['podIP']}): {e}")  # fmt: skip
+                step.failed(
+                    f"could not set the load on pod {p['metadata']['name']} "
+                    f"({p['status']['podIP']}): {e}"
+                )
                 return False
         if not pods:
             step.failed(f"no pod serves {self.metric} to set it on")
@@ -150,8 +164,10 @@ def _custom_metrics_api(ctx: CheckContext) -> bool:
         api = build.custom_metrics_api(ctx.kube.list("APIService"))
         if api is None:
             step.answer = "none"
-            step.failed(f"no APIService serves {build.CUSTOM_METRICS_GROUP}: the cluster has no "
-                        "custom metrics API (nothing was created)")  # fmt: skip
+            step.failed(
+                f"no APIService serves {build.CUSTOM_METRICS_GROUP}: the cluster has no "
+                "custom metrics API (nothing was created)"
+            )
             return False
         step.answer = build.describe_apiservice(api)
         step.info("the HPA reads the pods' metric through it")
@@ -162,9 +178,11 @@ def _custom_metrics_api(ctx: CheckContext) -> bool:
 def _start(ctx: CheckContext, run: Run, dra: bool) -> list[build.Obj]:
     image = workload_image(build.IMAGE, check=ctx.name, config=ctx.config)
     with ctx.step("workload") as step:
-        step.asked = (f"Deployment {ctx.workload_namespace}/{build.NAME} ({image}): 1 replica, "
-                      f"one GPU each ({'DRA claim' if dra else GPU_RESOURCE}), serving the "
-                      f"gauge {run.metric} on :{build.PORT}/metrics")  # fmt: skip
+        step.asked = (
+            f"Deployment {ctx.workload_namespace}/{build.NAME} ({image}): 1 replica, "
+            f"one GPU each ({'DRA claim' if dra else GPU_RESOURCE}), serving the "
+            f"gauge {run.metric} on :{build.PORT}/metrics"
+        )
         if dra:
             ctx.probes.create(build.claim_template())
         ctx.probes.create(build.deployment(image, run.metric, ctx.workload_labels(), dra))
@@ -174,8 +192,10 @@ def _start(ctx: CheckContext, run: Run, dra: bool) -> list[build.Obj]:
             step.failed(f"the pod did not serve within {ctx.params.start_seconds:g}s: {where}")
             return []
         p = pods[0]
-        step.answer = (f"pod {p['metadata']['name']} on {p['spec'].get('nodeName')} "
-                       f"({p['status']['podIP']}) serves {run.metric}")  # fmt: skip
+        step.answer = (
+            f"pod {p['metadata']['name']} on {p['spec'].get('nodeName')} "
+            f"({p['status']['podIP']}) serves {run.metric}"
+        )
         step.passed("one GPU pod serves the metric")
         return pods
     return []
@@ -184,9 +204,11 @@ def _start(ctx: CheckContext, run: Run, dra: bool) -> list[build.Obj]:
 def _readable(ctx: CheckContext, run: Run) -> bool:
     stabilization = ctx.params.stabilization_seconds
     with ctx.step("metric read by the HPA") as step:
-        step.asked = (f"HPA {build.NAME} (autoscaling/v2): type Pods, {run.metric} average "
-                      f"{build.TARGET} per pod, {build.MIN_REPLICAS}-{build.MAX_REPLICAS} "
-                      f"replicas, scale-down stabilization {stabilization}s")  # fmt: skip
+        step.asked = (
+            f"HPA {build.NAME} (autoscaling/v2): type Pods, {run.metric} average "
+            f"{build.TARGET} per pod, {build.MIN_REPLICAS}-{build.MAX_REPLICAS} "
+            f"replicas, scale-down stabilization {stabilization}s"
+        )
         ctx.probes.create(build.hpa(run.metric, stabilization))
         run.note("HPA created")
         if not run.watch_hpa(lambda h: build.readable(h, run.metric), ctx.params.metric_seconds):
@@ -206,9 +228,11 @@ def _readable(ctx: CheckContext, run: Run) -> bool:
 def _scale_up(ctx: CheckContext, run: Run, first: build.Obj) -> bool:
     bound = ctx.params.scale_up_seconds
     with ctx.step("scale up") as step:
-        step.asked = (f"{run.metric} raised to {build.HIGH} (target {build.TARGET}): the HPA "
-                      f"must ask for {build.MAX_REPLICAS} replicas and the new pod run on a GPU "
-                      f"node within {bound:g}s")  # fmt: skip
+        step.asked = (
+            f"{run.metric} raised to {build.HIGH} (target {build.TARGET}): the HPA "
+            f"must ask for {build.MAX_REPLICAS} replicas and the new pod run on a GPU "
+            f"node within {bound:g}s"
+        )
         end = time.monotonic() + bound
         if not run.load(step, build.HIGH):
             return False
@@ -221,14 +245,18 @@ def _scale_up(ctx: CheckContext, run: Run, first: build.Obj) -> bool:
         if len(pods) < build.MAX_REPLICAS or not new:
             where = "; ".join(f"{n}: {w}" for n, w in pending.items()) or "not created"
             step.answer = run.state()
-            step.failed(f"the HPA asked for {build.MAX_REPLICAS} replicas but the new pod did "
-                        f"not serve within {bound:g}s: {where}")  # fmt: skip
+            step.failed(
+                f"the HPA asked for {build.MAX_REPLICAS} replicas but the new pod did "
+                f"not serve within {bound:g}s: {where}"
+            )
             return False
         nodes = {n["metadata"]["name"]: n for n in ctx.kube.list("Node")}
         wrong = build.off_gpu(new, set(gpu_nodes(list(nodes.values()))))
-        step.answer = "new pod " + ", ".join(
-            f"{p['metadata']['name']} on {p['spec'].get('nodeName')}" for p in new
-        ) + f"; {run.state()}"  # fmt: skip
+        step.answer = (
+            "new pod "
+            + ", ".join(f"{p['metadata']['name']} on {p['spec'].get('nodeName')}" for p in new)
+            + f"; {run.state()}"
+        )
         if wrong:
             step.failed("the new pod is not on a GPU node: " + ", ".join(wrong))
             return False
@@ -245,9 +273,11 @@ def _scale_down(ctx: CheckContext, run: Run) -> None:
     window = ctx.params.stabilization_seconds
     bound = window + ctx.params.scale_down_seconds
     with ctx.step("scale down") as step:
-        step.asked = (f"{run.metric} lowered to {build.LOW}: the HPA must return to "
-                      f"{build.MIN_REPLICAS} replica after its {window}s stabilization window, "
-                      f"within {bound:g}s")  # fmt: skip
+        step.asked = (
+            f"{run.metric} lowered to {build.LOW}: the HPA must return to "
+            f"{build.MIN_REPLICAS} replica after its {window}s stabilization window, "
+            f"within {bound:g}s"
+        )
         if not run.load(step, build.LOW):
             return
         began = time.monotonic()
@@ -256,8 +286,7 @@ def _scale_down(ctx: CheckContext, run: Run) -> None:
             step.failed(f"no scale-down within {bound:g}s: {run.state()}")
             return
         took = time.monotonic() - began
-        left = ctx.probes.wait("Deployment", build.scaled_down,
-                               budget=max(0.0, bound - took))  # fmt: skip
+        left = ctx.probes.wait("Deployment", build.scaled_down, budget=max(0.0, bound - took))
         if not left.done:
             step.answer = run.state()
             step.failed(
@@ -274,8 +303,7 @@ def _remove(ctx: CheckContext, run: Run) -> None:
     """Delete the HPA and the Deployment now and wait until its pods are gone (GPUs free)."""
     for kind in (HPA_KIND, "Deployment"):
         ctx.kube.delete(kind, build.NAME, ctx.workload_namespace)
-    ctx.probes.wait("Pod", lambda p: False, budget=ctx.params.start_seconds,
-                    selector=run.selector)  # fmt: skip
+    ctx.probes.wait("Pod", lambda p: False, budget=ctx.params.start_seconds, selector=run.selector)
 
 
 def run(ctx: CheckContext) -> CheckResult:

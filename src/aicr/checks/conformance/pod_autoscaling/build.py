@@ -71,20 +71,26 @@ def deployment(image: str, metric: str, labels: dict[str, str], dra: bool) -> Ob
         "name": "server",
         "image": image,
         "command": ["python3", "-c", SERVER],
-        "env": [{"name": "METRIC", "value": metric}, {"name": "PORT", "value": str(PORT)},
-                {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}],
+        "env": [
+            {"name": "METRIC", "value": metric},
+            {"name": "PORT", "value": str(PORT)},
+            {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
+        ],
         "ports": [{"name": "metrics", "containerPort": PORT}],
         "readinessProbe": {"httpGet": {"path": "/metrics", "port": PORT}, "periodSeconds": 1},
         "resources": gpu,
-    }  # fmt: skip
+    }
     spec = restricted_pod_spec([container])
     spec["restartPolicy"] = "Always"
     spec["tolerations"] = [gpu_toleration()]
     if dra:
         spec["resourceClaims"] = [{"name": CLAIM, "resourceClaimTemplateName": CLAIM_TEMPLATE}]
     selector = {APP_LABEL: NAME}
-    scrape = {"prometheus.io/scrape": "true", "prometheus.io/port": str(PORT),
-              "prometheus.io/path": "/metrics"}  # fmt: skip
+    scrape = {
+        "prometheus.io/scrape": "true",
+        "prometheus.io/port": str(PORT),
+        "prometheus.io/path": "/metrics",
+    }
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -92,10 +98,12 @@ def deployment(image: str, metric: str, labels: dict[str, str], dra: bool) -> Ob
         "spec": {
             "replicas": MIN_REPLICAS,
             "selector": {"matchLabels": selector},
-            "template": {"metadata": {"labels": {**labels, **selector}, "annotations": scrape},
-                         "spec": spec},
+            "template": {
+                "metadata": {"labels": {**labels, **selector}, "annotations": scrape},
+                "spec": spec,
+            },
         },
-    }  # fmt: skip
+    }
 
 
 def hpa(metric: str, stabilization: int) -> Obj:
@@ -108,12 +116,18 @@ def hpa(metric: str, stabilization: int) -> Obj:
             "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": NAME},
             "minReplicas": MIN_REPLICAS,
             "maxReplicas": MAX_REPLICAS,
-            "metrics": [{"type": "Pods", "pods": {
-                "metric": {"name": metric},
-                "target": {"type": "AverageValue", "averageValue": str(TARGET)}}}],
+            "metrics": [
+                {
+                    "type": "Pods",
+                    "pods": {
+                        "metric": {"name": metric},
+                        "target": {"type": "AverageValue", "averageValue": str(TARGET)},
+                    },
+                }
+            ],
             "behavior": {"scaleDown": {"stabilizationWindowSeconds": stabilization}},
         },
-    }  # fmt: skip
+    }
 
 
 # ---- the custom metrics API -------------------------------------------------------------
@@ -121,8 +135,7 @@ def hpa(metric: str, stabilization: int) -> Obj:
 
 def custom_metrics_api(apiservices: list[Obj]) -> Obj | None:
     """The APIService serving ``custom.metrics.k8s.io`` (the highest version priority)."""
-    serving = [a for a in apiservices
-               if (a.get("spec") or {}).get("group") == CUSTOM_METRICS_GROUP]  # fmt: skip
+    serving = [a for a in apiservices if (a.get("spec") or {}).get("group") == CUSTOM_METRICS_GROUP]
     serving.sort(key=lambda a: -int((a.get("spec") or {}).get("versionPriority") or 0))
     return serving[0] if serving else None
 
@@ -140,17 +153,31 @@ def describe_apiservice(apiservice: Obj) -> str:
     """``v1beta1.custom.metrics.k8s.io -> monitoring/prometheus-adapter:443, Available``."""
     spec = apiservice.get("spec") or {}
     svc = spec.get("service") or {}
-    backend = (f"service {svc.get('namespace')}/{svc.get('name')}:{svc.get('port', 443)}"
-               if svc else "served by the API server itself")  # fmt: skip
+    backend = (
+        f"service {svc.get('namespace')}/{svc.get('name')}:{svc.get('port', 443)}"
+        if svc
+        else "served by the API server itself"
+    )
     ok, words = available(apiservice)
-    return (f"APIService {apiservice['metadata']['name']} ({backend}): "
-            + ("Available" if ok else f"not Available: {words}"))  # fmt: skip
+    return f"APIService {apiservice['metadata']['name']} ({backend}): " + (
+        "Available" if ok else f"not Available: {words}"
+    )
 
 
 # ---- the HPA's status -------------------------------------------------------------------
 
-_SUFFIX = {"m": 1e-3, "": 1.0, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12,
-           "Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40}  # fmt: skip
+_SUFFIX = {
+    "m": 1e-3,
+    "": 1.0,
+    "k": 1e3,
+    "M": 1e6,
+    "G": 1e9,
+    "T": 1e12,
+    "Ki": 2.0**10,
+    "Mi": 2.0**20,
+    "Gi": 2.0**30,
+    "Ti": 2.0**40,
+}
 _QUANTITY = re.compile(r"^([+-]?[0-9.]+(?:[eE][+-]?[0-9]+)?)(m|k|M|G|T|Ki|Mi|Gi|Ti)?$")
 
 
@@ -176,8 +203,10 @@ def observed(hpa: Obj, metric: str) -> float | None:
 
 def condition(hpa: Obj, kind: str) -> Obj | None:
     """The HPA's condition of type ``kind`` (AbleToScale, ScalingActive, ScalingLimited)."""
-    return next((c for c in (hpa.get("status") or {}).get("conditions") or []
-                 if c.get("type") == kind), None)  # fmt: skip
+    return next(
+        (c for c in (hpa.get("status") or {}).get("conditions") or [] if c.get("type") == kind),
+        None,
+    )
 
 
 def conditions_text(hpa: Obj) -> str:
@@ -232,16 +261,25 @@ def changed(readings: list[Reading], new: Reading) -> bool:
         return False  # the controller has not looked at the HPA yet
     last = next((r for r in reversed(readings) if not r.note), None)
     return last is None or (last.metric, last.desired, last.current) != (
-        new.metric, new.desired, new.current)  # fmt: skip
+        new.metric,
+        new.desired,
+        new.current,
+    )
 
 
 def is_serving(pod: Obj) -> bool:
     """The pod runs, is Ready (its server answers /metrics), has an IP and is not going away."""
     status = pod.get("status") or {}
-    ready = any(c.get("type") == "Ready" and c.get("status") == "True"
-                for c in status.get("conditions") or [])  # fmt: skip
-    return (status.get("phase") == "Running" and ready and bool(status.get("podIP"))
-            and not (pod.get("metadata") or {}).get("deletionTimestamp"))  # fmt: skip
+    ready = any(
+        c.get("type") == "Ready" and c.get("status") == "True"
+        for c in status.get("conditions") or []
+    )
+    return (
+        status.get("phase") == "Running"
+        and ready
+        and bool(status.get("podIP"))
+        and not (pod.get("metadata") or {}).get("deletionTimestamp")
+    )
 
 
 def scaled_down(deployment: Obj) -> bool:

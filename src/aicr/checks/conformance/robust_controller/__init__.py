@@ -58,32 +58,38 @@ class Params(CheckParams):
         default=None,
         description="The operator to judge (default: the one the recipe deploys; the first "
         "in recipe order when it deploys several).",
-    )  # fmt: skip
+    )
     operator_namespace: str | None = Field(
-        default=None, min_length=1,
+        default=None,
+        min_length=1,
         description="The operator's namespace (default: its recipe component's, else the "
         "release default: ray-system, dynamo-system, kubeflow-system).",
-    )  # fmt: skip
+    )
     deployment: str | None = Field(
-        default=None, min_length=1,
+        default=None,
+        min_length=1,
         description="The controller Deployment's name (default: the release's).",
-    )  # fmt: skip
+    )
     image: str | None = Field(
-        default=None, min_length=1,
+        default=None,
+        min_length=1,
         description="Replaces the pinned image of the KubeRay or Trainer pods (used as given).",
-    )  # fmt: skip
+    )
     dynamo_image: str | None = Field(
-        default=None, min_length=1,
+        default=None,
+        min_length=1,
         description="Replaces the pinned image of the Dynamo frontend pod (used as given).",
-    )  # fmt: skip
+    )
     reconcile_seconds: float = Field(
-        default=120, gt=0,
+        default=120,
+        gt=0,
         description="How long the valid resource may take to be ready, and its children to appear.",
-    )  # fmt: skip
+    )
     gc_seconds: float = Field(
-        default=60, gt=0,
+        default=60,
+        gt=0,
         description="How long its children may take to be garbage-collected after the delete.",
-    )  # fmt: skip
+    )
 
 
 def _choose(ctx: CheckContext) -> tuple[Operator | None, str]:
@@ -94,8 +100,7 @@ def _choose(ctx: CheckContext) -> tuple[Operator | None, str]:
     deployed = [o for name in names for o in OPERATORS if o.component == name]
     if deployed:
         others = [o.component for o in deployed[1:]]
-        also = (f" (also {', '.join(others)}; params.operator chooses another)"
-                if others else "")  # fmt: skip
+        also = f" (also {', '.join(others)}; params.operator chooses another)" if others else ""
         return deployed[0], f"the recipe deploys {deployed[0].component}{also}"
     for op in OPERATORS:
         if ctx.kube.get("CustomResourceDefinition", op.crds[0]) is not None:
@@ -152,9 +157,11 @@ def _refused(ctx: CheckContext, op: Operator, work: Workload, hook: build.Hook |
     body["metadata"].update(namespace=ctx.workload_namespace, labels=dict(work.labels))
     kind = body["kind"]
     with ctx.step(f"invalid {kind} refused by the webhook") as step:
-        step.asked = (f"POST {kind} {ctx.workload_namespace}/{INVALID} with dryRun=All (admission "
-                      f"only, nothing stored); the CRD schema accepts it, {op.webhook}'s rule "
-                      f"forbids it: {op.rule}")  # fmt: skip
+        step.asked = (
+            f"POST {kind} {ctx.workload_namespace}/{INVALID} with dryRun=All (admission "
+            f"only, nothing stored); the CRD schema accepts it, {op.webhook}'s rule "
+            f"forbids it: {op.rule}"
+        )
         try:
             ctx.kube.create(body, dry_run=True)
             error = None
@@ -168,8 +175,11 @@ def _refused(ctx: CheckContext, op: Operator, work: Workload, hook: build.Hook |
 
 
 def _children(ctx: CheckContext, op: Operator) -> list[build.Obj]:
-    return [o for kind in op.child_kinds
-            for o in ctx.kube.list(kind, ctx.workload_namespace, op.child_selector())]  # fmt: skip
+    return [
+        o
+        for kind in op.child_kinds
+        for o in ctx.kube.list(kind, ctx.workload_namespace, op.child_selector())
+    ]
 
 
 def _reconciled(ctx: CheckContext, op: Operator, work: Workload) -> str | None:
@@ -178,11 +188,14 @@ def _reconciled(ctx: CheckContext, op: Operator, work: Workload) -> str | None:
     kind = str(objs[-1]["kind"])
     bound = float(ctx.params.reconcile_seconds)
     with ctx.step(f"valid {kind} reconciled") as step:
-        made = " then ".join(f"{o['kind']} {ctx.workload_namespace}/{o['metadata']['name']}"
-                             for o in objs)  # fmt: skip
-        step.asked = (f"created {made} (CPU only, {work.image}); waited up to {bound:g}s for "
-                      f"{op.ready_means}, then for its {' and '.join(op.child_kinds)}s "
-                      f"({op.child_selector()})")  # fmt: skip
+        made = " then ".join(
+            f"{o['kind']} {ctx.workload_namespace}/{o['metadata']['name']}" for o in objs
+        )
+        step.asked = (
+            f"created {made} (CPU only, {work.image}); waited up to {bound:g}s for "
+            f"{op.ready_means}, then for its {' and '.join(op.child_kinds)}s "
+            f"({op.child_selector()})"
+        )
         begin = time.monotonic()
         try:
             for o in objs:
@@ -195,20 +208,25 @@ def _reconciled(ctx: CheckContext, op: Operator, work: Workload) -> str | None:
         last = last_status(waited.objects.get(VALID))
         if not waited.done:
             step.answer = f"after {bound:g}s: {last}"
-            step.failed(f"{kind} {ctx.workload_namespace}/{VALID} not reconciled within "
-                        f"{bound:g}s; last status: {last}")  # fmt: skip
+            step.failed(
+                f"{kind} {ctx.workload_namespace}/{VALID} not reconciled within "
+                f"{bound:g}s; last status: {last}"
+            )
             return None
         took = time.monotonic() - begin
         for child in op.child_kinds:
             left = max(1.0, bound - (time.monotonic() - begin))
-            ctx.probes.wait(child, lambda o: True, budget=left, selector=op.child_selector(),
-                            expect=1)  # fmt: skip
+            ctx.probes.wait(
+                child, lambda o: True, budget=left, selector=op.child_selector(), expect=1
+            )
         seen = _children(ctx, op)
         step.answer = f"{last} after {took:.1f}s; children: {build.children(seen, kind)}"
         missing = [c for c in op.child_kinds if not any(o.get("kind") == c for o in seen)]
         if missing:
-            step.failed(f"{kind} is ready but the operator made no {' or '.join(missing)} "
-                        f"({op.child_selector()})")  # fmt: skip
+            step.failed(
+                f"{kind} is ready but the operator made no {' or '.join(missing)} "
+                f"({op.child_selector()})"
+            )
             return None
         step.passed(f"{kind} reconciled in {took:.1f}s; the operator made {len(seen)} children")
         return kind
@@ -253,11 +271,18 @@ def run(ctx: CheckContext) -> CheckResult:
     op, why = _choose(ctx)
     known = ", ".join(o.component for o in OPERATORS)
     if op is None:
-        return ctx.failed(f"no AI operator found: the recipe deploys none of {known} and none "
-                          "of their CRDs is installed")  # fmt: skip
+        return ctx.failed(
+            f"no AI operator found: the recipe deploys none of {known} and none "
+            "of their CRDs is installed"
+        )
     namespace = _namespace(ctx, op)
-    ctx.record("operator", f"the recipe's components among {known}; params.operator",
-               why, f"judging {op.title} in {namespace}", StepStatus.INFO)  # fmt: skip
+    ctx.record(
+        "operator",
+        f"the recipe's components among {known}; params.operator",
+        why,
+        f"judging {op.title} in {namespace}",
+        StepStatus.INFO,
+    )
     work = _workload(ctx, op)
     _controller(ctx, op, namespace)
     _crds(ctx, op)
@@ -267,11 +292,17 @@ def run(ctx: CheckContext) -> CheckResult:
         if kind is not None:
             _collected(ctx, op, kind)
     else:
-        ctx.record("valid resource", "", "not created",
-                   "not attempted: the webhook did not refuse the invalid resource")  # fmt: skip
+        ctx.record(
+            "valid resource",
+            "",
+            "not created",
+            "not attempted: the webhook did not refuse the invalid resource",
+        )
     result = ctx.conclude("robust controller steps")
     if result.status != Status.PASSED:
         return result
-    return ctx.passed(f"{op.title}: controller available, CRDs established, {op.webhook} refused "
-                      "the invalid resource, a valid one reconciled and its children were "
-                      "garbage-collected")  # fmt: skip
+    return ctx.passed(
+        f"{op.title}: controller available, CRDs established, {op.webhook} refused "
+        "the invalid resource, a valid one reconciled and its children were "
+        "garbage-collected"
+    )

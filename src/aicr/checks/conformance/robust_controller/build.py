@@ -38,13 +38,16 @@ def deployment(dep: Obj | None, where: str) -> Verdict:
 
 def crds(found: dict[str, Obj | None]) -> Verdict:
     """Every CRD exists and is Established."""
-    seen = {name: ("absent" if crd is None else f"Established={condition(crd, 'Established')}")
-            for name, crd in found.items()}  # fmt: skip
+    seen = {
+        name: ("absent" if crd is None else f"Established={condition(crd, 'Established')}")
+        for name, crd in found.items()
+    }
     answer = "; ".join(f"{n}: {s}" for n, s in seen.items())
     bad = [n for n, s in seen.items() if s != "Established=True"]
     if bad:
-        return Verdict(False, answer, "not established: " + ", ".join(
-            f"{n} ({seen[n]})" for n in bad))  # fmt: skip
+        return Verdict(
+            False, answer, "not established: " + ", ".join(f"{n} ({seen[n]})" for n in bad)
+        )
     return Verdict(True, answer, f"{len(found)} CRDs established")
 
 
@@ -64,11 +67,16 @@ class Hook:
         """Where the API server calls it, for evidence."""
         client = self.hook.get("clientConfig") or {}
         svc = client.get("service")
-        target = (f"Service {svc.get('namespace')}/{svc.get('name')}:{svc.get('port', 443)}"
-                  f"{svc.get('path') or ''}" if svc else f"URL {client.get('url')}")  # fmt: skip
-        rules = "; ".join(f"{','.join(r.get('operations') or [])} "
-                          f"{','.join(r.get('resources') or [])}"
-                          for r in self.hook.get("rules") or [])  # fmt: skip
+        target = (
+            f"Service {svc.get('namespace')}/{svc.get('name')}:{svc.get('port', 443)}"
+            f"{svc.get('path') or ''}"
+            if svc
+            else f"URL {client.get('url')}"
+        )
+        rules = "; ".join(
+            f"{','.join(r.get('operations') or [])} {','.join(r.get('resources') or [])}"
+            for r in self.hook.get("rules") or []
+        )
         ca = "with" if client.get("caBundle") else "without"
         return (
             f"{self.hook.get('name')} in ValidatingWebhookConfiguration {self.config}: "
@@ -94,20 +102,28 @@ def refusal(op: Operator, kind: str, error: str | None, hook: Hook | None) -> Ve
     """
     if error is None:
         if hook is not None and hook.policy == "Ignore":
-            return Verdict(False, "accepted (server-side dry run)",
-                           f"invalid {kind} accepted without webhook review ({op.webhook} "
-                           "has failurePolicy Ignore)")  # fmt: skip
-        return Verdict(False, "accepted (server-side dry run)",
-                       f"invalid {kind} accepted: {op.webhook} did not refuse it")  # fmt: skip
+            return Verdict(
+                False,
+                "accepted (server-side dry run)",
+                f"invalid {kind} accepted without webhook review ({op.webhook} "
+                "has failurePolicy Ignore)",
+            )
+        return Verdict(
+            False,
+            "accepted (server-side dry run)",
+            f"invalid {kind} accepted: {op.webhook} did not refuse it",
+        )
     if f'admission webhook "{op.webhook}" denied the request' in error:
         return Verdict(True, error, f"refused by {op.webhook}, not by schema validation")
     if UNREACHABLE in error:
         return Verdict(False, error, f"webhook unreachable: {error}")
     if "admission webhook" in error:
         return Verdict(False, error, f"refused by another webhook, not {op.webhook}: {error}")
-    return Verdict(False, error,
-                   f"refused before any webhook (schema or API validation), not by {op.webhook}: "
-                   f"{error}")  # fmt: skip
+    return Verdict(
+        False,
+        error,
+        f"refused before any webhook (schema or API validation), not by {op.webhook}: {error}",
+    )
 
 
 def children(objs: list[Obj], owner_kind: str) -> str:
@@ -115,8 +131,9 @@ def children(objs: list[Obj], owner_kind: str) -> str:
     out = []
     for o in objs:
         meta = o.get("metadata") or {}
-        owners = ",".join(f"{r.get('kind')}/{r.get('name')}"
-                          for r in meta.get("ownerReferences") or [])  # fmt: skip
+        owners = ",".join(
+            f"{r.get('kind')}/{r.get('name')}" for r in meta.get("ownerReferences") or []
+        )
         phase = (o.get("status") or {}).get("phase")
         out.append(
             f"{o.get('kind')} {meta.get('name')}"

@@ -89,8 +89,12 @@ def last_status(obj: Obj | None) -> str:
     return ", ".join(parts) if parts else "no status (never reconciled)"
 
 
-def _pod(work: Workload, container: Obj, restart: str | None = None, uid: int | None = None,
-         ) -> Obj:  # fmt: skip
+def _pod(
+    work: Workload,
+    container: Obj,
+    restart: str | None = None,
+    uid: int | None = None,
+) -> Obj:
     """A pod template restricted Pod Security admits, labelled for the run."""
     spec = restricted_pod_spec([{"resources": copy.deepcopy(CPU), **container}])
     if restart is None:
@@ -116,11 +120,19 @@ def _ray_cluster(work: Workload, name: str, groups: list[str]) -> Obj:
         "metadata": {"name": name},
         "spec": {
             "headGroupSpec": {"rayStartParams": {}, "template": pod},
-            "workerGroupSpecs": [{"groupName": g, "replicas": 0, "minReplicas": 0,
-                                  "maxReplicas": 1, "rayStartParams": {}, "template": worker}
-                                 for g in groups],
+            "workerGroupSpecs": [
+                {
+                    "groupName": g,
+                    "replicas": 0,
+                    "minReplicas": 0,
+                    "maxReplicas": 1,
+                    "rayStartParams": {},
+                    "template": worker,
+                }
+                for g in groups
+            ],
         },
-    }  # fmt: skip
+    }
 
 
 KUBERAY = Operator(
@@ -144,17 +156,24 @@ KUBERAY = Operator(
 
 # ---- Dynamo ----------------------------------------------------------------------------------
 def _graph(work: Workload, name: str, services: dict[str, Obj]) -> Obj:
-    return {"apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoGraphDeployment",
-            "metadata": {"name": name}, "spec": {"services": services}}  # fmt: skip
+    return {
+        "apiVersion": "nvidia.com/v1alpha1",
+        "kind": "DynamoGraphDeployment",
+        "metadata": {"name": name},
+        "spec": {"services": services},
+    }
 
 
 def _frontend(work: Workload) -> Obj:
     """A CPU-only frontend service: its pod spec inline, the container as ``mainContainer``."""
     spec = _pod(work, {"name": "main", "image": work.image})["spec"]
     main = spec.pop("containers")[0]
-    return {"componentType": "frontend", "replicas": 1,
-            "extraPodMetadata": {"labels": dict(work.labels)},
-            "extraPodSpec": {**spec, "mainContainer": main}}  # fmt: skip
+    return {
+        "componentType": "frontend",
+        "replicas": 1,
+        "extraPodMetadata": {"labels": dict(work.labels)},
+        "extraPodSpec": {**spec, "mainContainer": main},
+    }
 
 
 DYNAMO = Operator(
@@ -178,21 +197,39 @@ DYNAMO = Operator(
 
 # ---- Kubeflow Trainer ------------------------------------------------------------------------
 def _runtime(work: Workload, name: str, replicas: int) -> Obj:
-    pod = _pod(work, {"name": "node", "image": work.image,
-                      "command": ["sh", "-c", "echo aicr robust-controller"]},
-               restart="Never")  # fmt: skip
-    job = {"name": "node", "replicas": replicas,
-           "template": {"metadata": {"labels": {TRAINER_ANCESTOR: "trainer", **work.labels}},
-                        "spec": {"template": pod}}}  # fmt: skip
-    return {"apiVersion": f"{TRAINER_GROUP}/v1alpha1", "kind": "TrainingRuntime",
-            "metadata": {"name": name},
-            "spec": {"template": {"spec": {"replicatedJobs": [job]}}}}  # fmt: skip
+    pod = _pod(
+        work,
+        {
+            "name": "node",
+            "image": work.image,
+            "command": ["sh", "-c", "echo aicr robust-controller"],
+        },
+        restart="Never",
+    )
+    job = {
+        "name": "node",
+        "replicas": replicas,
+        "template": {
+            "metadata": {"labels": {TRAINER_ANCESTOR: "trainer", **work.labels}},
+            "spec": {"template": pod},
+        },
+    }
+    return {
+        "apiVersion": f"{TRAINER_GROUP}/v1alpha1",
+        "kind": "TrainingRuntime",
+        "metadata": {"name": name},
+        "spec": {"template": {"spec": {"replicatedJobs": [job]}}},
+    }
 
 
 def _train_job(runtime: str) -> Obj:
     ref = {"name": runtime, "kind": "TrainingRuntime", "apiGroup": TRAINER_GROUP}
-    return {"apiVersion": f"{TRAINER_GROUP}/v1alpha1", "kind": "TrainJob",
-            "metadata": {"name": VALID}, "spec": {"runtimeRef": ref}}  # fmt: skip
+    return {
+        "apiVersion": f"{TRAINER_GROUP}/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": VALID},
+        "spec": {"runtimeRef": ref},
+    }
 
 
 TRAINER = Operator(

@@ -83,17 +83,22 @@ def _gpu_runtime_class(ctx: CheckContext) -> str | None:
     """The GPU RuntimeClass to probe, if the recipe names one and it exists."""
     rc = _runtime_class(ctx)
     if rc is None:
-        ctx.record("GPU RuntimeClass", "the recipe's gpu-operator operator.runtimeClass",
-                   "the recipe deploys no gpu-operator", "not tested: the recipe names no GPU "
-                   "RuntimeClass to try a bypass through")  # fmt: skip
+        ctx.record(
+            "GPU RuntimeClass",
+            "the recipe's gpu-operator operator.runtimeClass",
+            "the recipe deploys no gpu-operator",
+            "not tested: the recipe names no GPU RuntimeClass to try a bypass through",
+        )
         return None
     with ctx.step("GPU RuntimeClass") as step:
         step.asked = f"RuntimeClass {rc['name']} ({rc['source']})"
         found = ctx.kube.get("RuntimeClass", rc["name"])
         step.answer = "not found" if found is None else f"handler {found.get('handler')}"
         if found is None:
-            step.failed(f"RuntimeClass {rc['name']}, which the recipe's GPU Operator creates, "
-                        "does not exist")  # fmt: skip
+            step.failed(
+                f"RuntimeClass {rc['name']}, which the recipe's GPU Operator creates, "
+                "does not exist"
+            )
             return None
         step.info("a pod naming it is probed on every GPU node")
         return str(rc["name"])
@@ -125,8 +130,10 @@ def _report(ctx: CheckContext, pod: str, container: str, end: float) -> build.Re
 
 def _judge(ctx: CheckContext, probe: build.Probe, waited: Any, end: float, image: str) -> None:
     with ctx.step(probe.title) as step:
-        step.asked = "; ".join(build.describe(p, ctx.workload_namespace, image)
-                               for p in probe.pods) or "no pod"  # fmt: skip
+        step.asked = (
+            "; ".join(build.describe(p, ctx.workload_namespace, image) for p in probe.pods)
+            or "no pod"
+        )
         if probe.unrunnable:
             step.failed(f"could not be placed: {probe.unrunnable}")
             return
@@ -134,8 +141,10 @@ def _judge(ctx: CheckContext, probe: build.Probe, waited: Any, end: float, image
         seen, problems = [], []
         for p in probe.pods:
             if p.name in waited.pending:
-                problems.append(f"pod {p.name} did not start within {int(waited.seconds)}s: "
-                                f"{waited.pending[p.name]}")  # fmt: skip
+                problems.append(
+                    f"pod {p.name} did not start within {int(waited.seconds)}s: "
+                    f"{waited.pending[p.name]}"
+                )
                 continue
             for c in p.containers:
                 got = _report(ctx, p.name, c, end)
@@ -159,18 +168,22 @@ def run(ctx: CheckContext) -> CheckResult:
     dra = prepared_mode(ctx.prepared, ctx.recipe) == AllocationMode.DRA
     nodes = ctx.kube.list("Node")
     if dra:
-        capacity, used = smi.dra_gpus(ctx.kube.list("ResourceSlice"),
-                                      ctx.kube.list("ResourceClaim"))  # fmt: skip
+        capacity, used = smi.dra_gpus(
+            ctx.kube.list("ResourceSlice"), ctx.kube.list("ResourceClaim")
+        )
     else:
         capacity, used = smi.device_plugin_gpus(nodes, ctx.kube.list("Pod"))
     nodes_plan = smi.plan_nodes(nodes, capacity, used, ctx.workloads)
     with ctx.step("GPU nodes") as step:
         step.asked = "Nodes with GPUs (" + ("ResourceSlices" if dra else "nvidia.com/gpu") + ")"
-        step.answer = "; ".join(
-            [f"{t.node}: {t.gpus}/{t.total} GPUs free" for t in nodes_plan.targets]
-            + [f"{n}: all GPUs in use" for n in nodes_plan.busy]
-            + [f"{n}: skipped" for n in nodes_plan.unschedulable]
-        ) or "none"  # fmt: skip
+        step.answer = (
+            "; ".join(
+                [f"{t.node}: {t.gpus}/{t.total} GPUs free" for t in nodes_plan.targets]
+                + [f"{n}: all GPUs in use" for n in nodes_plan.busy]
+                + [f"{n}: skipped" for n in nodes_plan.unschedulable]
+            )
+            or "none"
+        )
         if nodes_plan.targets or nodes_plan.busy:
             step.info(f"allocation mode {'DRA' if dra else 'device plugin'}")
         else:
@@ -193,6 +206,9 @@ def run(ctx: CheckContext) -> CheckResult:
         if _runtime_class(ctx)
         else ("; RuntimeClass bypass not tested: the recipe names no GPU RuntimeClass")
     )
-    return ctx.conclude("probes", f"{len(plan.probes)} probes on {count} GPU nodes "
-                        f"({'DRA' if dra else 'device plugin'}): each container saw only what "
-                        f"was allocated to it; no bypass showed a GPU{untested}")  # fmt: skip
+    return ctx.conclude(
+        "probes",
+        f"{len(plan.probes)} probes on {count} GPU nodes "
+        f"({'DRA' if dra else 'device plugin'}): each container saw only what "
+        f"was allocated to it; no bypass showed a GPU{untested}",
+    )

@@ -87,7 +87,7 @@ class Report:
             if self.smi == "absent"
             else (f"exit {self.smi}" + (f": {'; '.join(self.smi_out)}" if self.smi_out else ""))
         )
-        return f"/dev: {' '.join(self.devices) or 'no nvidia*'}; nvidia-smi -L: {smi}"  # fmt: skip
+        return f"/dev: {' '.join(self.devices) or 'no nvidia*'}; nvidia-smi -L: {smi}"
 
 
 def read_report(log: str) -> Report | str:
@@ -95,8 +95,9 @@ def read_report(log: str) -> Report | str:
     lines = log.splitlines()
     if END not in (line.strip() for line in lines):
         last = next((line for line in reversed(lines) if line.strip()), "")
-        return "its report is incomplete" + (f" (last line: {last.strip()[:120]})" if last else
-                                             " (empty log)")  # fmt: skip
+        return "its report is incomplete" + (
+            f" (last line: {last.strip()[:120]})" if last else " (empty log)"
+        )
     dev = next((line for line in lines if line.startswith("dev:")), None)
     smi = next((line for line in lines if line.startswith("smi: ")), None)
     if dev is None or smi is None:
@@ -116,8 +117,10 @@ def summary(report: Report) -> str:
     """How many GPUs a report shows, for messages."""
     if not report.sees_any():
         return "no GPU"
-    return (f"{len(report.gpu_nodes)} GPU device nodes ({' '.join(report.devices)}) and "
-            f"nvidia-smi lists {len(report.uuids)} GPUs")  # fmt: skip
+    return (
+        f"{len(report.gpu_nodes)} GPU device nodes ({' '.join(report.devices)}) and "
+        f"nvidia-smi lists {len(report.uuids)} GPUs"
+    )
 
 
 # ---- plan ----------------------------------------------------------------------------
@@ -162,8 +165,12 @@ def plan(targets: list[Target], idle: list[str], runtime_class: str | None) -> P
     out.probes.append(_claimed(CROSS, cross, [(f"cross-pod-{x}", (CLAIMED,)) for x in "ab"]))
     out.probes += [_unallocated(BYPASS_ENV, "bypass-env", n, env_all=True) for n in every]
     if runtime_class:
-        out.probes += [_unallocated(BYPASS_RUNTIME_CLASS, "bypass-runtimeclass", n,
-                                    runtime_class=runtime_class) for n in every]  # fmt: skip
+        out.probes += [
+            _unallocated(
+                BYPASS_RUNTIME_CLASS, "bypass-runtimeclass", n, runtime_class=runtime_class
+            )
+            for n in every
+        ]
     return out
 
 
@@ -183,8 +190,12 @@ def _unallocated(kind: str, prefix: str, node: str, **how: Any) -> Probe:
 
 def describe(pod: ProbePod, namespace: str, image: str) -> str:
     """The pod as the evidence names it: where, what image, how it asks, its containers."""
-    how = "".join([f", runtimeClassName {pod.runtime_class}" if pod.runtime_class else "",
-                   ", NVIDIA_VISIBLE_DEVICES=all" if pod.env_all else ""])  # fmt: skip
+    how = "".join(
+        [
+            f", runtimeClassName {pod.runtime_class}" if pod.runtime_class else "",
+            ", NVIDIA_VISIBLE_DEVICES=all" if pod.env_all else "",
+        ]
+    )
     containers = ", ".join(c + (" (1 GPU)" if c == pod.claimed else "") for c in pod.containers)
     return f"pod {namespace}/{pod.name} on {pod.node} ({image}{how}): containers {containers}"
 
@@ -205,8 +216,9 @@ def manifest(pod: ProbePod, image: str, dra: bool) -> Obj:
     for name in pod.containers:
         c: Obj = {"name": name, "image": image, "command": ["sh", "-c", REPORT]}
         if name == pod.claimed:
-            c["resources"] = ({"claims": [{"name": REQUEST}]} if dra else
-                              {"limits": {GPU_RESOURCE: "1"}})  # fmt: skip
+            c["resources"] = (
+                {"claims": [{"name": REQUEST}]} if dra else {"limits": {GPU_RESOURCE: "1"}}
+            )
         if pod.env_all:
             c["env"] = [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]
         containers.append(c)
@@ -242,9 +254,11 @@ def judge(probe: Probe, reports: dict[tuple[str, str], Report]) -> list[str]:
     if probe.kind == CROSS and not problems:
         a, b = (reports[(p.name, CLAIMED)] for p in probe.pods)
         if set(a.uuids) & set(b.uuids) or set(a.gpu_nodes) & set(b.gpu_nodes):
-            problems.append(f"{probe.pods[0].name} and {probe.pods[1].name} on "
-                            f"{probe.pods[0].node} were given the same GPU "
-                            f"{', '.join(a.uuids)} ({' '.join(a.gpu_nodes)})")  # fmt: skip
+            problems.append(
+                f"{probe.pods[0].name} and {probe.pods[1].name} on "
+                f"{probe.pods[0].node} were given the same GPU "
+                f"{', '.join(a.uuids)} ({' '.join(a.gpu_nodes)})"
+            )
     return problems
 
 

@@ -82,8 +82,10 @@ def run(ctx: CheckContext) -> CheckResult:
         step.asked = "RuntimeClasses (node.k8s.io/v1)" + (
             f", named: {', '.join(params.runtime_classes)}" if params.runtime_classes else ""
         )
-        step.answer = ", ".join(f"{rc['metadata']['name']} (handler {rc.get('handler')})"
-                                for rc in listed) or "none"  # fmt: skip
+        step.answer = (
+            ", ".join(f"{rc['metadata']['name']} (handler {rc.get('handler')})" for rc in listed)
+            or "none"
+        )
         boxes, problems = build.sandboxes(listed, params.runtime_classes, params.sandbox_handlers)
         handlers = ", ".join([*build.HANDLERS, "kata*", *params.sandbox_handlers])
         if problems:
@@ -99,43 +101,57 @@ def run(ctx: CheckContext) -> CheckResult:
     for b in boxes:
         ctx.probes.create(build.sandboxed_pod(b, image))
     first = ctx.probes.wait("Pod", _finished, budget=params.start_seconds)
-    ran = {b.name: n for b in boxes if (n := pod_status.node_of(first.objects.get(b.pod) or {}))
-           and b.pod not in first.pending}  # fmt: skip
+    ran = {
+        b.name: n
+        for b in boxes
+        if (n := pod_status.node_of(first.objects.get(b.pod) or {})) and b.pod not in first.pending
+    }
     for b in boxes:
         if b.name in ran:
             ctx.probes.create(build.control_pod(b, image, ran[b.name]))
     stuck = set(first.pending)
-    second = ctx.probes.wait("Pod", lambda p: _finished(p) or p["metadata"]["name"] in stuck,
-                             budget=params.start_seconds)  # fmt: skip
+    second = ctx.probes.wait(
+        "Pod", lambda p: _finished(p) or p["metadata"]["name"] in stuck, budget=params.start_seconds
+    )
     for b in boxes:
         _judge(ctx, b, image, first, second, ran.get(b.name))
     return ctx.conclude("sandboxed RuntimeClasses", _passed(ctx))
 
 
-def _judge(ctx: CheckContext, b: build.Sandbox, image: str, first: Waited, second: Waited,
-           node: str | None) -> None:  # fmt: skip
+def _judge(
+    ctx: CheckContext, b: build.Sandbox, image: str, first: Waited, second: Waited, node: str | None
+) -> None:
     ns = ctx.workload_namespace
     with ctx.step(f"RuntimeClass {b.name}") as step:
-        step.asked = (f"pod {ns}/{b.pod} under RuntimeClass {b.name} and pod {ns}/{b.control} "
-                      f"without one on the same node ({image}): {build.SCRIPT}")  # fmt: skip
+        step.asked = (
+            f"pod {ns}/{b.pod} under RuntimeClass {b.name} and pod {ns}/{b.control} "
+            f"without one on the same node ({image}): {build.SCRIPT}"
+        )
         if node is None:
             step.answer = "the sandboxed pod never finished"
             step.failed(f"pod {b.pod} " + _stuck(ctx, b.pod, first.pending, first.seconds))
             return
         if b.control in second.pending or b.control not in second.objects:
-            step.failed(f"control pod {b.control} " +
-                        _stuck(ctx, b.control, second.pending, second.seconds))  # fmt: skip
+            step.failed(
+                f"control pod {b.control} " + _stuck(ctx, b.control, second.pending, second.seconds)
+            )
             return
         boxed = _report(ctx, first.objects[b.pod])
         control = _report(ctx, second.objects[b.control])
         step.answer = f"sandboxed: {boxed}; control: {control}"
         if isinstance(boxed, str) or isinstance(control, str):
-            step.failed("; ".join(f"{who}: {r}" for who, r in (("sandboxed pod", boxed),
-                        ("control pod", control)) if isinstance(r, str)))  # fmt: skip
+            step.failed(
+                "; ".join(
+                    f"{who}: {r}"
+                    for who, r in (("sandboxed pod", boxed), ("control pod", control))
+                    if isinstance(r, str)
+                )
+            )
             return
         node_obj = ctx.kube.get("Node", node) or {}
-        kernel = str(((node_obj.get("status") or {}).get("nodeInfo") or {}).get("kernelVersion")
-                     or "unknown")  # fmt: skip
+        kernel = str(
+            ((node_obj.get("status") or {}).get("nodeInfo") or {}).get("kernelVersion") or "unknown"
+        )
         step.answer += f"; node {node} reports kernel {kernel}"
         problems = build.judge(b, boxed, control, node, kernel)
         if problems:

@@ -21,8 +21,10 @@ HANDLER_PREFIXES = ("kata",)
 # What the probe prints: the kernel release uname reports, /proc/version, the kernel
 # log's first line (gVisor's own says "Starting gVisor..."; a node's is usually
 # unreadable to an unprivileged pod, which prints nothing).
-SCRIPT = ('echo "kernel=$(uname -r)"; echo "version=$(head -n1 /proc/version)"; '
-          'echo "dmesg=$(dmesg 2>/dev/null | head -n1)"')  # fmt: skip
+SCRIPT = (
+    'echo "kernel=$(uname -r)"; echo "version=$(head -n1 /proc/version)"; '
+    'echo "dmesg=$(dmesg 2>/dev/null | head -n1)"'
+)
 COMMAND = ["sh", "-c", SCRIPT]
 SANDBOX_FAILED = "FailedCreatePodSandBox"
 
@@ -63,17 +65,27 @@ def sandboxes(
     handlers = {str(rc["metadata"]["name"]): str(rc.get("handler") or "") for rc in runtime_classes}
     if named:
         found = [Sandbox(n, handlers[n], "named in params") for n in named if n in handlers]
-        return found, [f"RuntimeClass {n} (named in params.runtimeClasses) does not exist"
-                       for n in named if n not in handlers]  # fmt: skip
+        return found, [
+            f"RuntimeClass {n} (named in params.runtimeClasses) does not exist"
+            for n in named
+            if n not in handlers
+        ]
     extra = tuple(extra)
-    return [Sandbox(n, h, f"handler {h}") for n, h in sorted(handlers.items())
-            if is_sandbox_handler(h, extra)], []  # fmt: skip
+    return [
+        Sandbox(n, h, f"handler {h}")
+        for n, h in sorted(handlers.items())
+        if is_sandbox_handler(h, extra)
+    ], []
 
 
 def _pod(name: str, image: str) -> Obj:
     container = {"name": CONTAINER, "image": image, "command": COMMAND}
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
-            "spec": restricted_pod_spec([container])}  # fmt: skip
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": restricted_pod_spec([container]),
+    }
 
 
 def sandboxed_pod(box: Sandbox, image: str) -> Obj:
@@ -121,8 +133,11 @@ def read_report(exit_code: int | None, log: str) -> Report | str:
 
 def sandbox_event(events: list[Obj], pod: str) -> str | None:
     """The newest FailedCreatePodSandBox message the kubelet recorded for ``pod``."""
-    found = [e for e in events if (e.get("involvedObject") or {}).get("name") == pod
-             and e.get("reason") == SANDBOX_FAILED]  # fmt: skip
+    found = [
+        e
+        for e in events
+        if (e.get("involvedObject") or {}).get("name") == pod and e.get("reason") == SANDBOX_FAILED
+    ]
     if not found:
         return None
     last = max(found, key=lambda e: str(e.get("lastTimestamp") or e.get("eventTime") or ""))
@@ -133,16 +148,21 @@ def judge(box: Sandbox, boxed: Report, control: Report, node: str, node_kernel: 
     """Problems with ``box``'s proof (none: the sandboxed pod ran on a kernel of its own)."""
     under = f"the pod under RuntimeClass {box.name} (handler {box.handler})"
     if control.kernel != node_kernel:
-        return [f"the control pod on {node} reports kernel {control.kernel}, the node reports "
-                f"{node_kernel}: no baseline to tell a sandbox from the node"]  # fmt: skip
+        return [
+            f"the control pod on {node} reports kernel {control.kernel}, the node reports "
+            f"{node_kernel}: no baseline to tell a sandbox from the node"
+        ]
     if boxed.kernel == node_kernel and not boxed.gvisor:
-        return [f"{under} reports the node's own kernel {node_kernel} on {node}: it is not "
-                "sandboxed"]  # fmt: skip
+        return [
+            f"{under} reports the node's own kernel {node_kernel} on {node}: it is not sandboxed"
+        ]
     return []
 
 
 def verdict(box: Sandbox, boxed: Report, node: str, node_kernel: str) -> str:
     """The passing step's sentence."""
     what = "gVisor's kernel" if boxed.gvisor else "a kernel of its own"
-    return (f"{box.name} ({box.handler}) sandboxed on {node}: {what} {boxed.kernel}, the node "
-            f"and the control pod {node_kernel}")  # fmt: skip
+    return (
+        f"{box.name} ({box.handler}) sandboxed on {node}: {what} {boxed.kernel}, the node "
+        f"and the control pod {node_kernel}"
+    )

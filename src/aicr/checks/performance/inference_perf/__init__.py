@@ -92,7 +92,7 @@ class Params(CheckParams):
     @field_validator("workload_ready_timeout", "health_timeout", mode="before")
     @classmethod
     def _duration(cls, value: object) -> object:
-        return durations.parse(value) if isinstance(value, str) else value  # fmt: skip
+        return durations.parse(value) if isinstance(value, str) else value
 
 
 def preflight(recipe: Recipe, data_dir: str | None, source: str) -> dict[str, Any]:
@@ -105,11 +105,14 @@ def preflight(recipe: Recipe, data_dir: str | None, source: str) -> dict[str, An
 def _load(ctx: CheckContext, model: str) -> aiperf.Load:
     p = ctx.params
     return aiperf.Load(
-        model=model, tokenizer=p.tokenizer or model, concurrency=p.concurrency,
+        model=model,
+        tokenizer=p.tokenizer or model,
+        concurrency=p.concurrency,
         requests=p.requests or max(1000, 8 * p.concurrency),
         warmup=p.concurrency if p.warmup_requests is None else p.warmup_requests,
-        input_tokens=p.input_tokens, output_tokens=p.output_tokens,
-    )  # fmt: skip
+        input_tokens=p.input_tokens,
+        output_tokens=p.output_tokens,
+    )
 
 
 def _resolve(ctx: CheckContext, model: str, knob: knobs.Knobs) -> stack.Stack | str:
@@ -120,13 +123,17 @@ def _resolve(ctx: CheckContext, model: str, knob: knobs.Knobs) -> stack.Stack | 
             return stack.found(component)
     flavour = "dynamo" if stack.wants_dynamo(ctx.recipe) else "vllm"
     if flavour == "dynamo" and ctx.kube.get("CustomResourceDefinition", stack.DYNAMO_CRD) is None:
-        return (f"the recipe deploys {stack.DYNAMO_COMPONENT}, but the cluster does not serve "
-                f"DynamoGraphDeployment (no CRD {stack.DYNAMO_CRD})")  # fmt: skip
+        return (
+            f"the recipe deploys {stack.DYNAMO_COMPONENT}, but the cluster does not serve "
+            f"DynamoGraphDeployment (no CRD {stack.DYNAMO_CRD})"
+        )
     serving = stack.Serving(
-        model=model, image=workload_image(IMAGES[flavour], check=ctx.name, config=ctx.config),
-        labels=ctx.workload_labels(), cache_storage_class=knob.storage_class,
+        model=model,
+        image=workload_image(IMAGES[flavour], check=ctx.name, config=ctx.config),
+        labels=ctx.workload_labels(),
+        cache_storage_class=knob.storage_class,
         cache_size=ctx.params.model_cache_size,
-    )  # fmt: skip
+    )
     build = stack.dynamo if flavour == "dynamo" else stack.vllm
     return build(ctx.workload_namespace, serving)
 
@@ -141,8 +148,9 @@ def _ready(ctx: CheckContext, s: stack.Stack, knob: knobs.Knobs) -> str | None:
     if s.deployed:
         for made in s.objects:
             ctx.probes.create(made)
-        waited = ctx.probes.wait(s.workload_kind, lambda o: stack.ready(s, o),
-                                 budget=knob.ready_seconds)  # fmt: skip
+        waited = ctx.probes.wait(
+            s.workload_kind, lambda o: stack.ready(s, o), budget=knob.ready_seconds
+        )
         if waited.done:
             return None
         return (
@@ -161,21 +169,28 @@ def _urls(ctx: CheckContext, s: stack.Stack, knob: knobs.Knobs) -> list[str]:
     selector = f"kubernetes.io/service-name={s.service}"
     if s.deployed:
         budget = min(ENDPOINT_SECONDS, knob.ready_seconds)
-        waited = ctx.probes.wait("EndpointSlice", lambda o: bool(stack.endpoint_urls([o])),
-                                 budget=budget, selector=selector)  # fmt: skip
+        waited = ctx.probes.wait(
+            "EndpointSlice",
+            lambda o: bool(stack.endpoint_urls([o])),
+            budget=budget,
+            selector=selector,
+        )
         return stack.endpoint_urls(list(waited.objects.values()))
     return stack.endpoint_urls(ctx.kube.list("EndpointSlice", s.namespace, selector))
 
 
-def _benchmark(ctx: CheckContext, load: aiperf.Load, urls: list[str],
-               knob: knobs.Knobs) -> aiperf.Summary | None:  # fmt: skip
+def _benchmark(
+    ctx: CheckContext, load: aiperf.Load, urls: list[str], knob: knobs.Knobs
+) -> aiperf.Summary | None:
     """Run the load generator pod; its summary, or None after recording why there is none."""
     image = workload_image(LOADGEN_IMAGE, check=ctx.name, config=ctx.config)
     with ctx.step("benchmark") as step:
-        step.asked = (f"pod {ctx.workload_namespace}/{aiperf.POD} ({image}): aiperf profile "
-                      f"against {', '.join(urls)}, concurrency {load.concurrency}, "
-                      f"{load.requests} requests (+{load.warmup} warm-up), "
-                      f"{load.input_tokens} in / {load.output_tokens} out tokens")  # fmt: skip
+        step.asked = (
+            f"pod {ctx.workload_namespace}/{aiperf.POD} ({image}): aiperf profile "
+            f"against {', '.join(urls)}, concurrency {load.concurrency}, "
+            f"{load.requests} requests (+{load.warmup} warm-up), "
+            f"{load.input_tokens} in / {load.output_tokens} out tokens"
+        )
         ctx.probes.create(aiperf.pod(image, load, urls, knob.health_seconds))
         # only the generator's pod: the stack's pods carry the run's labels too
         waited = ctx.probes.wait(
@@ -197,8 +212,11 @@ def _benchmark(ctx: CheckContext, load: aiperf.Load, urls: list[str],
         if init is not None and init != 0:
             said = ctx.probes.logs(aiperf.POD, aiperf.HEALTH_CONTAINER).strip().splitlines()
             why = said[-1] if said else f"exited {init}"
-            step.other(f"the endpoint never served a completion: {why}" if init ==
-                       aiperf.HEALTH_FAILED else f"the health probe failed: {why}")  # fmt: skip
+            step.other(
+                f"the endpoint never served a completion: {why}"
+                if init == aiperf.HEALTH_FAILED
+                else f"the health probe failed: {why}"
+            )
             return None
         log = ctx.probes.logs(aiperf.POD, aiperf.CONTAINER)
         try:
@@ -225,8 +243,10 @@ def run(ctx: CheckContext) -> CheckResult:
     """Find or deploy the stack, wait for it, drive it with AIPerf, judge the gates."""
     wanted = gates.gates(ctx.recipe, "recipe")
     if not wanted:
-        return ctx.skipped(f"not applicable: the recipe sets neither {gates.THROUGHPUT} nor "
-                           f"{gates.TTFT_P99} in validation.performance.constraints")  # fmt: skip
+        return ctx.skipped(
+            f"not applicable: the recipe sets neither {gates.THROUGHPUT} nor "
+            f"{gates.TTFT_P99} in validation.performance.constraints"
+        )
     knob = knobs.Knobs.resolve((ctx.prepared or {}).get("env") or {}, ctx.params)
     model = gates.model(ctx.recipe) or ctx.params.model or DEFAULT_MODEL
     urls: list[str] = []
@@ -255,9 +275,13 @@ def run(ctx: CheckContext) -> CheckResult:
     if summary is None:
         return ctx.conclude("steps")
     if summary.errors:
-        ctx.record("requests", "requests that failed", summary.error_summary or "(no details)",
-                   f"{summary.errors} of {summary.requests} requests failed",
-                   status=StepStatus.FAILED)  # fmt: skip
+        ctx.record(
+            "requests",
+            "requests that failed",
+            summary.error_summary or "(no details)",
+            f"{summary.errors} of {summary.requests} requests failed",
+            status=StepStatus.FAILED,
+        )
     verdicts = []
     for g in wanted:
         measured = (

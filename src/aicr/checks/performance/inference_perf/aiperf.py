@@ -68,17 +68,40 @@ class Load:
 
 def arguments(load: Load, urls: list[str]) -> list[str]:
     """``aiperf profile`` arguments: streaming chat, fixed lengths, server token counts."""
-    args = ["--model", load.model, "--tokenizer", load.tokenizer,
-            "--endpoint-type", "chat", "--streaming", "--use-server-token-count",
-            "--concurrency", str(load.concurrency), "--request-count", str(load.requests),
-            "--warmup-request-count", str(load.warmup),
-            "--synthetic-input-tokens-mean", str(load.input_tokens),
-            "--synthetic-input-tokens-stddev", "0",
-            "--output-tokens-mean", str(load.output_tokens), "--output-tokens-stddev", "0",
-            "--extra-inputs", "temperature:0",
-            "--random-seed", str(load.seed), "--ui-type", "none",
-            "--no-gpu-telemetry", "--no-server-metrics",
-            "--output-artifact-dir", ARTIFACTS]  # fmt: skip
+    args = [
+        "--model",
+        load.model,
+        "--tokenizer",
+        load.tokenizer,
+        "--endpoint-type",
+        "chat",
+        "--streaming",
+        "--use-server-token-count",
+        "--concurrency",
+        str(load.concurrency),
+        "--request-count",
+        str(load.requests),
+        "--warmup-request-count",
+        str(load.warmup),
+        "--synthetic-input-tokens-mean",
+        str(load.input_tokens),
+        "--synthetic-input-tokens-stddev",
+        "0",
+        "--output-tokens-mean",
+        str(load.output_tokens),
+        "--output-tokens-stddev",
+        "0",
+        "--extra-inputs",
+        "temperature:0",
+        "--random-seed",
+        str(load.seed),
+        "--ui-type",
+        "none",
+        "--no-gpu-telemetry",
+        "--no-server-metrics",
+        "--output-artifact-dir",
+        ARTIFACTS,
+    ]
     for url in urls:
         args += ["--url", url]
     if len(urls) > 1:
@@ -115,14 +138,16 @@ class Summary:
 
     def evidence(self) -> str:
         """Every recorded figure, one per line."""
-        return "\n".join([
-            f"AIPerf {self.version}: {self.requests} requests in {self.duration_s:.2f} s, "
-            f"{self.errors} errors",
-            f"output token throughput: {self.output_throughput:.2f} tok/s",
-            f"time to first token: {self.ttft}",
-            f"inter-token latency: {self.itl}",
-            f"request latency: {self.request_latency}",
-        ])  # fmt: skip
+        return "\n".join(
+            [
+                f"AIPerf {self.version}: {self.requests} requests in {self.duration_s:.2f} s, "
+                f"{self.errors} errors",
+                f"output token throughput: {self.output_throughput:.2f} tok/s",
+                f"time to first token: {self.ttft}",
+                f"inter-token latency: {self.itl}",
+                f"request latency: {self.request_latency}",
+            ]
+        )
 
 
 class SummaryError(ValueError):
@@ -172,8 +197,10 @@ def parse(text: str) -> Summary:
     errors = data.get("error_summary") or []
     described = "; ".join(
         f"{e.get('count', '?')}x {((e.get('error_details') or {}).get('message')) or e}"
-        if isinstance(e, dict) else str(e) for e in errors
-    )  # fmt: skip
+        if isinstance(e, dict)
+        else str(e)
+        for e in errors
+    )
     return Summary(
         version=str(data.get("aiperf_version") or "unknown"),
         output_throughput=_number(data, "output_token_throughput", "avg"),
@@ -205,14 +232,25 @@ def pod(image: str, load: Load, urls: list[str], health_seconds: float) -> dict[
 
     env = [{"name": "HF_HUB_OFFLINE", "value": "1"}, {"name": "HOME", "value": "/tmp"}]
     tmp = [{"name": "tmp", "mountPath": "/tmp"}]
-    spec = restricted_pod_spec([{
-        "name": CONTAINER, "image": image, "env": env, "volumeMounts": tmp,
-        "command": ["sh", "-c", SCRIPT, "aiperf", *arguments(load, urls)],
-    }])  # fmt: skip
-    init = {"name": HEALTH_CONTAINER, "image": image, "env": env, "volumeMounts": tmp,
-            "command": ["python3", "-c", HEALTH_PROBE, urls[0], load.model,
-                        f"{health_seconds:.0f}"],
-            "securityContext": dict(spec["containers"][0]["securityContext"])}  # fmt: skip
+    spec = restricted_pod_spec(
+        [
+            {
+                "name": CONTAINER,
+                "image": image,
+                "env": env,
+                "volumeMounts": tmp,
+                "command": ["sh", "-c", SCRIPT, "aiperf", *arguments(load, urls)],
+            }
+        ]
+    )
+    init = {
+        "name": HEALTH_CONTAINER,
+        "image": image,
+        "env": env,
+        "volumeMounts": tmp,
+        "command": ["python3", "-c", HEALTH_PROBE, urls[0], load.model, f"{health_seconds:.0f}"],
+        "securityContext": dict(spec["containers"][0]["securityContext"]),
+    }
     spec["initContainers"] = [init]
     spec["volumes"] = [{"name": "tmp", "emptyDir": {}}]
     meta = {"name": POD, "labels": {ROLE_LABEL: POD}}

@@ -89,17 +89,23 @@ class Knobs:
             _seconds(params.health_timeout),
             HEALTH_DEFAULT.total_seconds(),
         )
-        storage = pick("modelCacheStorageClass", STORAGE_CLASS_ENV,
-                       params.model_cache_storage_class, None)  # fmt: skip
+        storage = pick(
+            "modelCacheStorageClass", STORAGE_CLASS_ENV, params.model_cache_storage_class, None
+        )
         return cls(float(ready), float(health), storage, sources)
 
     def __str__(self) -> str:
-        return (f"workload ready timeout {durations.format(timedelta(seconds=self.ready_seconds))}"
-                f" ({self.sources['workloadReadyTimeout']}), health timeout "
-                f"{durations.format(timedelta(seconds=self.health_seconds))} "
-                f"({self.sources['healthTimeout']}), model cache "
-                + (f"StorageClass {self.storage_class} ({self.sources['modelCacheStorageClass']})"
-                   if self.storage_class else "emptyDir (no StorageClass set)"))  # fmt: skip
+        return (
+            f"workload ready timeout {durations.format(timedelta(seconds=self.ready_seconds))}"
+            f" ({self.sources['workloadReadyTimeout']}), health timeout "
+            f"{durations.format(timedelta(seconds=self.health_seconds))} "
+            f"({self.sources['healthTimeout']}), model cache "
+            + (
+                f"StorageClass {self.storage_class} ({self.sources['modelCacheStorageClass']})"
+                if self.storage_class
+                else "emptyDir (no StorageClass set)"
+            )
+        )
 
 
 def _seconds(value: timedelta | None) -> float | None:

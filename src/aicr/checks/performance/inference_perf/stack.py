@@ -50,8 +50,10 @@ class Stack:
     def __str__(self) -> str:
         what = "Dynamo graph" if self.flavour == "dynamo" else "vLLM"
         how = "deployed by the check" if self.deployed else "as the recipe deployed it"
-        return (f"{what} {self.workload_kind} {self.namespace}/{self.workload}, Service "
-                f"{self.service} ({how})")  # fmt: skip
+        return (
+            f"{what} {self.workload_kind} {self.namespace}/{self.workload}, Service "
+            f"{self.service} ({how})"
+        )
 
 
 @dataclass(frozen=True)
@@ -86,8 +88,14 @@ def found(component: ComponentRef) -> Stack:
     svc = next(r for r in refs if r.kind == "Service")
     ns = svc.namespace or component.namespace or "default"
     deploy = next((r for r in refs if r.kind == "Deployment"), None)
-    return Stack("vllm", False, ns, "Deployment" if deploy else "Service",
-                 deploy.name if deploy else svc.name, svc.name)  # fmt: skip
+    return Stack(
+        "vllm",
+        False,
+        ns,
+        "Deployment" if deploy else "Service",
+        deploy.name if deploy else svc.name,
+        svc.name,
+    )
 
 
 def _cache(serving: Serving) -> tuple[list[Obj], Obj]:
@@ -98,9 +106,12 @@ def _cache(serving: Serving) -> tuple[list[Obj], Obj]:
         "apiVersion": "v1",
         "kind": "PersistentVolumeClaim",
         "metadata": {"name": f"{NAME}-models"},
-        "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": serving.cache_storage_class,
-                 "resources": {"requests": {"storage": serving.cache_size}}},
-    }  # fmt: skip
+        "spec": {
+            "accessModes": ["ReadWriteOnce"],
+            "storageClassName": serving.cache_storage_class,
+            "resources": {"requests": {"storage": serving.cache_size}},
+        },
+    }
     return [claim], {"name": "models", "persistentVolumeClaim": {"claimName": f"{NAME}-models"}}
 
 
@@ -111,15 +122,25 @@ def vllm(namespace: str, serving: Serving) -> Stack:
     container = {
         "name": "vllm",
         "image": serving.image,
-        "command": ["vllm", "serve", serving.model, "--port", str(PORT),
-                    "--served-model-name", serving.model],
+        "command": [
+            "vllm",
+            "serve",
+            serving.model,
+            "--port",
+            str(PORT),
+            "--served-model-name",
+            serving.model,
+        ],
         "env": [{"name": "HF_HOME", "value": f"{CACHE_MOUNT}/hf"}],
         "ports": [{"name": "http", "containerPort": PORT}],
-        "readinessProbe": {"httpGet": {"path": "/health", "port": PORT},
-                           "periodSeconds": 5, "failureThreshold": 3},
+        "readinessProbe": {
+            "httpGet": {"path": "/health", "port": PORT},
+            "periodSeconds": 5,
+            "failureThreshold": 3,
+        },
         "resources": {"limits": {GPU: 1}},
         "volumeMounts": [{"name": "models", "mountPath": CACHE_MOUNT}],
-    }  # fmt: skip
+    }
     deployment = {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -129,20 +150,24 @@ def vllm(namespace: str, serving: Serving) -> Stack:
             "selector": {"matchLabels": selector},
             "template": {
                 "metadata": {"labels": {**serving.labels, **selector}},
-                "spec": {"containers": [container], "volumes": [volume],
-                         "tolerations": [gpu_toleration()]},
+                "spec": {
+                    "containers": [container],
+                    "volumes": [volume],
+                    "tolerations": [gpu_toleration()],
+                },
             },
         },
-    }  # fmt: skip
+    }
     service = {
         "apiVersion": "v1",
         "kind": "Service",
         "metadata": {"name": NAME},
-        "spec": {"selector": selector,
-                 "ports": [{"name": "http", "port": PORT, "targetPort": "http"}]},
-    }  # fmt: skip
-    return Stack("vllm", True, namespace, "Deployment", NAME, NAME,
-                 [*claims, service, deployment])  # fmt: skip
+        "spec": {
+            "selector": selector,
+            "ports": [{"name": "http", "port": PORT, "targetPort": "http"}],
+        },
+    }
+    return Stack("vllm", True, namespace, "Deployment", NAME, NAME, [*claims, service, deployment])
 
 
 def dynamo(namespace: str, serving: Serving) -> Stack:
@@ -150,9 +175,15 @@ def dynamo(namespace: str, serving: Serving) -> Stack:
     claims, volume = _cache(serving)
 
     def main(command: list[str]) -> Obj:
-        return {"mainContainer": {"image": serving.image, "command": command,
-                                  "volumeMounts": [{"name": "models", "mountPath": CACHE_MOUNT}]},
-                "volumes": [volume], "tolerations": [gpu_toleration()]}  # fmt: skip
+        return {
+            "mainContainer": {
+                "image": serving.image,
+                "command": command,
+                "volumeMounts": [{"name": "models", "mountPath": CACHE_MOUNT}],
+            },
+            "volumes": [volume],
+            "tolerations": [gpu_toleration()],
+        }
 
     graph = {
         "apiVersion": DYNAMO_API,
@@ -163,28 +194,35 @@ def dynamo(namespace: str, serving: Serving) -> Stack:
             "envs": [{"name": "HF_HOME", "value": f"{CACHE_MOUNT}/hf"}],
             "services": {
                 "Frontend": {
-                    "componentType": "frontend", "replicas": 1, "labels": serving.labels,
-                    "extraPodSpec": main(["python3", "-m", "dynamo.frontend",
-                                          "--http-port", str(PORT)]),
+                    "componentType": "frontend",
+                    "replicas": 1,
+                    "labels": serving.labels,
+                    "extraPodSpec": main(
+                        ["python3", "-m", "dynamo.frontend", "--http-port", str(PORT)]
+                    ),
                 },
                 "VllmDecodeWorker": {
-                    "componentType": "worker", "replicas": 1, "labels": serving.labels,
+                    "componentType": "worker",
+                    "replicas": 1,
+                    "labels": serving.labels,
                     "resources": {"limits": {"gpu": "1"}},
-                    "extraPodSpec": main(["python3", "-m", "dynamo.vllm", "--model",
-                                          serving.model]),
+                    "extraPodSpec": main(
+                        ["python3", "-m", "dynamo.vllm", "--model", serving.model]
+                    ),
                 },
             },
         },
-    }  # fmt: skip
-    return Stack("dynamo", True, namespace, GRAPH_KIND, NAME, f"{NAME}-frontend",
-                 [*claims, graph])  # fmt: skip
+    }
+    return Stack("dynamo", True, namespace, GRAPH_KIND, NAME, f"{NAME}-frontend", [*claims, graph])
 
 
 def graph_ready(obj: Obj) -> bool:
     """A Dynamo graph is ready: state ``successful``, or its Ready condition is True."""
     status = obj.get("status") or {}
-    ready = any(c.get("type") == "Ready" and c.get("status") == "True"
-                for c in status.get("conditions") or [])  # fmt: skip
+    ready = any(
+        c.get("type") == "Ready" and c.get("status") == "True"
+        for c in status.get("conditions") or []
+    )
     return status.get("state") == "successful" or ready
 
 

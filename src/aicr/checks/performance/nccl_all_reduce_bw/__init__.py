@@ -46,9 +46,21 @@ IMAGE_PATH = (
 )
 SIZE = r"^[0-9]+[KMG]?$"
 # What Pod Security baseline lets a container add (the workload namespace's default level).
-BASELINE_CAPABILITIES = ("AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL",
-                         "MKNOD", "NET_BIND_SERVICE", "SETFCAP", "SETGID", "SETPCAP", "SETUID",
-                         "SYS_CHROOT")  # fmt: skip
+BASELINE_CAPABILITIES = (
+    "AUDIT_WRITE",
+    "CHOWN",
+    "DAC_OVERRIDE",
+    "FOWNER",
+    "FSETID",
+    "KILL",
+    "MKNOD",
+    "NET_BIND_SERVICE",
+    "SETFCAP",
+    "SETGID",
+    "SETPCAP",
+    "SETUID",
+    "SYS_CHROOT",
+)
 # What an RDMA fabric may add beyond baseline: IPC_LOCK pins the memory that InfiniBand
 # verbs and EFA register. Pod Security has no level between baseline and privileged, so
 # asking for it labels the run's workload namespace privileged; the pods stay unprivileged.

@@ -72,13 +72,33 @@ class Launch:
 
     def test_argv(self) -> list[str]:
         """``all_reduce_perf`` doubling from min to max bytes, one GPU per rank, data checked."""
-        return [self.binary, "-b", self.min_bytes, "-e", self.max_bytes, "-f", "2", "-g", "1",
-                "-c", "1"]  # fmt: skip
+        return [
+            self.binary,
+            "-b",
+            self.min_bytes,
+            "-e",
+            self.max_bytes,
+            "-f",
+            "2",
+            "-g",
+            "1",
+            "-c",
+            "1",
+        ]
 
     def mpirun_argv(self, hosts: list[str] | None) -> list[str]:
         """``mpirun`` over ``hosts`` (None: the operator's hostfile names them)."""
-        argv = ["mpirun", "--allow-run-as-root", "-np", str(self.ranks), "--bind-to", "none",
-                "--mca", "plm_rsh_args", RSH_ARGS]  # fmt: skip
+        argv = [
+            "mpirun",
+            "--allow-run-as-root",
+            "-np",
+            str(self.ranks),
+            "--bind-to",
+            "none",
+            "--mca",
+            "plm_rsh_args",
+            RSH_ARGS,
+        ]
         if hosts is not None:
             argv += ["--host", ",".join(f"{h}:{self.gpus_per_node}" for h in hosts)]
         for name in ["PATH", *sorted(self.env)]:
@@ -87,8 +107,10 @@ class Launch:
 
     def container_env(self) -> list[Obj]:
         """The fabric's environment, and PATH for the image's tools."""
-        return [{"name": "PATH", "value": self.path},
-                *({"name": k, "value": v} for k, v in sorted(self.env.items()))]  # fmt: skip
+        return [
+            {"name": "PATH", "value": self.path},
+            *({"name": k, "value": v} for k, v in sorted(self.env.items())),
+        ]
 
 
 def worker_hosts(launch: Launch) -> list[str]:
@@ -101,8 +123,10 @@ def _shell(*lines: str) -> list[str]:
 
 
 def _ssh_setup(files: str) -> str:
-    return (f'mkdir -p "$HOME/.ssh" && for f in {files}; do cp "{SSH_MOUNT}/$f" "$HOME/.ssh/"; '
-            'done && chmod 700 "$HOME/.ssh" && chmod 600 "$HOME/.ssh/"*')  # fmt: skip
+    return (
+        f'mkdir -p "$HOME/.ssh" && for f in {files}; do cp "{SSH_MOUNT}/$f" "$HOME/.ssh/"; '
+        'done && chmod 700 "$HOME/.ssh" && chmod 600 "$HOME/.ssh/"*'
+    )
 
 
 def worker_container(launch: Launch) -> Obj:
@@ -126,26 +150,36 @@ def launcher_container(launch: Launch, hosts: list[str] | None) -> Obj:
     return {
         "name": CONTAINER,
         "image": launch.image,
-        "command": _shell(_ssh_setup(f"{AUTHORIZED_KEYS} {PRIVATE_KEY}"),
-                          "exec " + shlex.join(launch.mpirun_argv(hosts))),
+        "command": _shell(
+            _ssh_setup(f"{AUTHORIZED_KEYS} {PRIVATE_KEY}"),
+            "exec " + shlex.join(launch.mpirun_argv(hosts)),
+        ),
         "env": launch.container_env(),
         "securityContext": {"privileged": False, "allowPrivilegeEscalation": False},
-    }  # fmt: skip
+    }
 
 
 def _template(launch: Launch, role: str, container: Obj, secret: bool) -> Obj:
     """A pod template: the run's labels and the role, tolerating GPU nodes, placed."""
-    spec: Obj = {"restartPolicy": "Never", "enableServiceLinks": False,
-                 "automountServiceAccountToken": False, "tolerations": [gpu_toleration()],
-                 "containers": [container]}  # fmt: skip
+    spec: Obj = {
+        "restartPolicy": "Never",
+        "enableServiceLinks": False,
+        "automountServiceAccountToken": False,
+        "tolerations": [gpu_toleration()],
+        "containers": [container],
+    }
     if role == "worker":  # one per node
-        term = {"labelSelector": {"matchLabels": {ROLE_LABEL: role}},
-                "topologyKey": HOSTNAME_TOPOLOGY}  # fmt: skip
-        spec["affinity"] = {"podAntiAffinity": {
-            "requiredDuringSchedulingIgnoredDuringExecution": [term]}}  # fmt: skip
+        term = {
+            "labelSelector": {"matchLabels": {ROLE_LABEL: role}},
+            "topologyKey": HOSTNAME_TOPOLOGY,
+        }
+        spec["affinity"] = {
+            "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
+        }
     if secret:  # the operators mount their own Secret at SSH_MOUNT
-        spec["volumes"] = [{"name": "ssh", "secret": {"secretName": SSH_SECRET,
-                                                      "defaultMode": 0o400}}]  # fmt: skip
+        spec["volumes"] = [
+            {"name": "ssh", "secret": {"secretName": SSH_SECRET, "defaultMode": 0o400}}
+        ]
         container["volumeMounts"] = [{"name": "ssh", "mountPath": SSH_MOUNT, "readOnly": True}]
     placed = place({"kind": "Pod", "spec": spec}, launch.placement)["spec"]
     return {"metadata": {"labels": {**launch.labels, ROLE_LABEL: role}}, "spec": placed}
@@ -164,22 +198,32 @@ def launcher_template(launch: Launch, hosts: list[str] | None, secret: bool = Fa
 # ---- job: no operator ----------------------------------------------------------------
 def ssh_secret(private_key: str, public_key: str) -> Obj:
     """The SSH key pair the launcher logs in to the workers with."""
-    return {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": SSH_SECRET},
-            "type": "Opaque", "stringData": {PRIVATE_KEY: private_key,
-                                             AUTHORIZED_KEYS: public_key}}  # fmt: skip
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": SSH_SECRET},
+        "type": "Opaque",
+        "stringData": {PRIVATE_KEY: private_key, AUTHORIZED_KEYS: public_key},
+    }
 
 
 def worker_service() -> Obj:
     """The headless Service that gives each worker pod its DNS name (before it is ready)."""
-    return {"apiVersion": "v1", "kind": "Service", "metadata": {"name": WORKER},
-            "spec": {"clusterIP": "None", "publishNotReadyAddresses": True,
-                     "selector": {ROLE_LABEL: "worker"},
-                     "ports": [{"name": "ssh", "port": 22}]}}  # fmt: skip
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": WORKER},
+        "spec": {
+            "clusterIP": "None",
+            "publishNotReadyAddresses": True,
+            "selector": {ROLE_LABEL: "worker"},
+            "ports": [{"name": "ssh", "port": 22}],
+        },
+    }
 
 
 def _job(name: str, pods: int, template: Obj) -> Obj:
-    spec: Obj = {"completions": pods, "parallelism": pods, "backoffLimit": 0,
-                 "template": template}  # fmt: skip
+    spec: Obj = {"completions": pods, "parallelism": pods, "backoffLimit": 0, "template": template}
     if pods > 1:  # indexed: each pod has a stable hostname, <job>-<index>
         spec["completionMode"] = "Indexed"
     return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name}, "spec": spec}
@@ -204,14 +248,22 @@ def mpijob(launch: Launch) -> Obj:
     def replica(count: int, template: Obj) -> Obj:
         return {"replicas": count, "restartPolicy": "Never", "template": template}
 
-    return {"apiVersion": MPI_API, "kind": "MPIJob", "metadata": {"name": NAME},
-            "spec": {"slotsPerWorker": launch.gpus_per_node, "mpiImplementation": "OpenMPI",
-                     "sshAuthMountPath": SSH_MOUNT,
-                     "launcherCreationPolicy": "WaitForWorkersReady",
-                     "runPolicy": {"cleanPodPolicy": "Running", "backoffLimit": 0},
-                     "mpiReplicaSpecs": {
-                         "Launcher": replica(1, launcher_template(launch, None)),
-                         "Worker": replica(launch.nodes, worker_template(launch))}}}  # fmt: skip
+    return {
+        "apiVersion": MPI_API,
+        "kind": "MPIJob",
+        "metadata": {"name": NAME},
+        "spec": {
+            "slotsPerWorker": launch.gpus_per_node,
+            "mpiImplementation": "OpenMPI",
+            "sshAuthMountPath": SSH_MOUNT,
+            "launcherCreationPolicy": "WaitForWorkersReady",
+            "runPolicy": {"cleanPodPolicy": "Running", "backoffLimit": 0},
+            "mpiReplicaSpecs": {
+                "Launcher": replica(1, launcher_template(launch, None)),
+                "Worker": replica(launch.nodes, worker_template(launch)),
+            },
+        },
+    }
 
 
 # ---- trainjob: Kubeflow Trainer ------------------------------------------------------
@@ -219,29 +271,56 @@ def training_runtime(launch: Launch) -> Obj:
     """The check's own MPI TrainingRuntime: a launcher, and ``node`` workers of this image."""
 
     def replicated(name: str, template: Obj, labels: dict[str, str]) -> Obj:
-        return {"name": name, "replicas": 1,
-                "template": {"metadata": {"labels": labels},
-                             "spec": {"template": template}}}  # fmt: skip
+        return {
+            "name": name,
+            "replicas": 1,
+            "template": {"metadata": {"labels": labels}, "spec": {"template": template}},
+        }
 
-    mpi = {"mpiImplementation": "OpenMPI", "numProcPerNode": launch.gpus_per_node,
-           "runLauncherAsNode": False, "sshAuthMountPath": SSH_MOUNT}  # fmt: skip
-    return {"apiVersion": TRAINER_API, "kind": "TrainingRuntime", "metadata": {"name": NAME},
-            "spec": {"mlPolicy": {"numNodes": launch.nodes, "mpi": mpi},
-                     "template": {"spec": {
-                         "network": {"enableDNSHostnames": True,
-                                     "publishNotReadyAddresses": True},
-                         "replicatedJobs": [
-                             replicated("launcher", launcher_template(launch, None),
-                                        {TRAINER_ANCESTOR: "trainer"}),
-                             replicated("node", worker_template(launch), {})]}}}}  # fmt: skip
+    mpi = {
+        "mpiImplementation": "OpenMPI",
+        "numProcPerNode": launch.gpus_per_node,
+        "runLauncherAsNode": False,
+        "sshAuthMountPath": SSH_MOUNT,
+    }
+    return {
+        "apiVersion": TRAINER_API,
+        "kind": "TrainingRuntime",
+        "metadata": {"name": NAME},
+        "spec": {
+            "mlPolicy": {"numNodes": launch.nodes, "mpi": mpi},
+            "template": {
+                "spec": {
+                    "network": {"enableDNSHostnames": True, "publishNotReadyAddresses": True},
+                    "replicatedJobs": [
+                        replicated(
+                            "launcher",
+                            launcher_template(launch, None),
+                            {TRAINER_ANCESTOR: "trainer"},
+                        ),
+                        replicated("node", worker_template(launch), {}),
+                    ],
+                }
+            },
+        },
+    }
 
 
 def trainjob(launch: Launch) -> Obj:
     """The TrainJob on the check's TrainingRuntime, with one worker per node."""
-    return {"apiVersion": TRAINER_API, "kind": "TrainJob", "metadata": {"name": NAME},
-            "spec": {"runtimeRef": {"apiGroup": "trainer.kubeflow.org",
-                                    "kind": "TrainingRuntime", "name": NAME},
-                     "trainer": {"numNodes": launch.nodes}}}  # fmt: skip
+    return {
+        "apiVersion": TRAINER_API,
+        "kind": "TrainJob",
+        "metadata": {"name": NAME},
+        "spec": {
+            "runtimeRef": {
+                "apiGroup": "trainer.kubeflow.org",
+                "kind": "TrainingRuntime",
+                "name": NAME,
+            },
+            "trainer": {"numNodes": launch.nodes},
+        },
+    }
 
 
 def objects(launcher: Launcher, launch: Launch, keys: tuple[str, str]) -> list[Obj]:

@@ -18,8 +18,11 @@ NOT_FABRIC = ("cpu", "memory", "pods", "ephemeral-storage", "nvidia.com/gpu")
 def fabric_resources(node: Obj) -> dict[str, str]:
     """The node's allocatable device-plugin resources other than GPUs (EFA, RDMA/IB NICs)."""
     allocatable = (node.get("status") or {}).get("allocatable") or {}
-    return {k: str(v) for k, v in sorted(allocatable.items())
-            if k not in NOT_FABRIC and not k.startswith("hugepages-")}  # fmt: skip
+    return {
+        k: str(v)
+        for k, v in sorted(allocatable.items())
+        if k not in NOT_FABRIC and not k.startswith("hugepages-")
+    }
 
 
 def topology(nodes: dict[str, int], nics: dict[str, dict[str, str]]) -> str:
