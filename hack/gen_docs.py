@@ -84,7 +84,9 @@ each Node it got, and the node of each Pod; a CNCF submission redacts them),
 report's `extra.aicr` records the run id, recipe and snapshot sources, the phases
 run, the readiness gate (`evaluated`, `passed`, each constraint's verdict), whether
 the run was interrupted or timed out, warnings, and the CNCF requirement map when
-the conformance phase ran.
+the conformance phase ran, and the run's trust class (`trust`: `class` one of
+`observed`, `given-snapshot`, `offline`, `simulated`, and `why`; see
+docs/cncf-submission.md).
 """
 
 

@@ -29,12 +29,16 @@ class FakeExecutor:
     max_running: int = 0
     overlaps: list[tuple[str, str]] = field(default_factory=list)
     finished_cleanup: bool = False
+    node_objects: list[dict[str, object]] = field(default_factory=list)  # what nodes() lists
     _running: dict[str, PlannedCheck] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _stop: threading.Event = field(default_factory=threading.Event)
 
     def start(self, ctx: RunContext) -> None:
         pass
+
+    def nodes(self, ctx: RunContext) -> list[dict[str, object]]:
+        return self.node_objects
 
     def gpu_pool(self, ctx: RunContext) -> GpuPool:
         return GpuPool(ctx.run_id, reader=self.gpu_reader)
@@ -53,8 +57,9 @@ class FakeExecutor:
             deadline = time.monotonic() + self.durations.get(check.name, 0.0)
             while time.monotonic() < deadline:
                 if self._stop.is_set() or ctx.cancel.is_set():
-                    return CheckResult.ended(check, Status.OTHER, "stopped while running",
-                                             Detail.INTERRUPTED)
+                    return CheckResult.ended(
+                        check, Status.OTHER, "stopped while running", Detail.INTERRUPTED
+                    )
                 time.sleep(0.005)
             status, message = self.results.get(check.name, (Status.PASSED, "ok"))
             return CheckResult.ended(check, status, message)

@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from aicr import __version__, ctrf, defaults, flags, gate
+from aicr import __version__, ctrf, defaults, flags, gate, trust
 from aicr.catalog import load_catalog
 from aicr.checks import images
 from aicr.config import EMPTY_CONFIG, ValidateConfig
@@ -41,6 +41,7 @@ from aicr.runner.orchestrate import PlanResults, StopReason, run_plan
 from aicr.snapshot.load import parse_snapshot
 from aicr.snapshot.model import Snapshot, require_gpu
 from aicr.sources import read
+from aicr.trust import LIVE_SNAPSHOT
 from aicr.yaml_io import parse
 
 if TYPE_CHECKING:
@@ -504,8 +505,6 @@ def run(
             from aicr.snapshot.aks import project
 
             snapshot = project(snapshot, inputs.pools)
-        from aicr.cncf.submission import LIVE_SNAPSHOT
-
         snapshot_source = LIVE_SNAPSHOT
         if request.require_gpu:
             require_gpu(snapshot, snapshot_source)
@@ -518,6 +517,7 @@ def run(
     gate_outcome = gate.run(inputs.recipe, snapshot, why_not=why_not)
 
     leftovers: list[str] = list(agent_leftovers)
+    nodes: list[dict[str, Any]] = []
     if request.no_cluster:
         results = _all_ended(plan, Status.SKIPPED, "no-cluster: not run", Detail.NO_CLUSTER)
     elif not gate_outcome.passed:
@@ -530,6 +530,7 @@ def run(
         deadline = time.monotonic() + request.timeout.total_seconds() if request.timeout else None
         try:
             run_executor.start(ctx)
+            nodes = run_executor.nodes(ctx)
             results = run_plan(
                 plan,
                 run_executor,
@@ -544,11 +545,16 @@ def run(
             leftovers += run_executor.finish(ctx)
 
     report = _report(request, run_id, start, results, gate_outcome, plan, snapshot_source, warnings)
+    assert report.extra is not None  # _report always sets extra["aicr"]
+    report.extra["aicr"]["trust"] = trust.classify(
+        no_cluster=request.no_cluster,
+        snapshot_given=snapshot_source != LIVE_SNAPSHOT,
+        nodes=nodes,
+    ).as_extra()
     summary = _requirement_summary(request, inputs, snapshot, report, warnings)
     version, aggregation = summary if summary else ("", None)
     if aggregation is not None:
         # The aggregation reads the report it annotates, so it is added afterwards.
-        assert report.extra is not None  # _report always sets extra["aicr"]
         report.extra["aicr"]["cncf"] = {"version": version, **cncf_extra(aggregation)}
     outcome = Outcome(
         report,

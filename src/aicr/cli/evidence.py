@@ -109,6 +109,11 @@ def render(
     help="Verify this run attestation (aicr validate --emit-attestation) instead.",
 )
 @click.option("--key", metavar="PUB", help="Public key the attestation must be signed with.")
+@click.option(
+    "--allow-simulated",
+    is_flag=True,
+    help="Accept a submission rendered from a simulated (KWOK) cluster, for demos.",
+)
 def verify(
     directory: str | None,
     online: bool,
@@ -116,6 +121,7 @@ def verify(
     cncf_version: str | None,
     attestation_path: str | None,
     key: str | None,
+    allow_simulated: bool,
 ) -> int:
     """Check a submission directory the way the CNCF validator does, or a run attestation.
 
@@ -136,7 +142,13 @@ def verify(
     from aicr import cncf
 
     names = cncf.read_members(members) if members else None
-    result = cncf.verify(Path(directory), version=cncf_version, online=online, members=names)
+    result = cncf.verify(
+        Path(directory),
+        version=cncf_version,
+        online=online,
+        members=names,
+        allow_simulated=allow_simulated,
+    )
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
     for error in result.errors:

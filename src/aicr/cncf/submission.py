@@ -24,9 +24,7 @@ from aicr.errors import InputError, InvalidRequestError, Problem, SubmissionFail
 from aicr.phases import PHASE_ORDER
 from aicr.recipe import Recipe
 from aicr.snapshot import Snapshot
-
-# How validate names a snapshot it captured from the cluster instead of reading a file.
-LIVE_SNAPSHOT = "live capture"
+from aicr.trust import LIVE_SNAPSHOT, TrustClass, of_report
 
 
 @dataclass(frozen=True)
@@ -63,15 +61,16 @@ def render(
 ) -> dict[str, str]:
     """Every file of the submission, by relative path, before redaction."""
     run = pages.run_id(report)
+    trust = of_report(report.extra)
     metadata = product_metadata(config, reqs.version)
     exported = export.cases(report, agg)
     files = {
-        pages.PRODUCT_FILE: pages.product_yaml(reqs, agg, metadata, run),
+        pages.PRODUCT_FILE: pages.product_yaml(reqs, agg, metadata, run, trust),
         pages.JUNIT_FILE: export.junit(exported),
         pages.E2E_FILE: export.e2e_log(exported),
     }
     for res in agg.results:
-        files[pages.evidence_path(res.id)] = pages.evidence_page(res, reqs.version)
+        files[pages.evidence_path(res.id)] = pages.evidence_page(res, reqs.version, trust)
     files[pages.README_FILE] = pages.readme(
         reqs=reqs,
         agg=agg,
@@ -84,6 +83,7 @@ def render(
         exported=exported,
         verifier_revision=revision(reqs),
         warnings=warnings,
+        trust=trust,
     )
     return files
 
@@ -186,6 +186,12 @@ def write_submission(
         )
     if agg.blocking:
         raise SubmissionFailed("no submission written, because:\n  " + "\n  ".join(agg.blocking))
+    trust = of_report(report.extra)
+    if trust.cls == TrustClass.OFFLINE:
+        raise SubmissionFailed(
+            f"no submission written: the run's trust class is offline ({trust.why}); "
+            "nothing was observed on a cluster"
+        )
     redactor = redactor_for(config, snapshot, report)
     files = redact(
         render(
@@ -214,7 +220,7 @@ def write_submission(
             target = staging / rel
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")
-        verdict = check_directory(staging, reqs)
+        verdict = check_directory(staging, reqs, allow_simulated=True)
         if not verdict.ok:
             raise SubmissionFailed(
                 "the rendered submission does not pass the verifier; nothing written:\n  "

@@ -27,6 +27,7 @@ from aicr.cncf.requirements import (
 )
 from aicr.cncf.vendor import K8S_CONFORMANCE_URL, is_placeholder
 from aicr.errors import FlagConflictError, InputError, Problem
+from aicr.trust import SIMULATED_MARK
 
 PRODUCT_FILE = "PRODUCT.yaml"
 REQUIRED_METADATA = (
@@ -87,6 +88,7 @@ def verify(
     online: bool = False,
     members: set[str] | None = None,
     fetch: Fetcher | None = None,
+    allow_simulated: bool = False,
 ) -> VerifyResult:
     """Verify a submission directory; the version comes from a ``vX.Y`` path part or the flag."""
     if not directory.is_dir():
@@ -115,7 +117,13 @@ def verify(
     reqs = load_requirements(chosen)
     if online and fetch is None:
         fetch = _http_fetcher()
-    return check_directory(directory, reqs, fetch=fetch if online else None, members=members)
+    return check_directory(
+        directory,
+        reqs,
+        fetch=fetch if online else None,
+        members=members,
+        allow_simulated=allow_simulated,
+    )
 
 
 def check_directory(
@@ -124,8 +132,13 @@ def check_directory(
     *,
     fetch: Fetcher | None = None,
     members: set[str] | None = None,
+    allow_simulated: bool = False,
 ) -> VerifyResult:
-    """Apply every rule for ``reqs.version`` to the submission in ``directory``."""
+    """Apply every rule for ``reqs.version`` to the submission in ``directory``.
+
+    A simulated submission (its PRODUCT.yaml carries ``SIMULATED_MARK``) is an error unless
+    ``allow_simulated``: it was rendered for a demo and must never be submitted.
+    """
     product = directory / PRODUCT_FILE
     errors: list[str] = []
     warnings: list[str] = []
@@ -139,7 +152,8 @@ def check_directory(
         err("", "not found; the validator reads only vX.Y/<dir>/PRODUCT.yaml")
         return VerifyResult(reqs.version, errors)
     try:
-        data = yaml.safe_load(product.read_text(encoding="utf-8"))
+        text = product.read_text(encoding="utf-8")
+        data = yaml.safe_load(text)
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         err("", f"malformed YAML: {exc}")
         return VerifyResult(reqs.version, errors)
@@ -149,6 +163,12 @@ def check_directory(
         err("", f"cannot be decoded: {decoded}")
         return VerifyResult(reqs.version, errors)
     metadata, spec = decoded
+    if SIMULATED_MARK in text and not allow_simulated:
+        err(
+            "",
+            "the submission was rendered from a simulated cluster (KWOK nodes) for a demo; "
+            "it is no evidence of a real platform (pass --allow-simulated to check it anyway)",
+        )
     _check_metadata(metadata, err, fetch, members)
     cache = hybrid.ArtifactCache(directory)
     for req in reqs.requirements:

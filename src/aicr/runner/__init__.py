@@ -86,6 +86,9 @@ class Executor(Protocol):
     def start(self, ctx: RunContext) -> None:
         """Create what the whole run shares (namespace, input ConfigMaps)."""
 
+    def nodes(self, ctx: RunContext) -> list[dict[str, Any]]:
+        """The cluster's Node objects (after ``start``), from which the trust class is told."""
+
     def gpu_pool(self, ctx: RunContext) -> GpuPool:
         """Where the run reserves GPUs before each GPU check starts (after ``start``)."""
 

@@ -108,6 +108,18 @@ class RunSetup:
                 raise
             raise ClusterError(f"cannot reach the cluster: {exc}") from None
 
+    @staticmethod
+    def nodes(api: ApiClient) -> list[Obj]:
+        """The cluster's Node objects, for the run's trust class (``aicr.trust``)."""
+        from kubernetes.client.exceptions import ApiException
+
+        try:
+            return list(_json(_core(api).list_node(_preload_content=False)).get("items") or [])
+        except ApiException as exc:
+            raise ClusterError(f"cannot list nodes: {describe_api_error(exc)}") from None
+        except Exception as exc:
+            raise ClusterError(f"cannot list nodes: cannot reach the cluster: {exc}") from None
+
     def prometheus(self, api: ApiClient, ctx: RunContext) -> manifests.PrometheusTarget:
         """Find the Prometheus pods once per run: their namespace and how many there are."""
         with self._lock:
@@ -222,6 +234,12 @@ class JobExecutor:
         """Delete everything of the run and wait for it, unless ``--no-cleanup``."""
         self.stop()
         return cleanup.finish_run(ctx, self.cleanup_timeout_seconds)
+
+    def nodes(self, ctx: RunContext) -> list[Obj]:
+        """The cluster's Node objects."""
+        if self._api is None:
+            raise RuntimeError("JobExecutor.nodes before start")
+        return self._setup.nodes(self._api)
 
     # ---- one check --------------------------------------------------------------------
     def gpu_pool(self, ctx: RunContext) -> GpuPool:

@@ -91,6 +91,12 @@ class LocalExecutor:
         for key, value in manifests.inputs_configmap(ctx)["data"].items():
             (run_dir / key).write_text(value, encoding="utf-8")
 
+    def nodes(self, ctx: RunContext) -> list[dict[str, Any]]:
+        """The cluster's Node objects."""
+        if self._api is None:
+            raise RuntimeError("LocalExecutor.nodes before start")
+        return self._setup.nodes(self._api)
+
     def stop(self) -> None:
         """Running subprocesses are terminated; ``run`` returns 'interrupted'."""
         self._stopping.set()
