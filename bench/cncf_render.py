@@ -19,10 +19,10 @@ from pathlib import Path
 from aicr import ctrf
 from aicr.catalog import load_catalog
 from aicr.cncf import write_submission
-from aicr.cncf.redaction import ENGINE
 from aicr.config import parse_config
 from aicr.ctrf import Status, Test
 from aicr.recipe.load import parse_recipe
+from aicr.redaction import ENGINE
 from aicr.snapshot.load import parse_snapshot
 
 CONFIG = """

@@ -15,7 +15,6 @@ from aicr.cncf.aggregation import (
     check_not_applicable,
     check_recipe_coverage,
 )
-from aicr.cncf.redaction import Redactor
 from aicr.cncf.requirements import (
     SUPPORTED_VERSIONS,
     Level,
@@ -32,6 +31,7 @@ from aicr.cncf.submission import (
 )
 from aicr.cncf.vendor import check_vendor
 from aicr.cncf.verifier import VerifyResult, read_members, verify
+from aicr.redaction import Redactor
 
 __all__ = [
     "SUPPORTED_VERSIONS",

@@ -10,15 +10,19 @@ because a reviewer's validator fails a whole artifact on any failing test case.
 
 from __future__ import annotations
 
+import io
+import re
 from dataclasses import dataclass
 from enum import StrEnum
-
-import junit_xml
+from typing import TextIO
+from xml.sax.saxutils import escape, quoteattr
 
 from aicr.cncf.aggregation import Aggregation, skip_reason
 from aicr.ctrf import Report, Status
 
 SUITE_NAME = "aicr"
+_CONTROL = bytes([*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x20)])
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
 class Outcome(StrEnum):
@@ -70,25 +74,60 @@ def cases(report: Report, agg: Aggregation | None) -> list[ExportedCase]:
 
 
 def junit(exported: list[ExportedCase]) -> str:
-    """junit.xml with one testsuite per phase and one testcase per check."""
-    suites: dict[str, list[junit_xml.TestCase]] = {}
+    """junit.xml as one text (``validate --junit``)."""
+    out = io.StringIO()
+    write_junit(exported, out)
+    return out.getvalue()
+
+
+def write_junit(exported: list[ExportedCase], out: TextIO) -> None:
+    """junit.xml with one testsuite per phase and one testcase per check, written as it goes.
+
+    It is streamed case by case, so captured output is never held twice.
+    """
+    suites: dict[str, list[ExportedCase]] = {}
     for case in exported:
-        tc = junit_xml.TestCase(
-            case.name,
-            classname=f"{SUITE_NAME}.{case.phase}",
-            elapsed_sec=case.seconds,
-            stdout=case.output or None,
-        )
-        if case.outcome == Outcome.SKIP:
-            tc.add_skipped_info(case.message or "skipped")
-        elif case.outcome == Outcome.FAIL:
-            tc.add_failure_info(case.message or "failed")
-        suites.setdefault(case.phase, []).append(tc)
-    text: str = junit_xml.to_xml_report_string(
-        [junit_xml.TestSuite(f"{SUITE_NAME}.{phase}", tcs) for phase, tcs in suites.items()],
-        encoding="utf-8",
+        suites.setdefault(case.phase, []).append(case)
+    out.write('<?xml version="1.0" encoding="utf-8"?>\n')
+    out.write(f"<testsuites{_counts(exported)}>\n")
+    for phase, cases in suites.items():
+        name = quoteattr(f"{SUITE_NAME}.{phase}")
+        out.write(f"\t<testsuite name={name}{_counts(cases)}>\n")
+        for case in cases:
+            out.write(
+                f"\t\t<testcase name={quoteattr(_xml(case.name))} classname={name} "
+                f'time="{case.seconds:.6f}">\n'
+            )
+            if case.outcome == Outcome.SKIP:
+                message = quoteattr(_xml(case.message or "skipped"))
+                out.write(f'\t\t\t<skipped type="skipped" message={message}/>\n')
+            elif case.outcome == Outcome.FAIL:
+                message = quoteattr(_xml(case.message or "failed"))
+                out.write(f'\t\t\t<failure type="failure" message={message}/>\n')
+            if case.output:
+                out.write(f"\t\t\t<system-out>{escape(_xml(case.output))}</system-out>\n")
+            out.write("\t\t</testcase>\n")
+        out.write("\t</testsuite>\n")
+    out.write("</testsuites>\n")
+
+
+def _counts(cases: list[ExportedCase]) -> str:
+    failures = sum(1 for c in cases if c.outcome == Outcome.FAIL)
+    skipped = sum(1 for c in cases if c.outcome == Outcome.SKIP)
+    seconds = sum(c.seconds for c in cases)
+    return (
+        f' tests="{len(cases)}" failures="{failures}" errors="0" skipped="{skipped}" '
+        f'time="{seconds:.6f}"'
     )
-    return text
+
+
+def _xml(text: str) -> str:
+    """``text`` without the characters XML 1.0 cannot hold (control characters, U+FFFE/F)."""
+    if text.isascii():  # the common case, checked in C: only control characters to look for
+        data = text.encode("ascii")
+        if len(data.translate(None, _CONTROL)) == len(data):
+            return text
+    return _NOT_XML.sub("", text)
 
 
 def e2e_log(exported: list[ExportedCase]) -> str:

@@ -508,7 +508,7 @@ def redaction_summary(counts: dict[str, int], classes: list[tuple[str, str]], en
     rows = "\n".join(f"| {cls} | {what} | {counts.get(cls, 0)} |" for cls, what in classes)
     found = sum(counts.values())
     return (
-        "Every file was scanned once before publication. Values of these classes are "
+        "The run's data was redacted before any file was written. Values of these classes are "
         "replaced by placeholders that are consistent across the submission (`node-1`, "
         f"`ipv4-2`, ...), so the same value reads the same everywhere (engine: {engine}); "
         + ("nothing needed redacting." if not found else f"{found} values were replaced.")

@@ -9,12 +9,12 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from aicr.cncf import export, pages
 from aicr.cncf.aggregation import NA_PATH, Aggregation, aggregate, check_not_applicable
-from aicr.cncf.redaction import ENGINE, Redactor, known_names, known_serials
 from aicr.cncf.requirements import RequirementSet, load_requirements
 from aicr.cncf.vendor import check_vendor, product_metadata
 from aicr.cncf.verifier import check_directory, revision
@@ -23,7 +23,9 @@ from aicr.ctrf import Report
 from aicr.errors import InputError, InvalidRequestError, Problem, SubmissionFailed
 from aicr.phases import PHASE_ORDER
 from aicr.recipe import Recipe
+from aicr.redaction import ENGINE, Redactor, known_names, known_serials
 from aicr.snapshot import Snapshot
+from aicr.snapshot.redaction import redact_snapshot
 from aicr.trust import LIVE_SNAPSHOT, TrustClass, of_report
 
 
@@ -58,20 +60,27 @@ def render(
     config: ValidateConfig,
     inputs: pages.Inputs,
     warnings: list[str],
-) -> dict[str, str]:
-    """Every file of the submission, by relative path, before redaction."""
+    redactor: Redactor,
+    put: Callable[[str, str], None],
+    directory: Path,
+) -> None:
+    """Write every file of the submission from data already redacted, one file at a time.
+
+    Captured output reaches the evidence pages and junit.xml only from the redacted report;
+    the small files made of words (PRODUCT.yaml, e2e.log, README.md) get one more scan,
+    for what the writers add (input names, warnings). README.md comes last, with the counts.
+    """
     run = pages.run_id(report)
     trust = of_report(report.extra)
     metadata = product_metadata(config, reqs.version)
     exported = export.cases(report, agg)
-    files = {
-        pages.PRODUCT_FILE: pages.product_yaml(reqs, agg, metadata, run, trust),
-        pages.JUNIT_FILE: export.junit(exported),
-        pages.E2E_FILE: export.e2e_log(exported),
-    }
+    put(pages.PRODUCT_FILE, redactor.redact(pages.product_yaml(reqs, agg, metadata, run, trust)))
+    with (directory / pages.JUNIT_FILE).open("w", encoding="utf-8") as out:
+        export.write_junit(exported, out)
+    put(pages.E2E_FILE, redactor.redact(export.e2e_log(exported)))
     for res in agg.results:
-        files[pages.evidence_path(res.id)] = pages.evidence_page(res, reqs.version, trust)
-    files[pages.README_FILE] = pages.readme(
+        put(pages.evidence_path(res.id), pages.evidence_page(res, reqs.version, trust))
+    readme = pages.readme(
         reqs=reqs,
         agg=agg,
         report=report,
@@ -82,27 +91,32 @@ def render(
         planned=planned_checks(recipe, report),
         exported=exported,
         verifier_revision=revision(reqs),
-        warnings=warnings,
+        warnings=[redactor.redact(w) for w in warnings],
         trust=trust,
     )
-    return files
+    readme = redactor.redact(readme)
+    summary = pages.redaction_summary(dict(redactor.counts), redactor.classes, ENGINE)
+    put(pages.README_FILE, readme.replace(pages.REDACTION_MARK, summary))
 
 
 def redactor_for(config: ValidateConfig, snapshot: Snapshot | None, report: Report) -> Redactor:
     """A redactor that knows the run's node and cluster names and the config's rules.
 
-    Names come from the snapshot and from the whole report (each test's ``extra.nodes``
-    lists the nodes its check read), so a snapshot of another cluster, or none, still
-    leaves no node of this run unredacted in the checks' free text.
+    Names come from the snapshot and from the report's structured data (each test's
+    ``extra.nodes`` lists the nodes its check read), so a snapshot of another cluster, or
+    none, still leaves no node of this run unredacted in the checks' free text.
     """
     sources: list[object] = [report.extra or {}, report.results.environment or {}]
-    sources += [{"labels": t.labels or {}, "extra": t.extra or {}} for t in report.tests]
+    sources += [
+        {"labels": t.labels or {}, "extra": t.extra or {}, "more": t.model_extra or {}}
+        for t in report.tests
+    ]
     if snapshot is not None:
         sources.append(snapshot.metadata)
         for m in snapshot.measurements:
             for sub in m.subtypes:
                 sources += [sub.data, sub.context or {}]
-    nodes, clusters = known_names(*sources, report.model_dump(mode="json", by_alias=True))
+    nodes, clusters = known_names(*sources)
     outputs = [{"stdout": t.stdout or [], "message": t.message or ""} for t in report.tests]
     serials = known_serials(*sources, *outputs)
     redaction = config.validate_section.redaction
@@ -119,15 +133,31 @@ def redactor_for(config: ValidateConfig, snapshot: Snapshot | None, report: Repo
     )
 
 
-def redact(files: dict[str, str], redactor: Redactor) -> dict[str, str]:
-    """One pass over every file, then the README's redaction summary."""
-    out = {path: redactor.redact(text) for path, text in files.items()}
-    counts = dict(redactor.counts)
-    if pages.README_FILE in out:
-        out[pages.README_FILE] = out[pages.README_FILE].replace(
-            pages.REDACTION_MARK, pages.redaction_summary(counts, redactor.classes, ENGINE)
-        )
-    return out
+def redact_report(report: Report, redactor: Redactor) -> Report:
+    """The report with every value a writer shows redacted: messages, output, evidence.
+
+    Check names, statuses and timings stay as they are: the aggregation reads them.
+    """
+    tests = []
+    for test in report.tests:
+        update = {
+            "message": redactor.redact_value(test.message),
+            "trace": redactor.redact_value(test.trace),
+            "stdout": redactor.redact_value(test.stdout),
+            "labels": redactor.redact_value(test.labels),
+            "extra": redactor.redact_value(test.extra),
+        }
+        changed = {k: v for k, v in update.items() if v is not getattr(test, k)}
+        tests.append(test.model_copy(update=changed) if changed else test)
+    results = report.results.model_copy(
+        update={
+            "tests": tests,
+            "environment": redactor.redact_value(report.results.environment),
+        }
+    )
+    return report.model_copy(
+        update={"results": results, "extra": redactor.redact_value(report.extra)}
+    )
 
 
 def check_output_dir(out_dir: Path, force: bool, flag: str = "--evidence-dir") -> None:
@@ -193,33 +223,37 @@ def write_submission(
             "nothing was observed on a cluster"
         )
     redactor = redactor_for(config, snapshot, report)
-    files = redact(
+    shown = redact_report(report, redactor)
+    shown_agg = aggregate(reqs, shown, planned_checks(recipe, shown), config)
+    # A symlinked directory stays a symlink: the submission replaces what it points at.
+    out_dir = Path(os.path.realpath(out_dir))
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+
+    def put(rel: str, text: str) -> None:
+        target = staging / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+
+    try:
         render(
             reqs=reqs,
-            agg=agg,
-            report=report,
+            agg=shown_agg,
+            report=shown,
             recipe=recipe,
-            snapshot=snapshot,
+            snapshot=redact_snapshot(snapshot, redactor) if snapshot is not None else None,
             config=config,
             inputs=pages.Inputs(
                 recipe_source,
                 None if snapshot_source in (None, LIVE_SNAPSHOT) else snapshot_source,
                 config_source,
-                Path(os.path.realpath(out_dir)).name,
+                out_dir.name,
             ),
             warnings=warnings,
-        ),
-        redactor,
-    )
-    # A symlinked directory stays a symlink: the submission replaces what it points at.
-    out_dir = Path(os.path.realpath(out_dir))
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
-    try:
-        for rel, text in files.items():
-            target = staging / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8")
+            redactor=redactor,
+            put=put,
+            directory=staging,
+        )
         verdict = check_directory(staging, reqs, allow_simulated=True)
         if not verdict.ok:
             raise SubmissionFailed(

@@ -1,4 +1,4 @@
-"""``aicr snapshot --redact``: the submission redaction engine over a snapshot.
+"""``aicr snapshot --redact``, and a submission's snapshot: the redaction engine over its data.
 
 Node names are taken from the ``K8s.node.<name>`` subtypes as well as from the
 telling keys the engine already knows, so a node's name is replaced wherever it
@@ -7,9 +7,7 @@ stands (subtype names, labels, readings) by the same placeholder.
 
 from __future__ import annotations
 
-from aicr.cncf.redaction import Redactor, known_names
-from aicr.formats import Format, snapshot_text
-from aicr.snapshot.load import parse_snapshot
+from aicr.redaction import Redactor, known_names
 from aicr.snapshot.model import MeasurementType, Snapshot
 
 NODE_SUBTYPE = "node."
@@ -25,6 +23,13 @@ def redact(snapshot: Snapshot) -> Snapshot:
             if m.type == MeasurementType.K8S and sub.subtype.startswith(NODE_SUBTYPE):
                 node_names.add(sub.subtype.removeprefix(NODE_SUBTYPE))
     nodes, clusters = known_names(*sources)
-    redactor = Redactor(node_names=nodes | node_names, cluster_names=clusters)
-    text = redactor.redact(snapshot_text(snapshot, Format.YAML))
-    return parse_snapshot(text, "redacted snapshot")
+    return redact_snapshot(
+        snapshot, Redactor(node_names=nodes | node_names, cluster_names=clusters)
+    )
+
+
+def redact_snapshot(snapshot: Snapshot, redactor: Redactor) -> Snapshot:
+    """``snapshot`` with every value (readings, context, subtype names) redacted."""
+    data = snapshot.model_dump(mode="json", by_alias=True)
+    redacted = redactor.redact_value(data)
+    return snapshot if redacted is data else Snapshot.model_validate(redacted)

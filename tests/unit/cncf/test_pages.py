@@ -125,7 +125,7 @@ def test_a_live_snapshot_is_named_as_such(tmp_path: Path) -> None:
 
 
 def test_the_redaction_table_lists_every_class(tmp_path: Path) -> None:
-    from aicr.cncf.redaction import CLASS_DESCRIPTIONS
+    from aicr.redaction import CLASS_DESCRIPTIONS
 
     readme = _write(tmp_path / "v1.35" / "x")["README.md"]
     table = readme.split("## Redaction")[1]

@@ -1,14 +1,22 @@
-"""Redaction: one pass of one combined pattern over every file of a submission.
+"""Redaction: stable placeholders for sensitive values, applied to data before it is written.
 
 Classes of sensitive text (addresses, node and host names, cluster names, cloud account
-ids, GPU identifiers, credentials, e-mail addresses) are alternatives of a single regular
-expression, so each file is scanned once whatever the number of classes. Each distinct
-value gets a stable placeholder (``node-1``, ``ipv4-2``) shared by every file of the
-submission, so pages stay readable and cross-references still line up.
+ids, GUIDs, GPU identifiers, serials, credentials, e-mail addresses) are alternatives of
+one combined pattern, compiled once, so each text is scanned once whatever the number of
+classes. Callers redact the values of a report or snapshot (``redact_value``) before any
+writer serializes them, so every format shows the same redacted text and no escaping
+(JSON, XML, YAML) can hide a value from a pattern.
+
+Each distinct value gets one placeholder (``node-1``, ``ipv4-2``) shared by every text the
+redactor sees, whatever its spelling: IPv6 addresses are canonicalised and GUIDs compared
+without case, and a value keeps its placeholder whichever class found it first (a
+subscription id in a resource id and the same id bare). Used by ``aicr.cncf`` and
+``aicr.snapshot``, below both.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -28,7 +36,9 @@ except ImportError:  # pragma: no cover - the stdlib engine gives identical resu
 _OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
 _H = r"[0-9A-Fa-f]{1,4}"
 _UUID = r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}"
-_KEY_SEP = r"""["']?\s*[:=]\s*["']?"""
+# A quote around a key or value may itself be escaped, as in JSON inside JSON (\") or XML.
+_QUOTE = r"""(?:\\{0,3}["']|&quot;|&#34;|&apos;)?"""
+_KEY_SEP = _QUOTE + r"\s*[:=]\s*" + _QUOTE
 # A cloud resource name inside an id (EKS cluster, AKS managed cluster, GKE cluster).
 _RESOURCE = r"[A-Za-z0-9][A-Za-z0-9_-]*"
 # Azure resource group names: letters, digits, _ . ( ) -, not ending with a period.
@@ -47,13 +57,13 @@ BUILTIN_CLASSES: tuple[tuple[str, str, str], ...] = (
     (
         "kubeconfig-credential",
         r"\b(?:token|client-key-data|client-certificate-data|password|id-token|refresh-token"
-        r"|access-token|client-secret)" + _KEY_SEP + r"(?P<v>[^\s\"',}]{4,})",
+        r"|access-token|client-secret)" + _KEY_SEP + r"(?P<v>[^\s\"',}\\&]{4,})",
         "credential",
     ),
-    ("gpu-uuid", r"\b(?:GPU|MIG)-" + _UUID + r"\b", "gpu-uuid"),
+    ("gpu-uuid", r"(?i:\b(?:GPU|MIG)-)" + _UUID + r"\b", "gpu-uuid"),
     (
         "serial-number",
-        r"(?i:\bserial(?:[ _-]?(?:number|num|no))?)(?:"
+        r"(?i:\bserial(?:[ _-]?(?:number|num|no))?|\bS/N)(?:"
         + _KEY_SEP
         + r"|\s+|\s*#\s*)(?P<v>"
         + _SERIAL
@@ -72,7 +82,7 @@ BUILTIN_CLASSES: tuple[tuple[str, str, str], ...] = (
     (
         "cloud-account",
         r"\barn:aws[a-z-]*:[a-z0-9-]*:[a-z0-9-]*:(?P<v>[0-9]{12})"
-        r"|\b[0-9]{12}\.dkr\.ecr\."
+        r"|\b(?P<v5>[0-9]{12})\.dkr\.ecr\."
         r"|/subscriptions/(?P<v2>" + _UUID + r")"
         r"|\bprojects/(?P<v3>[a-z][a-z0-9-]{4,28}[a-z0-9])\b"
         r"|(?i:\b(?:aws[_-]?)?account[_-]?id|\bsubscription[_-]?id|\bproject[_-]?id|\btenant[_-]?id)"
@@ -88,7 +98,16 @@ BUILTIN_CLASSES: tuple[tuple[str, str, str], ...] = (
         r"|/(?:locations|zones)/[a-z0-9-]+/clusters/(?P<v4>" + _RESOURCE + r")",
         "cluster",
     ),
-    ("resource-group", r"(?i:/resourcegroups/)(?P<v>" + _GROUP + r")", "resource-group"),
+    (
+        "resource-group",
+        r"(?i:/resourcegroups/)(?P<v>" + _GROUP + r")"
+        # AKS node resource groups, MC_<group>_<cluster>_<region>, wherever they stand
+        r"|(?i:\bMC_)[A-Za-z0-9_.()-]*[A-Za-z0-9_()-]",
+        "resource-group",
+    ),
+    # Azure tenant, subscription and object ids are bare GUIDs in any context (az output,
+    # labels, tokens' claims); so are Kubernetes uids, which say nothing a reviewer needs.
+    ("guid", r"\b" + _UUID + r"\b", "guid"),
     ("email", r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b", "email"),
     (
         "ipv6",
@@ -104,12 +123,13 @@ LITERAL_CLASSES = (("node-name", "node"), ("cluster-name", "cluster"), ("serial-
 CLASS_DESCRIPTIONS: dict[str, str] = {
     "node-name": "node and host names the snapshot and report name, and the nodes checks read",
     "cluster-name": "cluster names, also inside EKS ARNs, AKS and GKE resource ids",
-    "resource-group": "Azure resource group names in resource ids",
+    "resource-group": "Azure resource group names in resource ids, AKS MC_ node resource groups",
     "cloud-host": "EC2, GCE and Azure internal host names, AKS and GKE node names",
     "cloud-account": "AWS account ids, Azure subscription ids, GCP project ids",
-    "gpu-uuid": "GPU and MIG UUIDs",
-    "serial-number": "GPU and board serial numbers, after a serial key or wherever a known "
-    "one stands (nvidia-smi -q, --query-gpu=serial)",
+    "guid": "Azure tenant, subscription and object ids and any other bare GUID",
+    "gpu-uuid": "GPU and MIG UUIDs, in either case",
+    "serial-number": "GPU and board serial numbers, after a serial or S/N key or wherever a "
+    "known one stands (nvidia-smi -q, --query-gpu=serial)",
     "jwt": "JSON web tokens",
     "bearer-token": "bearer tokens",
     "kubeconfig-credential": "kubeconfig tokens, keys, certificates and passwords",
@@ -147,7 +167,7 @@ MIN_LITERAL_LENGTH = 3
 
 @dataclass
 class Redactor:
-    """Redacts text with placeholders that stay consistent across every file it sees."""
+    """Redacts texts and data with placeholders that stay consistent across all it sees."""
 
     node_names: Iterable[str] = ()
     cluster_names: Iterable[str] = ()
@@ -157,8 +177,9 @@ class Redactor:
     counts: Counter[str] = field(default_factory=Counter)
 
     def __post_init__(self) -> None:
-        self._allow = {a for a in self.allow if a}
-        self._placeholders: dict[tuple[str, str], str] = {}
+        self._allow = {a.encode() for a in self.allow if a}
+        self._placeholders: dict[bytes, bytes] = {}  # canonical value -> placeholder
+        self._issued: set[bytes] = set()  # placeholders given out: never redacted again
         self._next: Counter[str] = Counter()
         self._groups: dict[str, tuple[str, str]] = {}  # group name -> (class, prefix)
         self._inner: dict[str, list[str]] = {}  # group name -> its value groups
@@ -188,7 +209,10 @@ class Redactor:
                 ) from None
             parts.append(self._group("custom", "redacted", f"(?:{pattern})"))
         self._pattern = _compile("|".join(parts))
-        index = self._pattern.groupindex
+        index = {
+            k.decode() if isinstance(k, bytes) else k: v
+            for k, v in self._pattern.groupindex.items()
+        }
         self._by_index = {
             index[name]: (cls, prefix, [index[i] for i in self._inner[name]])
             for name, (cls, prefix) in self._groups.items()
@@ -202,29 +226,14 @@ class Redactor:
         pattern = re.sub(r"\(\?P<(v\d*)>", lambda m: f"(?P<{name}_{m[1]}>", pattern)
         return f"(?P<{name}>{pattern})"
 
-    def _placeholder(self, cls: str, prefix: str, value: str) -> str:
-        key = (prefix, value)
+    def _placeholder(self, cls: str, prefix: str, value: bytes) -> bytes:
+        key = canonical(cls, value)
         found = self._placeholders.get(key)
         if found is None:
             self._next[prefix] += 1
-            found = self._placeholders[key] = f"{prefix}-{self._next[prefix]}"
+            found = self._placeholders[key] = f"{prefix}-{self._next[prefix]}".encode()
+            self._issued.add(found)
         return found
-
-    def _replace(self, match: Any) -> str:
-        outer = match.lastindex
-        cls, prefix, inner = self._by_index[outer]
-        whole: str = match.group(outer)
-        base = match.start(outer)
-        start, end = base, match.end(outer)
-        for group in inner:
-            if match.start(group) >= 0:
-                start, end = match.start(group), match.end(group)
-                break
-        value = whole[start - base : end - base]
-        if value in self._allow or whole in self._allow:
-            return whole
-        self.counts[cls] += 1
-        return whole[: start - base] + self._placeholder(cls, prefix, value) + whole[end - base :]
 
     @property
     def classes(self) -> list[tuple[str, str]]:
@@ -235,17 +244,98 @@ class Redactor:
         return out
 
     def redact(self, text: str) -> str:
-        """``text`` with every sensitive value replaced by its placeholder."""
-        redacted: str = self._pattern.sub(self._replace, text)
-        return redacted
+        """``text`` with every sensitive value replaced by its placeholder (one scan).
+
+        Text without a sensitive value comes back as the very same object.
+        """
+        data = text.encode("utf-8", "surrogatepass")
+        pieces: list[bytes] = []
+        done = 0
+        for match in self._pattern.finditer(data):
+            outer = match.lastindex
+            cls, prefix, inner = self._by_index[outer]
+            start, end = match.start(outer), match.end(outer)
+            for group in inner:
+                if match.start(group) >= 0:
+                    start, end = match.start(group), match.end(group)
+                    break
+            value = data[start:end]
+            if value in self._issued or value in self._allow or match.group(outer) in self._allow:
+                continue
+            self.counts[cls] += 1
+            pieces += [data[done:start], self._placeholder(cls, prefix, value)]
+            done = end
+        if not pieces:
+            return text
+        pieces.append(data[done:])
+        return b"".join(pieces).decode("utf-8", "surrogatepass")
+
+    def redact_lines(self, lines: list[str]) -> list[str]:
+        """Captured output, one scan of the whole text; the same list when nothing changed."""
+        text = "\n".join(lines)
+        out = self.redact(text)
+        if out is text:
+            return lines
+        if text.count("\n") == len(lines) - 1:
+            return out.split("\n")
+        return [self.redact(line) for line in lines]  # a line with a newline of its own
+
+    def redact_value(self, value: Any) -> Any:
+        """``value`` (str, list, mapping) with every string in it redacted.
+
+        A string under a key is scanned with its key in front (``token: <value>``), so a
+        class that needs a key before the value (credentials, account ids, serials) finds
+        it in structured data as it does in text. Unchanged parts stay the same objects.
+        """
+        if isinstance(value, str):
+            return self.redact(value)
+        if isinstance(value, list):
+            if value and all(isinstance(v, str) for v in value):
+                return self.redact_lines(value)
+            items = [self.redact_value(v) for v in value]
+            return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+        if isinstance(value, Mapping):
+            out: dict[Any, Any] = {}
+            changed = False
+            for key, item in value.items():
+                new = self._keyed(str(key), item) if isinstance(item, str) else None
+                if new is None:
+                    new = self.redact_value(item)
+                new_key = self.redact(key) if isinstance(key, str) else key
+                out[new_key] = new
+                changed = changed or new is not item or new_key is not key
+            return out if changed else value
+        return value
+
+    def _keyed(self, key: str, item: str) -> str:
+        lead = f"{key}: "
+        text = lead + item
+        out = self.redact(text)
+        if out is text:
+            return item
+        if out.startswith(lead):
+            return out[len(lead) :]
+        return self.redact(item)  # the key itself held a sensitive value: the value alone
+
+
+def canonical(cls: str, value: bytes) -> bytes:
+    """One spelling per value: IPv6 compressed and lower-case, GUIDs and UUIDs lower-case."""
+    if cls == "ipv6":
+        try:
+            return ipaddress.IPv6Address(value.decode()).compressed.encode()
+        except ValueError:
+            return value.lower()
+    if cls in ("guid", "gpu-uuid", "cloud-account"):
+        return value.lower()
+    return value
 
 
 def _compile(pattern: str) -> Any:
     if _engine is re:
-        return re.compile(pattern)
+        return re.compile(pattern.encode())
     options = _engine.Options()
     options.max_mem = RE2_MAX_MEM
-    return _engine.compile(pattern, options)
+    return _engine.compile(pattern.encode(), options)
 
 
 def known_names(*sources: Any) -> tuple[set[str], set[str]]:
@@ -293,25 +383,36 @@ def known_serials(*sources: Any) -> set[str]:
     found: set[str] = set()
 
     def walk(value: Any, key: str = "") -> None:
+        keyed = "serial" in key.lower().rsplit(".", 1)[-1]
         if isinstance(value, Mapping):
             for k, item in value.items():
                 walk(item, str(k))
         elif isinstance(value, list):
-            lines = [v for v in value if isinstance(v, str)]
-            if lines:
-                found.update(_query_serials("\n".join(lines)))
-            for item in value:
-                walk(item, key)
+            try:
+                text = "\n".join(value)  # captured output: one scan of the whole text
+            except TypeError:
+                for item in value:
+                    walk(item, key)
+                return
+            if _mentions_serial(text):
+                found.update(_query_serials(text))
+            if keyed:
+                found.update(v.strip() for v in value if _CSV_SERIAL.match(v.strip()))
         elif isinstance(value, str | int) and not isinstance(value, bool):
             text = str(value).strip()
-            if "serial" in key.lower().rsplit(".", 1)[-1] and _CSV_SERIAL.match(text):
+            if keyed and _CSV_SERIAL.match(text):
                 found.add(text)
-            elif isinstance(value, str):
+            elif isinstance(value, str) and _mentions_serial(value):
                 found.update(_query_serials(value))
 
     for source in sources:
         walk(source)
     return found
+
+
+def _mentions_serial(text: str) -> bool:
+    """Whether ``text`` may hold a serial column (Serial, serial, SERIAL; no regex: fast)."""
+    return "erial" in text or "ERIAL" in text
 
 
 def _query_serials(text: str) -> set[str]:

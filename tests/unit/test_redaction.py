@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from aicr.cncf.redaction import Redactor, known_names
+from aicr.redaction import Redactor, known_names
 
 # One canary per class: (class, text around it, the secret that must not survive).
 CANARIES = [
@@ -168,7 +168,7 @@ QUERY_NOHEADER = ["nvidia-smi --query-gpu=serial,uuid --format=csv,noheader",
 
 
 def test_serials_are_known_from_query_tables_and_serial_keys() -> None:
-    from aicr.cncf.redaction import known_serials
+    from aicr.redaction import known_serials
 
     found = known_serials({"stdout": QUERY_CSV}, {"answer": "\n".join(QUERY_NOHEADER)},
                           {"gpu": {"serialNumber": "0321455012345", "timestamp": 1780000000000}},
