@@ -42,7 +42,12 @@ class ExportedCase:
     outcome: Outcome
     seconds: float
     message: str
-    output: str = ""  # captured output, shown as the test case's system-out
+    lines: tuple[str, ...] | list[str] = ()  # captured output, the test case's system-out
+
+    @property
+    def output(self) -> str:
+        """The captured output as one text, made when written (never held for every case)."""
+        return "\n".join(self.lines)
 
 
 def cases(report: Report, agg: Aggregation | None) -> list[ExportedCase]:
@@ -67,7 +72,7 @@ def cases(report: Report, agg: Aggregation | None) -> list[ExportedCase]:
                 outcome,
                 test.duration / 1000,
                 message,
-                "\n".join(test.stdout or []),
+                test.stdout or (),
             )
         )
     return out
@@ -104,7 +109,7 @@ def write_junit(exported: list[ExportedCase], out: TextIO) -> None:
             elif case.outcome == Outcome.FAIL:
                 message = quoteattr(_xml(case.message or "failed"))
                 out.write(f'\t\t\t<failure type="failure" message={message}/>\n')
-            if case.output:
+            if case.lines:
                 out.write(f"\t\t\t<system-out>{escape(_xml(case.output))}</system-out>\n")
             out.write("\t\t</testcase>\n")
         out.write("\t</testsuite>\n")
