@@ -221,7 +221,7 @@ def judge(target: Target, exit_code: int | None, log: str) -> tuple[list[str], s
     if isinstance(report, str):
         return [report], first_line(log)
     seen = (
-        f"{len(report.gpus)} GPUs ({', '.join(sorted({g.product for g in report.gpus})) or '-'}), "
+        f"{len(report.gpus)} GPUs ({', '.join(sorted({g.name for g in report.gpus})) or '-'}), "
         f"driver {report.driver}, CUDA {report.cuda or 'unknown'}"
     )
     problems = []

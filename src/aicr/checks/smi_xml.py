@@ -1,20 +1,15 @@
-"""Reading ``nvidia-smi -q -x``: the driver, CUDA version and GPUs it lists.
+"""What a probe running ``nvidia-smi -q -x`` reported: its driver, CUDA version and GPUs.
 
-Shared by every check whose probe runs nvidia-smi; pure, tested on plain text.
+Shared by every check whose probe runs nvidia-smi; the document itself is read by
+``aicr.parsers.nvidia_smi``. Pure.
 """
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
-
-@dataclass(frozen=True)
-class Gpu:
-    """One GPU as nvidia-smi lists it."""
-
-    product: str
-    uuid: str
+from aicr.parsers import ParseError
+from aicr.parsers.nvidia_smi import Gpu, parse_xml
 
 
 @dataclass(frozen=True)
@@ -26,27 +21,16 @@ class SmiReport:
     gpus: tuple[Gpu, ...]
 
 
-def parse_xml(text: str) -> SmiReport:
-    """Parse ``nvidia-smi -q -x`` output; ValueError when it is not that document."""
-    start = text.find("<?xml")
-    if start < 0:
-        start = text.find("<nvidia_smi_log")
-    if start < 0:
-        raise ValueError("no nvidia_smi_log document in the output")
-    try:
-        root = ET.fromstring(text[start:].encode())
-    except ET.ParseError as exc:
-        raise ValueError(f"malformed nvidia-smi XML: {exc}") from None
-    if root.tag != "nvidia_smi_log":
-        raise ValueError(f"unexpected XML root <{root.tag}>, not <nvidia_smi_log>")
-    driver = (root.findtext("driver_version") or "").strip()
-    if not driver:
-        raise ValueError("nvidia-smi XML has no driver_version")
-    gpus = tuple(
-        Gpu((g.findtext("product_name") or "").strip(), (g.findtext("uuid") or "").strip())
-        for g in root.findall("gpu")
-    )
-    return SmiReport(driver, (root.findtext("cuda_version") or "").strip(), gpus)
+def report(text: str) -> SmiReport:
+    """The driver, CUDA version and GPUs of a ``nvidia-smi -q -x`` output (ParseError if none).
+
+    The driver and CUDA version are read from the GPUs nvidia-smi lists: a document
+    listing none says nothing to compare (``no GPU listed``).
+    """
+    gpus = tuple(parse_xml(text))
+    if not gpus:
+        return SmiReport("no GPU listed", "", gpus)
+    return SmiReport(gpus[0].driver_version, gpus[0].cuda_version or "", gpus)
 
 
 def first_line(log: str) -> str:
@@ -59,6 +43,6 @@ def read_probe(exit_code: int | None, log: str) -> SmiReport | str:
     if exit_code != 0:
         return f"nvidia-smi exited {exit_code}: {first_line(log)}"
     try:
-        return parse_xml(log)
-    except ValueError as exc:
+        return report(log)
+    except ParseError as exc:
         return str(exc)

@@ -19,6 +19,7 @@ from aicr.checks.conformance import accelerator_metrics
 from aicr.checks.conformance.accelerator_metrics import build
 from aicr.config import parse_config
 from aicr.ctrf import Status
+from aicr.parsers import dcgm
 from aicr.recipe.load import parse_recipe
 from aicr.result import CheckResult
 from aicr.runner import names
@@ -55,7 +56,7 @@ def page(node: str, gpus: int = 2, held: dict[int, str] | None = None, labels: b
 
 def test_a_healthy_page_passes_and_is_described() -> None:
     extra = '# TYPE DCGM_FI_DEV_GPU_TEMP gauge\nDCGM_FI_DEV_GPU_TEMP{gpu="0",UUID="GPU-g0-0"} 31\n'
-    p = build.parse(page("g0", extra=extra))
+    p = dcgm.parse(page("g0", extra=extra))
     assert build.judge_page(p, 2) == []
     assert build.describe(p) == ("2 GPUs; utilization 0: 0%, 1: 0%; framebuffer used 0 MiB, "
                                  "free 160000 MiB; recorded: temperature")  # fmt: skip
@@ -74,12 +75,12 @@ def test_a_healthy_page_passes_and_is_described() -> None:
     ids=["help-only", "empty", "unlabelled", "too-few"],
 )  # fmt: skip
 def test_broken_pages(text: str, gpus: int, problems: list[str]) -> None:
-    assert build.judge_page(build.parse(text), gpus) == problems
+    assert build.judge_page(dcgm.parse(text), gpus) == problems
 
 
 def test_malformed_text_is_an_error() -> None:
     with pytest.raises(ValueError):
-        build.parse('DCGM_FI_DEV_GPU_UTIL{gpu="0" 1\n')
+        dcgm.parse('DCGM_FI_DEV_GPU_UTIL{gpu="0" 1\n')
 
 
 def test_collected_names_the_nodes_prometheus_lacks() -> None:
@@ -229,7 +230,7 @@ def test_a_frozen_page_is_named_stale(monkeypatch: pytest.MonkeyPatch) -> None:
 )  # fmt: skip
 def test_stale_means_stamps_that_stop_advancing(first: str, then: str,
                                                frozen: float | None) -> None:  # fmt: skip
-    before, after = build.parse(page("g0", stamp=first)), build.parse(page("g0", stamp=then))
+    before, after = dcgm.parse(page("g0", stamp=first)), dcgm.parse(page("g0", stamp=then))
     assert build.stale(before, after) == frozen
 
 

@@ -10,8 +10,9 @@ import pytest
 
 from aicr.checks.performance.nccl_all_reduce_bw import build
 from aicr.checks.performance.nccl_all_reduce_bw.judge import Host, judge
-from aicr.checks.performance.nccl_all_reduce_bw.output import parse
 from aicr.constraints import parse_gate
+from aicr.parsers import ParseError
+from aicr.parsers.nccl_tests import parse
 
 SAMPLES = Path(__file__).parent / "nccl"
 HOSTS = [Host("nccl-worker-0", "gpu-a", 8), Host("nccl-worker-1", "gpu-b", 8)]
@@ -80,19 +81,9 @@ def test_rank_on_the_wrong_host_is_other() -> None:
     assert "unknown host nccl-worker-1" in v.message
 
 
-def test_no_output_is_other() -> None:
-    v = judge(parse("ORTE was unable to reliably start one or more daemons.\n"), HOSTS, None)
-    assert v.outcome == "other"
-
-
-def test_memory_reduced_run_is_judged_at_what_ran_only_when_complete() -> None:
-    text = sample("pass").replace(
-        "# Using devices",
-        "#\n# Reducing maxBytes to 8589934592 due to memory limitation\n# Using devices",
-    )
-    text = "\n".join(line for line in text.splitlines() if not line.startswith(" 17179869184"))
-    report = parse(text)
-    assert report.reduced_to == 8589934592 and report.incomplete() is None
+def test_no_output_is_not_nccl_tests_output() -> None:
+    with pytest.raises(ParseError, match=r"^not nccl-tests output: .* 'ORTE was unable"):
+        parse("ORTE was unable to reliably start one or more daemons.\n")
 
 
 def test_per_iteration_columns_and_na() -> None:

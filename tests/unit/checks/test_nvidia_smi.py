@@ -10,7 +10,7 @@ import pytest
 
 from aicr.checks import smi_probes as smi
 from aicr.checks.probe_pods import place
-from aicr.checks.smi_xml import parse_xml
+from aicr.checks.smi_xml import report as parse_xml
 from aicr.runner import Placement, Toleration
 
 XML = """<?xml version="1.0" ?>

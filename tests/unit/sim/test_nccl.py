@@ -17,8 +17,8 @@ from simcluster.gpu import nccl
 from simcluster.gpu.model import write_tools
 
 from aicr.checks.performance.nccl_all_reduce_bw.judge import Host, judge
-from aicr.checks.performance.nccl_all_reduce_bw.output import parse
 from aicr.constraints import parse_gate
+from aicr.parsers.nccl_tests import parse
 
 SIM_ROOT = Path(__file__).resolve().parents[3] / "hack" / "sim"
 

@@ -60,6 +60,7 @@ from aicr.checks.images import workload_image
 from aicr.checks.smi_probes import dra_gpus
 from aicr.checks.steps import Step
 from aicr.ctrf import Status
+from aicr.parsers import dcgm
 from aicr.result import CheckResult
 
 preflight = preflight_mode  # the whole-GPU mode decides how the load pod gets its GPU
@@ -120,10 +121,10 @@ def _endpoint(ctx: CheckContext, pod: build.Obj) -> str:
     return f"http://{pod['status']['podIP']}:{ctx.params.exporter_port}{ctx.params.metrics_path}"
 
 
-def _scrape(ctx: CheckContext, http: httpx.Client, url: str) -> build.Page:
+def _scrape(ctx: CheckContext, http: httpx.Client, url: str) -> dcgm.Page:
     r = http.get(url)
     r.raise_for_status()
-    return build.parse(r.text)
+    return dcgm.parse(r.text)
 
 
 def _query(http: httpx.Client, base: str, promql: str) -> list[build.Obj]:
@@ -152,10 +153,10 @@ def _expected(ctx: CheckContext, nodes: list[build.Obj], dra: bool) -> dict[str,
 
 def _scrape_nodes(
     ctx: CheckContext, http: httpx.Client, expected: dict[str, int]
-) -> dict[str, build.Page]:
+) -> dict[str, dcgm.Page]:
     """The page of every GPU node whose exporter passed (a step per node)."""
     exporters = _exporters(ctx)
-    pages: dict[str, build.Page] = {}
+    pages: dict[str, dcgm.Page] = {}
     for name in expected:
         with ctx.step(f"exporter on {name}") as step:
             pod = exporters.get(name)
@@ -181,7 +182,7 @@ def _scrape_nodes(
 
 
 def _collected(
-    ctx: CheckContext, http: httpx.Client, base: str, pages: dict[str, build.Page]
+    ctx: CheckContext, http: httpx.Client, base: str, pages: dict[str, dcgm.Page]
 ) -> bool:
     wanted = {node: set(build.per_gpu(p, build.UTIL)) for node, p in pages.items()}
     with ctx.step("collected by Prometheus") as step:
@@ -262,7 +263,7 @@ def _claimed(ctx: CheckContext, pod: build.Obj, node: str) -> build.Claimed:
 
 
 def _under_load(
-    ctx: CheckContext, http: httpx.Client, base: str, node: str, before: build.Page, dra: bool
+    ctx: CheckContext, http: httpx.Client, base: str, node: str, before: dcgm.Page, dra: bool
 ) -> None:
     image = workload_image(build.LOAD_IMAGE, check=ctx.name, config=ctx.config)
     exporter = _exporters(ctx).get(node)
@@ -292,18 +293,18 @@ def _judge_load(
     http: httpx.Client,
     base: str,
     url: str,
-    before: build.Page,
+    before: dcgm.Page,
     claimed: build.Claimed | None,
     step: Step,
 ) -> None:
     """Scrape until the load's GPU is busier than before, on the exporter and in Prometheus."""
     ns = ctx.workload_namespace
     end = time.monotonic() + ctx.params.collect_seconds
-    seen: build.Series | None = None
+    seen: dcgm.Sample | None = None
     queried: float | None = None
-    first: build.Page | None = None  # the load window's first and last pages
-    last: build.Page | None = None
-    stray: build.Series | None = None  # DRA: the claimed GPU seen busy, held by another or none
+    first: dcgm.Page | None = None  # the load window's first and last pages
+    last: dcgm.Page | None = None
+    stray: dcgm.Sample | None = None  # DRA: the claimed GPU seen busy, held by another or none
     while time.monotonic() < end:
         try:
             last = _scrape(ctx, http, url)

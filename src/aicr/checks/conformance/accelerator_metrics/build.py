@@ -1,6 +1,7 @@
-"""The pure parts of accelerator-metrics: exposition parsing, per-GPU verdicts, the load probe.
+"""The pure parts of accelerator-metrics: per-GPU verdicts on exporter pages, the load probe.
 
-No client and no I/O: functions of scraped text and the API's dicts, tested as tables.
+No client and no I/O: functions of parsed pages (``aicr.parsers.dcgm``) and the API's
+dicts, tested as tables.
 """
 
 from __future__ import annotations
@@ -9,8 +10,6 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from prometheus_client.parser import text_string_to_metric_families
-
 from aicr.checks.gpu import GPU_RESOURCE
 from aicr.checks.probe_pods import (
     gpu_claim_template,
@@ -18,6 +17,7 @@ from aicr.checks.probe_pods import (
     pinned_to,
     restricted_pod_spec,
 )
+from aicr.parsers.dcgm import Page, Sample
 
 Obj = dict[str, Any]
 UTIL = "DCGM_FI_DEV_GPU_UTIL"
@@ -45,16 +45,6 @@ DRA_LABELS = (
 
 
 @dataclass(frozen=True)
-class Series:
-    """One sample of a scraped page."""
-
-    name: str
-    labels: dict[str, str]
-    value: float
-    timestamp: float | None = None  # an explicit timestamp (seconds), rare on live exporters
-
-
-@dataclass(frozen=True)
 class Claimed:
     """DRA mode: the device the load pod's claim was allocated, and its GPU's UUID."""
 
@@ -67,37 +57,11 @@ class Claimed:
         return f"{self.pool}/{self.device} of claim {self.claim}"
 
 
-@dataclass(frozen=True)
-class Page:
-    """What one exporter endpoint served: its samples, and the families it declared."""
-
-    series: tuple[Series, ...]
-    declared: frozenset[str]  # every family named in HELP/TYPE lines
-
-
-def parse(text: str) -> Page:
-    """Parse the Prometheus text format (prometheus_client's parser); ValueError when malformed."""
-    series: list[Series] = []
-    declared: set[str] = set()
-    for family in text_string_to_metric_families(text):
-        declared.add(family.name)
-        series += [
-            Series(
-                s.name,
-                dict(s.labels),
-                float(s.value),
-                None if s.timestamp is None else float(s.timestamp),
-            )
-            for s in family.samples
-        ]
-    return Page(tuple(series), frozenset(declared))
-
-
-def per_gpu(page: Page, name: str) -> dict[str, Series]:
+def per_gpu(page: Page, name: str) -> dict[str, Sample]:
     """The series of `name` that carry both per-GPU labels and a number, by GPU UUID."""
     return {
         s.labels["UUID"]: s
-        for s in page.series
+        for s in page.samples
         if s.name == name and all(s.labels.get(k) for k in GPU_LABELS) and math.isfinite(s.value)
     }
 
@@ -106,7 +70,7 @@ def judge_page(page: Page, gpus: int) -> list[str]:
     """What is wrong with one node's page, given the GPUs the node has (empty: nothing)."""
     problems = []
     for name in REQUIRED:
-        named = [s for s in page.series if s.name == name]
+        named = [s for s in page.samples if s.name == name]
         found = per_gpu(page, name)
         if not named:
             problems.append(
@@ -143,7 +107,7 @@ def describe(page: Page) -> str:
     return "; ".join(parts)
 
 
-def _gpu(s: Series) -> int:
+def _gpu(s: Sample) -> int:
     try:
         return int(s.labels.get("gpu", "0"))
     except ValueError:
@@ -167,7 +131,7 @@ def judge_collected(wanted: dict[str, set[str]], result: list[Obj]) -> list[str]
 
 def newest_stamp(page: Page) -> float | None:
     """The newest explicit sample timestamp on the page (None: the page carries none)."""
-    stamps = [s.timestamp for s in page.series if s.timestamp is not None]
+    stamps = [s.timestamp for s in page.samples if s.timestamp is not None]
     return max(stamps) if stamps else None
 
 
@@ -182,24 +146,24 @@ def stale(before: Page, after: Page) -> float | None:
     return last if first is not None and last is not None and last <= first else None
 
 
-def held_by(page: Page, namespace: str, pod: str) -> Series | None:
+def held_by(page: Page, namespace: str, pod: str) -> Sample | None:
     """The utilization series the exporter attributes to pod `namespace/pod`, if any."""
     return next((s for s in per_gpu(page, UTIL).values() if attributed(s, namespace, pod)), None)
 
 
-def attributed(series: Series, namespace: str, pod: str) -> bool:
+def attributed(series: Sample, namespace: str, pod: str) -> bool:
     """The exporter labels the series with pod `namespace/pod` (it maps the GPU to it)."""
     return (series.labels.get("namespace"), series.labels.get("pod")) == (namespace, pod)
 
 
-def load_series(page: Page, namespace: str, claimed: Claimed | None) -> Series | None:
+def load_series(page: Page, namespace: str, claimed: Claimed | None) -> Sample | None:
     """The load's GPU series: by the claim's device in DRA mode, else by attribution."""
     if claimed is None:
         return held_by(page, namespace, LOAD_POD)
     return per_gpu(page, UTIL).get(claimed.uuid)
 
 
-def holder(series: Series) -> str:
+def holder(series: Sample) -> str:
     """Who the exporter says holds the series' GPU, with its DRA labels, for evidence."""
     who = series.labels.get("pod")
     if not who:
@@ -209,7 +173,7 @@ def holder(series: Series) -> str:
     return where + (f" ({', '.join(dra)})" if dra else "")
 
 
-def load_answer(seen: Series | None, claimed: Claimed | None) -> str:
+def load_answer(seen: Sample | None, claimed: Claimed | None) -> str:
     """What the exporter showed for the load's GPU when it did not pass, for evidence."""
     if claimed is None:
         return (

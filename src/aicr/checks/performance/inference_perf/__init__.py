@@ -30,6 +30,9 @@ from aicr import pod_status as pods
 from aicr.checks import CheckContext, CheckParams
 from aicr.checks.images import workload_image
 from aicr.checks.performance.inference_perf import aiperf, gates, knobs, stack
+from aicr.parsers import ParseError
+from aicr.parsers.aiperf import Summary
+from aicr.parsers.aiperf import parse as parse_summary
 from aicr.recipe.model import Recipe
 from aicr.result import CheckResult, StepStatus
 
@@ -181,7 +184,7 @@ def _urls(ctx: CheckContext, s: stack.Stack, knob: knobs.Knobs) -> list[str]:
 
 def _benchmark(
     ctx: CheckContext, load: aiperf.Load, urls: list[str], knob: knobs.Knobs
-) -> aiperf.Summary | None:
+) -> Summary | None:
     """Run the load generator pod; its summary, or None after recording why there is none."""
     image = workload_image(LOADGEN_IMAGE, check=ctx.name, config=ctx.config)
     with ctx.step("benchmark") as step:
@@ -220,12 +223,12 @@ def _benchmark(
             return None
         log = ctx.probes.logs(aiperf.POD, aiperf.CONTAINER)
         try:
-            summary = aiperf.parse(aiperf.summary_text(log))
-        except aiperf.SummaryError as exc:
+            summary = parse_summary(aiperf.summary_text(log))
+        except ParseError as exc:
             step.other(f"{exc}; AIPerf said: {aiperf.tail(log)}")
             return None
-        step.answer = summary.evidence()
-        step.info(f"{summary.requests} requests measured")
+        step.answer = aiperf.evidence(summary)
+        step.info(f"{summary.request_count} requests measured")
         return summary
 
 
@@ -279,13 +282,15 @@ def run(ctx: CheckContext) -> CheckResult:
             "requests",
             "requests that failed",
             summary.error_summary or "(no details)",
-            f"{summary.errors} of {summary.requests} requests failed",
+            f"{summary.errors} of {summary.request_count} requests failed",
             status=StepStatus.FAILED,
         )
     verdicts = []
     for g in wanted:
         measured = (
-            summary.output_throughput if g.constraint == gates.THROUGHPUT else summary.ttft.p99
+            summary.output_token_throughput
+            if g.constraint == gates.THROUGHPUT
+            else summary.ttft_p99_ms
         )
         holds, why = g.judge(measured)
         verdicts.append(why)

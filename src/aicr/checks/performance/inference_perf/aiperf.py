@@ -11,10 +11,11 @@ cache, since the pod runs with ``HF_HUB_OFFLINE=1`` and never downloads one.
 
 from __future__ import annotations
 
-import json
-import math
 from dataclasses import dataclass
 from typing import Any
+
+from aicr.parsers import ParseError
+from aicr.parsers.aiperf import Summary
 
 SENTINEL = "===AICR-AIPERF-SUMMARY==="
 ARTIFACTS = "/tmp/aiperf"
@@ -109,109 +110,29 @@ def arguments(load: Load, urls: list[str]) -> list[str]:
     return args
 
 
-@dataclass(frozen=True)
-class Percentiles:
-    """One latency metric in ms."""
-
-    avg: float
-    p50: float
-    p90: float
-    p99: float
-
-    def __str__(self) -> str:
-        return f"avg {self.avg:.2f}, p50 {self.p50:.2f}, p90 {self.p90:.2f}, p99 {self.p99:.2f} ms"
-
-
-@dataclass(frozen=True)
-class Summary:
-    """The figures the check gates on and records, from AIPerf's summary."""
-
-    version: str
-    output_throughput: float  # tok/s
-    ttft: Percentiles
-    itl: Percentiles
-    request_latency: Percentiles
-    requests: int
-    errors: int
-    error_summary: str
-    duration_s: float
-
-    def evidence(self) -> str:
-        """Every recorded figure, one per line."""
-        return "\n".join(
-            [
-                f"AIPerf {self.version}: {self.requests} requests in {self.duration_s:.2f} s, "
-                f"{self.errors} errors",
-                f"output token throughput: {self.output_throughput:.2f} tok/s",
-                f"time to first token: {self.ttft}",
-                f"inter-token latency: {self.itl}",
-                f"request latency: {self.request_latency}",
-            ]
-        )
-
-
-class SummaryError(ValueError):
-    """The log holds no usable AIPerf summary."""
-
-
-def _number(data: dict[str, Any], metric: str, stat: str) -> float:
-    block = data.get(metric)
-    value = block.get(stat) if isinstance(block, dict) else None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise SummaryError(f"the summary has no number at {metric}.{stat}")
-    return float(value)
-
-
-def _optional(data: dict[str, Any], metric: str, stat: str = "avg") -> float:
-    try:
-        return _number(data, metric, stat)
-    except SummaryError:
-        return 0.0
-
-
-def _percentiles(data: dict[str, Any], metric: str) -> Percentiles:
-    return Percentiles(*(_number(data, metric, s) for s in ("avg", "p50", "p90", "p99")))
+def evidence(summary: Summary) -> str:
+    """Every recorded figure of an AIPerf summary, one per line."""
+    return "\n".join(
+        [
+            f"AIPerf {summary.version}: {summary.request_count} requests in "
+            f"{summary.duration_s:.2f} s, {summary.errors} errors",
+            f"output token throughput: {summary.output_token_throughput:.2f} tok/s",
+            f"time to first token: {summary.ttft}",
+            f"inter-token latency: {summary.itl}",
+            f"request latency: {summary.request_latency}",
+        ]
+    )
 
 
 def summary_text(log: str) -> str:
-    """The JSON between the two sentinel lines of the pod log; SummaryError when absent."""
+    """The JSON between the two sentinel lines of the pod log; ParseError when absent."""
     parts = log.split(SENTINEL)
     if len(parts) < 3:
-        raise SummaryError("the load generator's log has no AIPerf summary (it did not finish)")
+        raise ParseError("the load generator's log has no AIPerf summary (it did not finish)")
     text = parts[-2].strip()
     if not text:
-        raise SummaryError("AIPerf wrote no summary file (see the log's last lines)")
+        raise ParseError("AIPerf wrote no summary file (see the log's last lines)")
     return text
-
-
-def parse(text: str) -> Summary:
-    """The figures of a ``profile_export_aiperf.json``; SummaryError naming what is missing."""
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise SummaryError(f"the AIPerf summary is not JSON: {exc}") from None
-    if not isinstance(data, dict):
-        raise SummaryError("the AIPerf summary is not a JSON object")
-    if data.get("was_cancelled") or data.get("is_complete") is False:
-        raise SummaryError("AIPerf reports the benchmark cancelled or incomplete")
-    errors = data.get("error_summary") or []
-    described = "; ".join(
-        f"{e.get('count', '?')}x {((e.get('error_details') or {}).get('message')) or e}"
-        if isinstance(e, dict)
-        else str(e)
-        for e in errors
-    )
-    return Summary(
-        version=str(data.get("aiperf_version") or "unknown"),
-        output_throughput=_number(data, "output_token_throughput", "avg"),
-        ttft=_percentiles(data, "time_to_first_token"),
-        itl=_percentiles(data, "inter_token_latency"),
-        request_latency=_percentiles(data, "request_latency"),
-        requests=int(_number(data, "request_count", "avg")),
-        errors=int(_optional(data, "error_request_count")),
-        error_summary=described,
-        duration_s=_optional(data, "benchmark_duration"),
-    )
 
 
 def tail(log: str, lines: int = 8) -> str:

@@ -29,11 +29,11 @@ from aicr.checks import CheckContext, CheckParams
 from aicr.checks.gpu import allocatable_gpus, gpu_nodes
 from aicr.checks.images import workload_image
 from aicr.checks.performance.nccl_all_reduce_bw import build, evidence, keys
-from aicr.checks.performance.nccl_all_reduce_bw.judge import Host, judge
-from aicr.checks.performance.nccl_all_reduce_bw.output import parse
+from aicr.checks.performance.nccl_all_reduce_bw.judge import Host, Verdict, judge
 from aicr.constraints import NumberGate, parse_gate
 from aicr.ctrf import Status
 from aicr.errors import InputError, Problem
+from aicr.parsers import ParseError, nccl_tests
 from aicr.phases import Phase
 from aicr.recipe.model import Recipe
 from aicr.result import CheckResult
@@ -284,9 +284,12 @@ def run(ctx: CheckContext) -> CheckResult:
         for p in started
     }
     hosts = [Host(build.hostname(p), str(pod_status.node_of(p)), gpus) for p in started]
-    report = parse(log)
     hosts.sort(key=lambda h: h.hostname)
-    verdict = judge(report, hosts, gate)
+    try:
+        report = nccl_tests.parse(log)
+        verdict = judge(report, hosts, gate)
+    except ParseError as exc:
+        report, verdict = nccl_tests.Run(), Verdict("other", str(exc))
     state = pod_status.terminated(pod) or {}
     ctx.record(
         "images",

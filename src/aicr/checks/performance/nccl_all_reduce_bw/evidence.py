@@ -6,7 +6,7 @@ import shlex
 
 from aicr.checks.performance.nccl_all_reduce_bw.build import Launch, Launcher, Obj, worker_hosts
 from aicr.checks.performance.nccl_all_reduce_bw.judge import Host, spans
-from aicr.checks.performance.nccl_all_reduce_bw.output import Report
+from aicr.parsers.nccl_tests import Run
 
 LOG_CHARS = 16000
 
@@ -64,7 +64,7 @@ def pod_security(level: str, pods: list[Obj]) -> str:
     return "\n".join(lines)
 
 
-def table(report: Report) -> str:
+def table(report: Run) -> str:
     """The table as read: one line per size, out-of-place and in-place busbw and #wrong."""
     if not report.rows:
         return "no table"
@@ -72,17 +72,21 @@ def table(report: Report) -> str:
     for r in report.rows:
         o, i = r.out_of_place, r.in_place
         lines.append(
-            f"{r.size} {o.busbw:g} {o.wrong if o.wrong is not None else 'N/A'} "
-            f"{i.busbw:g} {i.wrong if i.wrong is not None else 'N/A'}"
+            f"{r.size} {_shown(o.busbw)} {_shown(o.wrong)} {_shown(i.busbw)} {_shown(i.wrong)}"
         )
+    version = report.version or "no version line (before 2.17.4)"
     lines.append(
         f"avg bus bandwidth {report.avg_busbw}; out of bounds {report.out_of_bounds}; "
-        f"{len(report.ranks)} rank lines"
+        f"{len(report.ranks)} rank lines; nccl-tests {version}"
     )
     return "\n".join(lines)
 
 
-def ranks(report: Report, hosts: list[Host]) -> str:
+def _shown(value: float | int | None) -> str:
+    return "N/A" if value is None else f"{value:g}"
+
+
+def ranks(report: Run, hosts: list[Host]) -> str:
     """Where each worker's ranks ran: ``nccl-worker-0 on gpu-a: ranks 0-7, devices 0-7``."""
     lines = []
     for h in hosts:

@@ -1,6 +1,6 @@
 """The verdict on one nccl-tests run: every rank where expected, a whole table, the gate.
 
-Pure: a parsed ``output.Report``, the ranks each worker host should hold, and
+Pure: a parsed ``aicr.parsers.nccl_tests.Run``, the ranks each worker host should hold, and
 the recipe's constraint in, a ``Verdict`` out. The gate is the out-of-place bus
 bandwidth at the largest message size, compared with the constraint's own
 operator and number; nothing is scaled or forgiven.
@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from aicr.checks.performance.nccl_all_reduce_bw.output import Report
 from aicr.constraints import NumberGate
+from aicr.parsers.nccl_tests import Run
 
 Outcome = Literal["passed", "failed", "other"]
 
@@ -36,7 +36,7 @@ class Verdict:
     size: int | None = None
 
 
-def missing_ranks(report: Report, hosts: list[Host]) -> list[str]:
+def missing_ranks(report: Run, hosts: list[Host]) -> list[str]:
     """What is wrong with the rank lines: each host must show exactly its GPUs, once each."""
     problems: list[str] = []
     expected = sum(h.gpus for h in hosts)
@@ -72,7 +72,7 @@ def spans(numbers: list[int]) -> str:
     return ",".join(parts)
 
 
-def judge(report: Report, hosts: list[Host], gate: NumberGate | None) -> Verdict:
+def judge(report: Run, hosts: list[Host], gate: NumberGate | None) -> Verdict:
     """The run's outcome: ``other`` when it cannot be judged, else the gate's verdict."""
     ranks = missing_ranks(report, hosts)
     if ranks:
@@ -83,6 +83,8 @@ def judge(report: Report, hosts: list[Host], gate: NumberGate | None) -> Verdict
     largest = report.largest
     assert largest is not None
     busbw, size = largest.out_of_place.busbw, largest.size
+    if busbw is None:
+        return Verdict("other", f"the table prints no out-of-place busbw (N/A) at {size} B")
     wrong = report.wrong
     if wrong or report.out_of_bounds:
         return Verdict(

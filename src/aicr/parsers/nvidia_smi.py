@@ -1,0 +1,80 @@
+"""``nvidia-smi -q -x``: the GPUs the driver lists, as every driver branch prints them.
+
+The document is ``<nvidia_smi_log>`` (DTD ``nvsmi_device_v11`` to ``v13``): the
+driver and CUDA version once at the top, then one ``<gpu>`` per device with its
+``product_name``, ``serial``, ``uuid``, ``mig_mode/current_mig`` (drivers before
+MIG print none) and ``fb_memory_usage/total`` (``81559 MiB``). With MIG enabled a
+GPU also lists ``mig_devices``, each with its own ``fb_memory_usage``: only the
+GPU's own (a direct child) is its memory. Text before the document (a warning)
+is skipped. Pure.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+
+from aicr.parsers import ParseError
+
+
+@dataclass(frozen=True)
+class Gpu:
+    """One GPU as nvidia-smi lists it; ``None`` where the driver prints N/A or nothing."""
+
+    uuid: str
+    name: str
+    serial: str | None
+    driver_version: str
+    cuda_version: str | None
+    mig_mode: str | None  # "Enabled", "Disabled"; None on GPUs (or drivers) without MIG
+    memory_total_mib: int | None
+
+
+def _text(node: ET.Element, path: str) -> str | None:
+    value = (node.findtext(path) or "").strip()
+    return None if value in ("", "N/A") else value
+
+
+def _mib(value: str | None) -> int | None:
+    if value is None:
+        return None
+    number, _, unit = value.partition(" ")
+    if unit.strip() != "MiB" or not number.isdigit():
+        raise ParseError(f"nvidia-smi XML: fb_memory_usage/total is {value!r}, expected 'N MiB'")
+    return int(number)
+
+
+def parse_xml(text: str) -> list[Gpu]:
+    """The GPUs of a ``nvidia-smi -q -x`` document; ParseError when it is not that document."""
+    start = text.find("<?xml")
+    if start < 0:
+        start = text.find("<nvidia_smi_log")
+    if start < 0:
+        raise ParseError("no nvidia_smi_log document in the output")
+    try:
+        root = ET.fromstring(text[start:].encode())
+    except ET.ParseError as exc:
+        raise ParseError(f"malformed nvidia-smi XML: {exc}") from None
+    if root.tag != "nvidia_smi_log":
+        raise ParseError(f"unexpected XML root <{root.tag}>, not <nvidia_smi_log>")
+    driver = _text(root, "driver_version")
+    if driver is None:
+        raise ParseError("nvidia-smi XML has no driver_version")
+    cuda = _text(root, "cuda_version")
+    gpus = []
+    for i, g in enumerate(root.findall("gpu")):
+        uuid = _text(g, "uuid")
+        if uuid is None:
+            raise ParseError(f"nvidia-smi XML: gpu {g.get('id') or i} has no uuid")
+        gpus.append(
+            Gpu(
+                uuid=uuid,
+                name=_text(g, "product_name") or "",
+                serial=_text(g, "serial"),
+                driver_version=driver,
+                cuda_version=cuda,
+                mig_mode=_text(g, "mig_mode/current_mig"),
+                memory_total_mib=_mib(_text(g, "fb_memory_usage/total")),
+            )
+        )
+    return gpus

@@ -1,0 +1,118 @@
+"""nccl-tests' output read as real releases print it: captures, the memory cap, old formats."""
+
+from __future__ import annotations
+
+import pytest
+
+from aicr.parsers import ParseError
+from aicr.parsers.nccl_tests import parse
+from real_captures import capture
+
+GIB = 1 << 30
+
+
+def test_tag_output_capture_of_a_16g_run_on_two_p5() -> None:
+    run = parse(capture("nccl-tests", "p5-aws-batch-tag-output-16g.txt"))
+    assert len(run.rows) == 32 and run.rows[0].size == 8 and run.largest_bytes == 16 * GIB
+    assert run.busbw_at_largest == 483.05 and run.largest is not None
+    assert run.largest.in_place.busbw == 483.35 and run.largest.out_of_place.time_us == 62239
+    assert (run.wrong, run.out_of_bounds, run.avg_busbw) == (0, 0, 156.742)
+    # an excerpt: the launcher's header was left out, so nothing says what was asked for
+    assert run.version is None and run.max_bytes is None and not run.complete
+    assert not run.concluded  # that release prints no `# Collective test concluded`
+
+
+def test_tag_output_excerpt_with_elided_rows() -> None:
+    run = parse(capture("nccl-tests", "p5-2x8-eks-tag-output-excerpt.txt"))
+    assert [r.size for r in run.rows] == [0, *(1 << n for n in range(26, 32))]
+    assert run.busbw_at_largest == 437.79 and run.avg_busbw == 52.9753 and run.wrong == 0
+
+
+def header(version: str | None, min_bytes: int, max_bytes: int, step: str = "2(factor)") -> str:
+    first = f"# nccl-tests version {version} nccl-headers=22707 nccl-library=22707\n"
+    return (first if version else "") + (
+        f"# nThread 1 nGpus 1 minBytes {min_bytes} maxBytes {max_bytes} step: {step} "
+        "warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n#\n"
+    )
+
+
+COLUMNS = (
+    "#       size         count      type   redop    root     time   algbw   busbw #wrong"
+    "     time   algbw   busbw #wrong\n"
+)
+
+
+def rows(sizes: list[int]) -> str:
+    return "".join(
+        f"{s:12d}  {s // 4:12d}     float     sum      -1   1000.0  100.00  187.50      0"
+        f"   1000.0  100.00  187.50      0\n"
+        for s in sizes
+    )
+
+
+def test_a_memory_reduced_run_is_complete_at_the_last_size_it_steps_to() -> None:
+    # nccl-tests 2.16.6+: (memory - min(ceil(memory/16 GiB) GiB, 4 GiB) - 1 GiB) / 3,
+    # for an A100-SXM4-40GB (totalGlobalMem 42505273344): never a power of two.
+    memory = 42505273344
+    reduced = (memory - min(-(-memory // (16 * GIB)), 4) * GIB - GIB) // 3
+    assert reduced == 12736768682
+    text = (
+        header(None, 8, 16 * GIB)
+        + f"# Reducing maxBytes to {reduced} due to memory limitation\n#\n"
+        + COLUMNS
+        + rows([8 << n for n in range(31)])
+        + "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 90.2 \n#\n"
+    )
+    run = parse(text)
+    assert (run.reduced_to, run.last_size, run.largest_bytes) == (reduced, 8 * GIB, 8 * GIB)
+    assert run.complete and run.incomplete() is None
+    cut = parse(text.replace(rows([8 * GIB]), ""))
+    assert not cut.complete
+    assert cut.incomplete() == (
+        "the table stops at 4294967296 B, before 8589934592 B, the last size nccl-tests "
+        f"steps to within {reduced} B (reduced from 17179869184 B) (truncated)"
+    )
+
+
+def test_stepping_by_bytes_is_complete_at_the_last_step() -> None:
+    step = 128 << 20
+    sizes = list(range(step, 12 * GIB + 1, step))
+    run = parse(header(None, step, 12 * GIB, f"{step}(bytes)") + COLUMNS + rows(sizes))
+    assert run.last_size == 12 * GIB and run.complete
+
+
+def test_no_footer_release_is_judged_by_table_and_average() -> None:
+    text = header(None, 8, 1024) + COLUMNS + rows([8 << n for n in range(8)])
+    assert parse(text).incomplete() == (
+        "the output ends before nccl-tests' summary (`# Avg bus bandwidth`)"
+    )
+    run = parse(text + "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 187.5 \n")
+    assert run.incomplete() is None and not run.concluded
+
+
+def test_version_line_of_2_17_4_and_later() -> None:
+    run = parse(header("2.18.3", 8, 64) + COLUMNS + rows([8, 16, 32, 64]))
+    assert run.version == "2.18.3" and run.complete
+
+
+def test_the_pre_wrong_format_of_2_11_and_earlier() -> None:
+    # no root column; `error` is the largest delta (%5.0le), not a count of wrong elements
+    old = (
+        "#       size         count      type   redop     time   algbw   busbw  error"
+        "     time   algbw   busbw  error\n"
+        "        1024           256     float     sum    30.10    0.03    0.06  0e+00"
+        "    29.90    0.03    0.06  0e+00\n"
+    )
+    run = parse(header(None, 1024, 1024) + old)
+    assert run.rows[0].redop == "sum" and run.rows[0].out_of_place.busbw == 0.06
+    assert run.rows[0].out_of_place.wrong is None and run.complete
+
+
+def test_na_where_the_tool_prints_it() -> None:
+    text = header(None, 8, 8) + COLUMNS + rows([8]).replace("      0\n", "    N/A\n")
+    assert parse(text).rows[0].in_place.wrong is None
+
+
+def test_text_that_is_not_nccl_tests_output() -> None:
+    with pytest.raises(ParseError, match=r"^not nccl-tests output"):
+        parse("bash: all_reduce_perf: command not found\n")
