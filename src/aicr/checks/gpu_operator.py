@@ -16,7 +16,13 @@ Obj = dict[str, Any]
 COMPONENT = "gpu-operator"
 DEFAULT_NAMESPACE = "gpu-operator"
 READY_STATE = "ready"
-DEPLOY_LABEL = "nvidia.com/gpu.deploy."  # + operand: "false" opts a node out of it
+DEPLOY_LABEL = "nvidia.com/gpu.deploy."  # + operand: the operand's DaemonSet selects it
+# Each operand's DaemonSet selects nodes whose deploy label is "true" (the driver's:
+# ``nodeSelector: nvidia.com/gpu.deploy.driver: "true"``); any other value keeps it off the
+# node: "false" set by a user, or "pre-installed", which the operator sets where it finds a
+# host driver (EKS and GKE GPU node images, DGX OS). A node without the label is one the
+# operator has not labelled yet: the operand is still expected there.
+DEPLOY_ON = "true"
 RUNTIME_CLASS_KEY = "operator.runtimeClass"  # the RuntimeClass the operator creates
 DEFAULT_RUNTIME_CLASS = "nvidia"  # the chart's default
 

@@ -125,7 +125,23 @@ def test_switched_off_operands_and_opted_out_nodes_are_not_expected() -> None:
         "nvidia-driver-daemonset (spec.driver.enabled=false)"
     )
     dcgm = next(s for s in result.evidence if s.title == "operand nvidia-dcgm-exporter")
-    assert dcgm.verdict == "ready on g0; opted out by label: g1"
+    assert dcgm.verdict == (
+        "ready on g0; opted out by label: g1 (nvidia.com/gpu.deploy.dcgm-exporter=false)"
+    )
+
+
+def test_a_pre_installed_driver_is_not_a_missing_driver_pod() -> None:
+    # EKS/GKE GPU images and DGX OS bring the driver: the operator labels the node
+    # deploy.driver=pre-installed and its driver DaemonSet (nodeSelector "true") skips it.
+    objs = [o for o in healthy(skip=(("nvidia-driver-daemonset", "g1"),))
+            if o["metadata"]["name"] != "g1"]  # fmt: skip
+    objs.append(node("g1", **{"nvidia.com/gpu.deploy.driver": "pre-installed"}))
+    result = run(objs)
+    assert result.status == Status.PASSED, result.message
+    driver = next(s for s in result.evidence if s.title == "operand nvidia-driver-daemonset")
+    assert driver.verdict == (
+        "ready on g0; opted out by label: g1 (nvidia.com/gpu.deploy.driver=pre-installed)"
+    )
 
 
 def test_no_gpu_node_and_no_policy_fail() -> None:

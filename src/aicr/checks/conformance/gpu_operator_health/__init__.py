@@ -9,7 +9,10 @@ What it proves: the operator's Deployments in its namespace (the recipe's
 toolkit, device plugin, GPU feature discovery, DCGM exporter, validator) a pod
 labelled with the operand's ``app`` is Running and Ready on every node labelled
 ``nvidia.com/gpu.present=true`` (or NFD's ``pci-10de.present``), except nodes
-labelled ``nvidia.com/gpu.deploy.<operand>=false``. A host-managed driver
+whose ``nvidia.com/gpu.deploy.<operand>`` label is set to anything but ``true``
+(the operand's DaemonSet selects ``true`` only): ``false`` set by a user, or
+``pre-installed``, which the operator sets on the driver where the node image
+brings its own (EKS and GKE GPU images, DGX OS). A host-managed driver
 (``spec.driver.enabled: false``) is recorded as such; the validator's pods then
 stand for it.
 

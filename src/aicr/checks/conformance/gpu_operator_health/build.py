@@ -26,7 +26,7 @@ class OperandVerdict:
     operand: op.Operand
     ready: list[str] = field(default_factory=list)  # nodes with a ready pod
     lacking: list[str] = field(default_factory=list)  # "node (why)"
-    opted_out: list[str] = field(default_factory=list)  # nodes labelled deploy.<x>=false
+    opted_out: list[str] = field(default_factory=list)  # "node (deploy.<x>=value)"
     pods: list[str] = field(default_factory=list)  # "ns/pod on node: state" for the evidence
 
     @property
@@ -56,8 +56,9 @@ def judge_operand(operand: op.Operand, nodes: list[Obj], pods: list[Obj]) -> Ope
         verdict.pods.append(f"{meta.get('namespace')}/{meta['name']} on {node}: {_pod_state(p)}")
     by_name = {str(n["metadata"]["name"]): n for n in nodes}
     for name in gpu_nodes(nodes):
-        if _labels(by_name[name]).get(op.DEPLOY_LABEL + operand.deploy) == "false":
-            verdict.opted_out.append(name)
+        deploy = _labels(by_name[name]).get(op.DEPLOY_LABEL + operand.deploy)
+        if deploy is not None and deploy != op.DEPLOY_ON:
+            verdict.opted_out.append(f"{name} ({op.DEPLOY_LABEL}{operand.deploy}={deploy})")
             continue
         here = [p for p in mine if (p.get("spec") or {}).get("nodeName") == name]
         if any(not h.pod(p) and (p.get("status") or {}).get("phase") == "Running" for p in here):
