@@ -70,14 +70,10 @@ def _workloads(kube: KubeReader, ns: str, verdict: Verdict) -> None:
             verdict.problems += [f"{kind} {ns}/{name}: {p}" for p in h.JUDGES[kind](obj)]
     pods = kube.list("Pod", ns)
     for pod in pods:
-        verdict.looked_at.append(f"Pod {ns}/{pod['metadata']['name']}")
-        owners = {o.get("kind") for o in (pod.get("metadata") or {}).get("ownerReferences") or []}
-        if "Job" in owners and (pod.get("status") or {}).get("phase") != "Failed":
-            continue  # finished or running job pods say nothing about health
-        problems = h.pod(pod)
-        if problems:
-            name = pod["metadata"]["name"]
-            verdict.problems += [f"Pod {ns}/{name}: {p}" for p in problems]
+        name = f"Pod {ns}/{pod['metadata']['name']}"
+        gone = h.leftover(pod)
+        verdict.looked_at.append(f"{name} ({gone})" if gone else name)
+        verdict.problems += [f"{name}: {p}" for p in h.namespace_pod(pod)]
     if found == 0:
         if pods:
             for pod in pods:

@@ -96,6 +96,45 @@ def pod(obj: Obj) -> list[str]:
     return []
 
 
+# Controllers that replace a pod that failed (evicted, preempted, its node shut down): the
+# Failed pod stays behind until garbage-collected, while the workload's own status says
+# whether the replacement is healthy.
+REPLACING_OWNERS = frozenset({"ReplicaSet", "DaemonSet", "StatefulSet"})
+
+
+def leftover(obj: Obj) -> str | None:
+    """Why a pod no longer stands for its workload's health, or None when it does.
+
+    A pod being deleted is on its way out; a Failed pod owned by a controller that
+    replaces it (an Evicted pod of a Deployment, say) is a leftover. Neither is unhealthy:
+    the workload that owns it is judged by its own status.
+    """
+    meta = obj.get("metadata") or {}
+    if meta.get("deletionTimestamp"):
+        return "is being deleted"
+    status = _status(obj)
+    owners = sorted(
+        {str(o.get("kind")) for o in meta.get("ownerReferences") or []} & REPLACING_OWNERS
+    )
+    if status.get("phase") == "Failed" and owners:
+        reason = f" ({status['reason']})" if status.get("reason") else ""
+        return f"is a Failed leftover{reason} that its {owners[0]} replaces"
+    return None
+
+
+def namespace_pod(obj: Obj) -> list[str]:
+    """A pod judged among its namespace's workloads: leftovers and live Job pods say nothing.
+
+    A Job's pod that runs or finished is the Job's business; one that failed is reported.
+    """
+    owners = {o.get("kind") for o in (obj.get("metadata") or {}).get("ownerReferences") or []}
+    if leftover(obj) is not None:
+        return []
+    if "Job" in owners and _status(obj).get("phase") != "Failed":
+        return []
+    return pod(obj)
+
+
 def custom_resource_definition(obj: Obj) -> list[str]:
     """Established by the API server."""
     conditions = _status(obj).get("conditions") or []

@@ -118,6 +118,38 @@ def test_operator_health_names_every_unhealthy_object(objs: list[Obj], message: 
     assert result.message == message
 
 
+def evicted(namespace: str, name: str, owner: str = "ReplicaSet") -> Obj:
+    """A pod its controller replaced: Failed, reason Evicted, waiting to be collected."""
+    p = pod(namespace, name, phase="Failed")
+    p["status"]["reason"] = "Evicted"
+    p["metadata"]["ownerReferences"] = [{"kind": owner, "name": "x"}]
+    return p
+
+
+def deleting(namespace: str, name: str) -> Obj:
+    p = pod(namespace, name, waiting="ContainerCreating")
+    p["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    return p
+
+
+def test_operator_health_leftover_and_terminating_pods_are_noted_not_unhealthy() -> None:
+    objs = [*HEALTHY, evicted("gpu-operator", "gpu-operator-old", "ReplicaSet"),
+            evicted("gpu-operator", "nvidia-dcgm-exporter-old", "DaemonSet"),
+            deleting("gpu-operator", "gpu-feature-discovery-old")]  # fmt: skip
+    result = run(operator_health, "operator-health", objs)
+    assert result.status == Status.PASSED, result.message
+    answer = result.evidence[0].answer
+    assert "Pod gpu-operator/gpu-operator-old is a Failed leftover (Evicted) that its " \
+           "ReplicaSet replaces" in answer  # fmt: skip
+    assert "Pod gpu-operator/gpu-feature-discovery-old is being deleted" in answer
+
+
+def test_operator_health_a_failed_bare_pod_is_still_unhealthy() -> None:
+    bare = pod("gpu-operator", "debug", phase="Failed")
+    result = run(operator_health, "operator-health", [*HEALTHY, bare])
+    assert result.message == "GPU Operator unhealthy: Pod gpu-operator/debug: is Failed"
+
+
 def test_operator_health_skips_without_gpu_operator() -> None:
     result = run(operator_health, "operator-health", [], recipe="componentRefs: [{name: x}]")
     assert (result.status, result.message) == (

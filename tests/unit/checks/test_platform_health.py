@@ -112,6 +112,20 @@ def test_broken_components_fail_with_a_precise_message(objects: list[dict], mess
         assert message in result.message
 
 
+def test_leftover_evicted_and_terminating_pods_do_not_make_a_component_unhealthy() -> None:
+    old = pod("cert-manager", "cert-manager-old", phase="Failed")
+    old["status"]["reason"] = "Evicted"
+    old["metadata"]["ownerReferences"] = [{"kind": "ReplicaSet", "name": "cert-manager-1"}]
+    going = pod("cert-manager", "cert-manager-going", waiting="ContainerCreating")
+    going["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    result = run([*HEALTHY, old, going])
+    assert result.status == Status.PASSED, result.message
+    asked = result.evidence[1].asked
+    assert "Pod cert-manager/cert-manager-old (is a Failed leftover (Evicted) that its " \
+           "ReplicaSet replaces)" in asked  # fmt: skip
+    assert "Pod cert-manager/cert-manager-going (is being deleted)" in asked
+
+
 def test_component_with_nothing_declared_and_no_workloads_fails() -> None:
     objects = [o for o in HEALTHY if o["metadata"].get("namespace") != "cert-manager"]
     result = run(objects)

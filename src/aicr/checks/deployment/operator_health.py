@@ -47,10 +47,10 @@ def judge_workloads(kube: KubeReader, ns: str, out: Findings) -> None:
     for pod in kube.list("Pod", ns):
         name = f"Pod {ns}/{pod['metadata']['name']}"
         out.examined.append(name)
-        owners = {o.get("kind") for o in pod["metadata"].get("ownerReferences") or []}
-        if "Job" in owners and (pod.get("status") or {}).get("phase") != "Failed":
-            continue  # validator/upgrade job pods that finished say nothing about health
-        out.problems += [f"{name}: {p}" for p in h.pod(pod)]
+        gone = h.leftover(pod)
+        if gone:
+            out.notes.append(f"{name} {gone}")
+        out.problems += [f"{name}: {p}" for p in h.namespace_pod(pod)]
     if workloads == 0:
         out.problems.append(f"namespace {ns} has no running Deployment, DaemonSet or StatefulSet")
     elif running_daemonsets == 0:
