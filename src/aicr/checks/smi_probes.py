@@ -18,6 +18,7 @@ from aicr.checks.gpu import (
     DRIVER_PART_LABELS,
     GPU_RESOURCE,
     allocatable_gpus,
+    gpu_nodes,
     is_whole_gpu,
     quantity,
 )
@@ -78,6 +79,9 @@ class NodePlan:
     busy: list[str] = field(default_factory=list)
     unschedulable: list[str] = field(default_factory=list)
     out_of_scope: list[str] = field(default_factory=list)
+    # Labelled as GPU nodes (GPU feature discovery, NFD) yet advertising none: a node
+    # that lost its GPUs (driver or device plugin down, GPUs fallen off the bus).
+    without_gpus: list[str] = field(default_factory=list)
 
 
 def _tolerated(taint: Obj, tolerations: list[Obj]) -> bool:
@@ -137,17 +141,26 @@ def dra_gpus(slices: list[Obj], claims: list[Obj]) -> tuple[dict[str, int], dict
 def plan_nodes(
     nodes: list[Obj], capacity: dict[str, int], used: dict[str, int], placement: Placement
 ) -> NodePlan:
-    """Schedulable GPU nodes with their free GPUs; busy and unschedulable ones named."""
+    """Schedulable GPU nodes with their free GPUs; busy, unschedulable and GPU-less ones named.
+
+    A node with no capacity is left out unless it is labelled as a GPU node: then it
+    is named in ``without_gpus``, never dropped, since a node that lost its GPUs is
+    what a GPU check must catch.
+    """
     plan = NodePlan()
     tols = tolerations(placement)
+    labelled = set(gpu_nodes(nodes))
     for n in sorted(nodes, key=lambda n: str(n["metadata"]["name"])):
         name = n["metadata"]["name"]
         total = capacity.get(name, 0)
-        if total <= 0:
+        if total <= 0 and name not in labelled:
             continue
         labels = n["metadata"].get("labels") or {}
         if any(labels.get(k) != v for k, v in placement.node_selector.items()):
             plan.out_of_scope.append(name)
+            continue
+        if total <= 0:
+            plan.without_gpus.append(name)
             continue
         spec, status = n.get("spec") or {}, n.get("status") or {}
         ready = any(

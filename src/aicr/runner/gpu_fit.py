@@ -46,6 +46,7 @@ class Inventory:
     """Schedulable GPU nodes and the GPUs on each that nothing but aicr's holders uses."""
 
     usable: dict[str, int]
+    without_gpus: tuple[str, ...] = ()  # labelled as GPU nodes, advertising none
 
 
 def _ours(obj: Obj, holders: Collection[str]) -> bool:
@@ -73,7 +74,7 @@ def inventory(
     capacity = {**plugin_cap, **{n: g for n, g in dra_cap.items() if g > 0}}
     used = {n: (dra_used if dra_cap.get(n) else plugin_used).get(n, 0) for n in capacity}
     plan = plan_nodes(nodes, capacity, used, placement)
-    return Inventory({t.node: t.gpus for t in plan.targets})
+    return Inventory({t.node: t.gpus for t in plan.targets}, tuple(plan.without_gpus))
 
 
 def available(inv: Inventory, held: Iterable[Holding]) -> dict[str, int]:
@@ -126,6 +127,11 @@ def fit(need: GpuNeed, inv: Inventory, held: Collection[Holding]) -> Holding | N
 def free_text(inv: Inventory, held: Collection[Holding]) -> str:
     """What is free now, per node, for a waiting message."""
     free = available(inv, held)
+    lost = (
+        f" ({', '.join(inv.without_gpus)}: labelled as GPU nodes, advertising 0 GPUs)"
+        if inv.without_gpus
+        else ""
+    )
     if not free:
-        return "no schedulable GPU node"
-    return "free now " + ", ".join(f"{node} {n}" for node, n in sorted(free.items()))
+        return "no schedulable GPU node" + lost
+    return "free now " + ", ".join(f"{node} {n}" for node, n in sorted(free.items())) + lost

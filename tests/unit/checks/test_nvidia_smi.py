@@ -199,6 +199,27 @@ def test_run_probes_every_node_through_the_session_and_removes_its_pods() -> Non
     assert pod[2] == "aicr-r0123abcd-check-nvidia-smi-w"  # the check's workload namespace
 
 
+def test_a_gpu_node_advertising_no_gpus_is_reported_not_dropped() -> None:
+    kube = _kube()
+    lost = node("gpu-2", gpus=0)
+    lost["metadata"]["labels"]["nvidia.com/gpu.present"] = "true"
+    kube.objects.append({"kind": "Node", **lost})
+    result = _run(kube)
+    assert result.status.value == "failed"
+    assert result.message == (
+        "nvidia-smi failed on 1/3 GPU nodes: gpu-2: labelled as a GPU node but advertises 0 "
+        "allocatable nvidia.com/gpu")
+    assert "gpu-2: labelled as a GPU node, advertises 0 GPUs" in result.evidence[0].answer
+
+
+def test_plan_nodes_names_gpu_labelled_nodes_without_gpus() -> None:
+    lost = node("lost", gpus=0)
+    lost["metadata"]["labels"]["feature.node.kubernetes.io/pci-10de.present"] = "true"
+    nodes = [node("idle"), node("cpu", gpus=0), lost]
+    plan = smi.plan_nodes(nodes, *smi.device_plugin_gpus(nodes, []), Placement())
+    assert ([t.node for t in plan.targets], plan.without_gpus) == (["idle"], ["lost"])
+
+
 def test_a_failure_between_create_and_delete_leaves_nothing_behind() -> None:
     kube = _kube()
     kube.fail["logs"] = RuntimeError("connection reset while reading the log")

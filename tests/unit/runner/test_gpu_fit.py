@@ -76,6 +76,15 @@ def test_dra_nodes_count_slice_devices_minus_allocated_claims() -> None:
     assert inv.usable == {"a": 3}
 
 
+def test_a_gpu_node_that_lost_its_gpus_is_named_in_the_inventory() -> None:
+    lost = node("lost", 0)
+    lost["metadata"]["labels"] = {"nvidia.com/gpu.present": "true"}
+    inv = inventory([node("a", 2), lost, node("cpu", 0)], [], [], [], Placement(), holders=())
+    assert (inv.usable, inv.without_gpus) == ({"a": 2}, ("lost",))
+    assert free_text(inv, []) == (
+        "free now a 2 (lost: labelled as GPU nodes, advertising 0 GPUs)")
+
+
 def test_the_workload_node_selector_limits_the_inventory() -> None:
     nodes = [node("a", 2), node("b", 2)]
     nodes[1]["metadata"]["labels"] = {"pool": "gpu"}

@@ -74,11 +74,19 @@ def run(ctx: CheckContext) -> CheckResult:
             + [f"{n}: all GPUs in use" for n in plan.busy]
             + [f"{n}: not schedulable" for n in plan.unschedulable]
             + [f"{n}: outside --node-selector" for n in plan.out_of_scope]
+            + [f"{n}: labelled as a GPU node, advertises 0 GPUs" for n in plan.without_gpus]
         )
         or "no node advertises nvidia.com/gpu",
         f"{len(plan.targets)} to probe",
     )
     skipped = ", ".join(plan.busy + plan.unschedulable)
+    lost = [
+        f"{n}: labelled as a GPU node but advertises 0 "
+        + ("whole GPUs in ResourceSlices" if dra else "allocatable nvidia.com/gpu")
+        for n in plan.without_gpus
+    ]
+    if not plan.targets and lost:
+        return ctx.failed(f"no GPU node could be examined: {' | '.join(lost)}")
     if not plan.targets:
         return ctx.failed(
             "no GPU node could be examined"
@@ -121,9 +129,11 @@ def run(ctx: CheckContext) -> CheckResult:
         else:
             seen.append(f"{target.node} ({answer})")
     tail = f"; skipped (busy or unschedulable): {skipped}" if skipped else ""
+    failures += lost
     if failures:
+        examined = len(plan.targets) + len(lost)
         return ctx.failed(
-            f"nvidia-smi failed on {len(failures)}/{len(plan.targets)} GPU nodes: "
+            f"nvidia-smi failed on {len(failures)}/{examined} GPU nodes: "
             + " | ".join(failures)
             + tail
         )
