@@ -47,7 +47,8 @@ or a file that cannot be read or is no attestation.
 Options that show `env var:` below read that variable when the flag is absent
 (flag > environment > default). `KUBECONFIG` is left to the Kubernetes client
 (it may hold a list of paths). `AICR_VALIDATOR_IMAGE_REGISTRY` replaces the
-registry of the default validator image (for mirrors).
+registry and first path segment of the default validator image and of the
+workload images, as AICR does (for mirrors).
 
 ## Output files
 

@@ -73,8 +73,9 @@ class Images(Document):
     registry: str | None = Field(
         default=None,
         description=(
-            "Mirror replacing the registry host of the validator image and of every workload"
-            " image (`aicr images list`); $AICR_VALIDATOR_IMAGE_REGISTRY wins over it."
+            "Mirror replacing the registry host and first path segment of the validator image"
+            " and of every workload image, as AICR does (`aicr images list`);"
+            " $AICR_VALIDATOR_IMAGE_REGISTRY wins over it."
         ),
     )
 

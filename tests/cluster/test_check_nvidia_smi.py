@@ -149,4 +149,4 @@ def test_probes_pull_the_pinned_image_from_the_mirror(
     test = run_check(gpus, tmp_path, "check-nvidia-smi", RECIPE)
     assert test["status"] == "passed", test["message"]
     asked = test["extra"]["evidence"][1]["asked"]
-    assert asked.endswith("; mirror.example.com/aicr/nvidia/cuda:12.8.1-base-ubuntu24.04)"), asked
+    assert asked.endswith("; mirror.example.com/aicr/cuda:12.8.1-base-ubuntu24.04)"), asked

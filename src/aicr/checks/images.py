@@ -4,7 +4,9 @@ Checks ask here for the images their workloads run, and ``aicr images list``
 reads the same file, so what a run pulls and what a mirror must hold cannot
 disagree. A mirror is named by ``AICR_VALIDATOR_IMAGE_REGISTRY`` (wins) or the
 config's ``spec.validate.images.registry``; it replaces each reference's
-registry host and keeps the path and tag. Check pods import this module, so it
+registry host and first path segment (the org: ``nvcr.io/nvidia/cuda:12`` on
+``m.local/ai`` is ``m.local/ai/cuda:12``) and keeps the rest, as AICR rewrites its
+validator images, so one mirror serves both. Check pods import this module, so it
 imports nothing beyond the file models.
 """
 
@@ -111,10 +113,15 @@ def pin_registry(config: ValidateConfig) -> ValidateConfig:
 
 
 def on_registry(ref: str, mirror: str | None) -> str:
-    """``ref`` with its registry host replaced by ``mirror`` (unchanged when None)."""
+    """``ref`` on ``mirror`` (unchanged when None), laid out as AICR lays out its mirror.
+
+    AICR replaces the registry and the first path segment (``ghcr.io/nvidia/x/y:t`` ->
+    ``<mirror>/x/y:t``) and, for ``host/name``, the host alone.
+    """
     if not mirror:
         return ref
-    return f"{mirror}/{ref.split('/', 1)[1]}" if "/" in ref else f"{mirror}/{ref}"
+    parts = ref.split("/", 2)
+    return f"{mirror}/{parts[-1]}"
 
 
 def resolve(image: WorkloadImage, check: str, config: ValidateConfig) -> str:

@@ -49,7 +49,8 @@ def list_images(
 
     The validator image at this version comes first, then the workload images
     of the planned checks. $AICR_VALIDATOR_IMAGE_REGISTRY (else the config's
-    spec.validate.images.registry) replaces each registry host.
+    spec.validate.images.registry) replaces each registry host and first path
+    segment, as AICR does.
     """
     from aicr.image_list import run_images
 

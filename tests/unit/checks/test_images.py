@@ -88,14 +88,25 @@ def test_an_image_not_declared_for_the_check_is_a_bug() -> None:
     ("ref", "mirror", "expected"),
     [
         ("nvcr.io/nvidia/cuda:12", None, "nvcr.io/nvidia/cuda:12"),
-        ("nvcr.io/nvidia/cuda:12", "m.local:5000/ai", "m.local:5000/ai/nvidia/cuda:12"),
-        ("docker.io/library/busybox:1.37", "m.local", "m.local/library/busybox:1.37"),
+        ("nvcr.io/nvidia/cuda:12", "m.local:5000/ai", "m.local:5000/ai/cuda:12"),
+        ("docker.io/library/busybox:1.37", "m.local", "m.local/busybox:1.37"),
+        ("nvcr.io/nvidia/cloud-native/dcgm:4", "m.local", "m.local/cloud-native/dcgm:4"),
+        ("registry.k8s.io/pause:3.10", "m.local", "m.local/pause:3.10"),
         ("busybox:1.37", "m.local", "m.local/busybox:1.37"),
     ],
-    ids=["no-mirror", "host-replaced", "docker-hub", "bare-name"],
-)
+    ids=["no-mirror", "host-and-org-replaced", "docker-hub", "nested-path", "host-name",
+         "bare-name"],
+)  # fmt: skip
 def test_on_registry(ref: str, mirror: str | None, expected: str) -> None:
+    # AICR (pkg/validator/catalog replaceRegistry): ghcr.io/nvidia/aicr-validators/x:t on
+    # localhost:5001 is localhost:5001/aicr-validators/x:t; a mirror laid out so holds ours.
     assert images.on_registry(ref, mirror) == expected
+
+
+def test_no_two_pinned_images_meet_on_one_mirror_name() -> None:
+    pinned = [i.image for i in images.load_images().images]
+    moved = {images.on_registry(ref, "m.local") for ref in pinned}
+    assert len(moved) == len(pinned)
 
 
 def test_the_environment_wins_over_the_config(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -104,7 +115,7 @@ def test_the_environment_wins_over_the_config(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setenv(ENV, "env.local/aicr/")
     assert images.registry(cfg) == "env.local/aicr"
     assert images.workload_image("cuda-base", check="check-nvidia-smi", config=cfg) == (
-        "env.local/aicr/nvidia/cuda:12.8.1-base-ubuntu24.04"
+        "env.local/aicr/cuda:12.8.1-base-ubuntu24.04"
     )
 
 

@@ -73,26 +73,26 @@ def test_the_config_registry_moves_every_image(
 ) -> None:
     cfg = config(tmp_path, "{images: {registry: mirror.local:5000/ai}}")
     assert images(capsys, "--config", cfg) == (0, [
-        f"mirror.local:5000/ai/aicr-dev/aicr-validator:v{__version__}",
-        "mirror.local:5000/ai/nvidia/cuda:12.8.1-base-ubuntu24.04",
-        "mirror.local:5000/ai/library/ubuntu:22.04",
-        "mirror.local:5000/ai/nvidia/cloud-native/dcgm:4.2.3-1-ubuntu22.04",
-        f"mirror.local:5000/ai/hpc-cloud/{NCCL_TAG}",
-        *(f"mirror.local:5000/ai/{i.split('/', 1)[1]}" for i in INFERENCE),
-        "mirror.local:5000/ai/rayproject/ray:2.46.0",
-        "mirror.local:5000/ai/library/python:3.12.8-slim-bookworm",
+        f"mirror.local:5000/ai/aicr-validator:v{__version__}",
+        "mirror.local:5000/ai/cuda:12.8.1-base-ubuntu24.04",
+        "mirror.local:5000/ai/ubuntu:22.04",
+        "mirror.local:5000/ai/cloud-native/dcgm:4.2.3-1-ubuntu22.04",
+        f"mirror.local:5000/ai/{NCCL_TAG}",
+        *(f"mirror.local:5000/ai/{i.split('/', 2)[2]}" for i in INFERENCE),
+        "mirror.local:5000/ai/ray:2.46.0",
+        "mirror.local:5000/ai/python:3.12.8-slim-bookworm",
         "mirror.local:5000/ai/pause:3.10",
     ], "")  # fmt: skip
     monkeypatch.setenv(ENV, "env.local")
     assert images(capsys, "--config", cfg)[1] == [
-        f"env.local/aicr-dev/aicr-validator:v{__version__}",
-        "env.local/nvidia/cuda:12.8.1-base-ubuntu24.04",
-        "env.local/library/ubuntu:22.04",
-        "env.local/nvidia/cloud-native/dcgm:4.2.3-1-ubuntu22.04",
-        f"env.local/hpc-cloud/{NCCL_TAG}",
-        *(f"env.local/{i.split('/', 1)[1]}" for i in INFERENCE),
-        "env.local/rayproject/ray:2.46.0",
-        "env.local/library/python:3.12.8-slim-bookworm",
+        f"env.local/aicr-validator:v{__version__}",
+        "env.local/cuda:12.8.1-base-ubuntu24.04",
+        "env.local/ubuntu:22.04",
+        "env.local/cloud-native/dcgm:4.2.3-1-ubuntu22.04",
+        f"env.local/{NCCL_TAG}",
+        *(f"env.local/{i.split('/', 2)[2]}" for i in INFERENCE),
+        "env.local/ray:2.46.0",
+        "env.local/python:3.12.8-slim-bookworm",
         "env.local/pause:3.10",
     ]
 
