@@ -165,3 +165,18 @@ def pod(namespace: str, name: str, phase: str = "Running", waiting: str | None =
             "containerStatuses": [{"name": "c", "state": state}],
         },
     }
+
+
+def evicted(namespace: str, name: str, owner: str = "ReplicaSet") -> Obj:
+    """A pod its controller replaced: Failed, reason Evicted, waiting to be collected."""
+    p = pod(namespace, name, phase="Failed")
+    p["status"]["reason"] = "Evicted"
+    p["metadata"]["ownerReferences"] = [{"kind": owner, "name": f"{name}-owner"}]
+    return p
+
+
+def deleting(namespace: str, name: str) -> Obj:
+    """A pod being deleted (its deletionTimestamp set), not yet gone."""
+    p = pod(namespace, name, waiting="ContainerCreating")
+    p["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    return p

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from fakes import FakeKube, daemon_set, deployment, ns, pod
+from fakes import FakeKube, daemon_set, deleting, deployment, evicted, ns, pod
 
 from aicr.catalog import load_catalog
 from aicr.checks import CheckContext, RunInputs
@@ -116,20 +116,6 @@ def test_operator_health_names_every_unhealthy_object(objs: list[Obj], message: 
     result = run(operator_health, "operator-health", objs)
     assert result.status == Status.FAILED
     assert result.message == message
-
-
-def evicted(namespace: str, name: str, owner: str = "ReplicaSet") -> Obj:
-    """A pod its controller replaced: Failed, reason Evicted, waiting to be collected."""
-    p = pod(namespace, name, phase="Failed")
-    p["status"]["reason"] = "Evicted"
-    p["metadata"]["ownerReferences"] = [{"kind": owner, "name": "x"}]
-    return p
-
-
-def deleting(namespace: str, name: str) -> Obj:
-    p = pod(namespace, name, waiting="ContainerCreating")
-    p["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
-    return p
 
 
 def test_operator_health_leftover_and_terminating_pods_are_noted_not_unhealthy() -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from fakes import FakeKube, daemon_set, deployment, ns, pod
+from fakes import FakeKube, daemon_set, deleting, deployment, evicted, ns, pod
 
 from aicr.catalog import load_catalog
 from aicr.checks import CheckContext, RunInputs
@@ -113,17 +113,12 @@ def test_broken_components_fail_with_a_precise_message(objects: list[dict], mess
 
 
 def test_leftover_evicted_and_terminating_pods_do_not_make_a_component_unhealthy() -> None:
-    old = pod("cert-manager", "cert-manager-old", phase="Failed")
-    old["status"]["reason"] = "Evicted"
-    old["metadata"]["ownerReferences"] = [{"kind": "ReplicaSet", "name": "cert-manager-1"}]
-    going = pod("cert-manager", "cert-manager-going", waiting="ContainerCreating")
-    going["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
-    result = run([*HEALTHY, old, going])
-    assert result.status == Status.PASSED, result.message
-    asked = result.evidence[1].asked
-    assert "Pod cert-manager/cert-manager-old (is a Failed leftover (Evicted) that its " \
-           "ReplicaSet replaces)" in asked  # fmt: skip
-    assert "Pod cert-manager/cert-manager-going (is being deleted)" in asked
+    result = run([*HEALTHY, evicted("cert-manager", "cert-manager-old"),
+                  deleting("cert-manager", "cert-manager-going")])  # fmt: skip
+    assert (result.status, result.evidence[1].answer) == (Status.PASSED, "all healthy")
+    assert result.evidence[1].asked.split("; ")[-2:] == [
+        "Pod cert-manager/cert-manager-old (is a Failed leftover (Evicted) that its ReplicaSet "
+        "replaces)", "Pod cert-manager/cert-manager-going (is being deleted)"]  # fmt: skip
 
 
 def test_component_with_nothing_declared_and_no_workloads_fails() -> None:
