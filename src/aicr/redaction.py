@@ -19,7 +19,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -118,7 +118,12 @@ BUILTIN_CLASSES: tuple[tuple[str, str, str], ...] = (
     ("ipv4", r"\b" + _OCTET + r"(?:\." + _OCTET + r"){3}\b", "ipv4"),
 )
 # Literal classes come first: a name the snapshot told us about beats any shape.
-LITERAL_CLASSES = (("node-name", "node"), ("cluster-name", "cluster"), ("serial-number", "serial"))
+LITERAL_CLASSES = (
+    ("known-secret", "secret"),
+    ("node-name", "node"),
+    ("cluster-name", "cluster"),
+    ("serial-number", "serial"),
+)
 # What each class covers, for the README's redaction table (in this order).
 CLASS_DESCRIPTIONS: dict[str, str] = {
     "node-name": "node and host names the snapshot and report name, and the nodes checks read",
@@ -163,6 +168,11 @@ _CSV_SERIAL = re.compile(r"^[0-9A-Za-z-]*[0-9][0-9A-Za-z-]{3,}$")
 RE2_MAX_MEM = 256 << 20
 # Names shorter than this are too likely to occur as ordinary words.
 MIN_LITERAL_LENGTH = 3
+# What a placeholder looks like: a class's prefix and a number.
+_PREFIXES = {p for _, _, p in BUILTIN_CLASSES} | {p for _, p in LITERAL_CLASSES} | {"redacted"}
+_PLACEHOLDER = re.compile(
+    ("(?:" + "|".join(re.escape(p) for p in sorted(_PREFIXES)) + ")-[0-9]+").encode()
+)
 
 
 @dataclass
@@ -172,6 +182,7 @@ class Redactor:
     node_names: Iterable[str] = ()
     cluster_names: Iterable[str] = ()
     serials: Iterable[str] = ()
+    known: Iterable[str] = ()  # values known to be secret (``evidence verify --known``)
     allow: Iterable[str] = ()
     extra_patterns: Iterable[str] = ()
     counts: Counter[str] = field(default_factory=Counter)
@@ -185,7 +196,9 @@ class Redactor:
         self._inner: dict[str, list[str]] = {}  # group name -> its value groups
         parts: list[str] = []
         for (cls, prefix), names in zip(
-            LITERAL_CLASSES, (self.node_names, self.cluster_names, self.serials), strict=True
+            LITERAL_CLASSES,
+            (self.known, self.node_names, self.cluster_names, self.serials),
+            strict=True,
         ):
             literals = sorted(
                 {n for n in names if len(n) >= MIN_LITERAL_LENGTH}, key=lambda n: (-len(n), n)
@@ -243,14 +256,8 @@ class Redactor:
             out.append(("custom", "the config's spec.validate.redaction.patterns"))
         return out
 
-    def redact(self, text: str) -> str:
-        """``text`` with every sensitive value replaced by its placeholder (one scan).
-
-        Text without a sensitive value comes back as the very same object.
-        """
-        data = text.encode("utf-8", "surrogatepass")
-        pieces: list[bytes] = []
-        done = 0
+    def _hits(self, data: bytes) -> Iterator[tuple[str, str, int, int]]:
+        """(class, prefix, start, end) of every sensitive value in ``data``, in order."""
         for match in self._pattern.finditer(data):
             outer = match.lastindex
             cls, prefix, inner = self._by_index[outer]
@@ -262,8 +269,29 @@ class Redactor:
             value = data[start:end]
             if value in self._issued or value in self._allow or match.group(outer) in self._allow:
                 continue
+            yield cls, prefix, start, end
+
+    def find(self, data: bytes) -> Iterator[tuple[str, int]]:
+        """(class, byte offset) of every sensitive value in ``data`` that is no placeholder.
+
+        For the leak scan of a written submission, which knows no issued placeholders:
+        a value shaped like one (``node-3``, ``credential-12``) is taken for one.
+        """
+        for cls, _, start, end in self._hits(data):
+            if not _PLACEHOLDER.fullmatch(data[start:end]):
+                yield cls, start
+
+    def redact(self, text: str) -> str:
+        """``text`` with every sensitive value replaced by its placeholder (one scan).
+
+        Text without a sensitive value comes back as the very same object.
+        """
+        data = text.encode("utf-8", "surrogatepass")
+        pieces: list[bytes] = []
+        done = 0
+        for cls, prefix, start, end in self._hits(data):
             self.counts[cls] += 1
-            pieces += [data[done:start], self._placeholder(cls, prefix, value)]
+            pieces += [data[done:start], self._placeholder(cls, prefix, data[start:end])]
             done = end
         if not pieces:
             return text

@@ -652,6 +652,7 @@ def _submit(
             snapshot_source=snapshot_source,
             config_source=request.config or "config",
         )
+        cncf.refuse_leaks(result.path)
     except AicrError as exc:
         outcome.no_submission = " ".join(str(exc).split())
         if request.fail_on_error:

@@ -56,7 +56,8 @@ def render(
     """Render a submission directory from a saved report.
 
     Exit codes: 0 written, 2 bad input, 8 blocked (an incomplete MUST or an
-    unexcused failed check; nothing is written).
+    unexcused failed check; nothing is written) or a leak the scan of the written
+    directory found (it is removed).
     """
     from aicr import cncf, ctrf, sources
     from aicr.cli import render as show
@@ -84,6 +85,7 @@ def render(
         config_source=config_path,
         out_flag="--out",
     )
+    cncf.refuse_leaks(result.path)
     show.requirements(result.aggregation, version)
     show.warnings(sorted(set(warnings + result.warnings)))
     redacted = sum(result.redaction_counts.values())
@@ -110,6 +112,12 @@ def render(
 )
 @click.option("--key", metavar="PUB", help="Public key the attestation must be signed with.")
 @click.option(
+    "--known",
+    "known_path",
+    type=click.Path(dir_okay=False),
+    help="Values known to be secret, one per line: any found in a file is a leak.",
+)
+@click.option(
     "--allow-simulated",
     is_flag=True,
     help="Accept a submission rendered from a simulated (KWOK) cluster, for demos.",
@@ -121,12 +129,15 @@ def verify(
     cncf_version: str | None,
     attestation_path: str | None,
     key: str | None,
+    known_path: str | None,
     allow_simulated: bool,
 ) -> int:
     """Check a submission directory the way the CNCF validator does, or a run attestation.
 
-    DIRECTORY: prints every error, sorted, then a verdict line; exit codes 0 valid,
-    1 invalid, 2 bad invocation.
+    DIRECTORY: prints every error, sorted, then a verdict line; then every leak (a
+    value of a redaction class, or of --known, in any file, raw or JSON-, XML- or
+    YAML-escaped) with its file, line and class. Exit codes: 0 valid, 1 invalid,
+    8 any leak, 2 bad invocation.
 
     --attestation FILE --key PUB: exit 0 when the signature, every subject's digest
     and every recorded check pass; 1 when genuine but the run recorded failures;
@@ -140,6 +151,7 @@ def verify(
     if key is not None:
         raise click.UsageError("--key is for --attestation")
     from aicr import cncf
+    from aicr.cncf.leaks import read_known
 
     names = cncf.read_members(members) if members else None
     result = cncf.verify(
@@ -148,6 +160,7 @@ def verify(
         online=online,
         members=names,
         allow_simulated=allow_simulated,
+        known=read_known(known_path) if known_path else None,
     )
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
@@ -155,9 +168,14 @@ def verify(
         click.echo(error)
     if result.ok:
         click.echo(f"VALID: {directory} passes the v{result.version} checks")
-        return EXIT_OK
-    click.echo(f"INVALID: {directory}: {len(result.errors)} error(s) against v{result.version}")
-    return 1
+    else:
+        click.echo(f"INVALID: {directory}: {len(result.errors)} error(s) against v{result.version}")
+    for leak in result.leaks:
+        click.echo(f"LEAK: {leak}")
+    if result.leaks:
+        click.echo(f"LEAKS: {directory}: {len(result.leaks)} value(s) that redaction should hide")
+        return EXIT_VALIDATION_FAILED
+    return EXIT_OK if result.ok else 1
 
 
 def _verify_attestation(

@@ -27,6 +27,7 @@ from aicr.cncf.submission import (
     SubmissionResult,
     check_output_dir,
     planned_checks,
+    refuse_leaks,
     write_submission,
 )
 from aicr.cncf.vendor import check_vendor
@@ -54,6 +55,7 @@ __all__ = [
     "load_requirements",
     "planned_checks",
     "read_members",
+    "refuse_leaks",
     "resolve_version",
     "verify",
     "write_submission",

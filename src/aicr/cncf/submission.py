@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from aicr.cncf import export, pages
+from aicr.cncf import export, leaks, pages
 from aicr.cncf.aggregation import NA_PATH, Aggregation, aggregate, check_not_applicable
 from aicr.cncf.requirements import RequirementSet, load_requirements
 from aicr.cncf.vendor import check_vendor, product_metadata
@@ -276,6 +276,22 @@ def write_submission(
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
     return SubmissionResult(out_dir, agg, dict(redactor.counts), warnings)
+
+
+def refuse_leaks(path: Path) -> None:
+    """The leak scan (``aicr.cncf.leaks``) on a submission just written; any hit removes it.
+
+    ``validate --cncf-submission`` and ``evidence render`` run it on what they wrote, so a
+    value redaction missed never stays on disk as a finished submission (exit 8).
+    """
+    found = leaks.scan(path)
+    if found:
+        shutil.rmtree(path, ignore_errors=True)
+        shown = [str(leak) for leak in found[:20]] + (["..."] if len(found) > 20 else [])
+        raise SubmissionFailed(
+            f"the leak scan found {len(found)} value(s) that redaction should have hidden; "
+            f"{path} was removed:\n  " + "\n  ".join(shown)
+        )
 
 
 def _swap_in(staging: Path, out_dir: Path) -> None:

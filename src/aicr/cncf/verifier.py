@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from aicr.cncf import hybrid
+from aicr.cncf import hybrid, leaks
 from aicr.cncf.requirements import (
     PRODUCT_STATUSES,
     UPSTREAM_REVISION,
@@ -61,10 +61,11 @@ class VerifyResult:
     version: str
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    leaks: list[str] = field(default_factory=list)  # the leak scan's findings (aicr's own)
 
     @property
     def ok(self) -> bool:
-        """True when the submission has no error."""
+        """True when the submission has no error of the upstream rules (leaks are apart)."""
         return not self.errors
 
 
@@ -89,6 +90,7 @@ def verify(
     members: set[str] | None = None,
     fetch: Fetcher | None = None,
     allow_simulated: bool = False,
+    known: list[str] | None = None,
 ) -> VerifyResult:
     """Verify a submission directory; the version comes from a ``vX.Y`` path part or the flag."""
     if not directory.is_dir():
@@ -117,13 +119,15 @@ def verify(
     reqs = load_requirements(chosen)
     if online and fetch is None:
         fetch = _http_fetcher()
-    return check_directory(
+    result = check_directory(
         directory,
         reqs,
         fetch=fetch if online else None,
         members=members,
         allow_simulated=allow_simulated,
     )
+    result.leaks.extend(str(leak) for leak in leaks.scan(directory, known))
+    return result
 
 
 def check_directory(
@@ -153,7 +157,7 @@ def check_directory(
         return VerifyResult(reqs.version, errors)
     try:
         text = product.read_text(encoding="utf-8")
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_UniqueKeyLoader)
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         err("", f"malformed YAML: {exc}")
         return VerifyResult(reqs.version, errors)
@@ -205,6 +209,28 @@ def check_directory(
 
 
 Item = dict[str, Any]
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """A safe loader that refuses a key twice in one mapping, naming it and its line.
+
+    The upstream validator cannot load such a file; a lenient loader would keep the last.
+    """
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None,
+                    None,
+                    f"duplicate key '{key}' (line {key_node.start_mark.line + 1}); upstream "
+                    "cannot load a file with one",
+                    None,
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
 
 
 def _decode(data: Any) -> tuple[dict[str, Any], dict[str, dict[str, Item]]] | str:

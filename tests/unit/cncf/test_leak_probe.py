@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from xml.sax.saxutils import escape
 
+import pytest
 from cncf_builders import (
     CONFORMANCE,
     make_config,
@@ -110,3 +111,77 @@ def test_one_value_gets_one_placeholder_whatever_its_spelling(tmp_path: Path) ->
     assert sub == "/subscriptions/account-2/x and bare account-2"
     # a placeholder is never redacted again
     assert r.redact("token: credential-1") == "token: credential-1"
+
+
+def _clean(tmp_path: Path) -> Path:
+    out = tmp_path / "v1.35" / "example"
+    write_submission(out, report=make_report(probe_tests()), recipe=make_recipe(),
+                     snapshot=make_snapshot(), config=make_config(), version="1.35",
+                     force=False, recipe_source="recipes/eks.yaml")
+    return out
+
+
+# (file, text a writer could have left, class, encoding) for the leak scan
+INJECTED = [
+    ("evidence/gang_scheduling.md", "node at 10.77.1.2 ready", "ipv4", "raw"),
+    ("junit.xml", '<system-out>{\\"token\\": \\"leaked-json-token\\"}</system-out>',
+     "kubeconfig-credential", "raw"),
+    ("junit.xml", "<system-out>gpu\\u002d3c4d5e6f-7a8b-9c0d-1e2f-3a4b5c6d7e8f</system-out>",
+     "gpu-uuid", "JSON"),
+    ("junit.xml", "<failure message=\"ops&#64;corp.example.org\"/>", "email", "XML"),
+    ("e2e.log", "    x: &quot;password&quot;: &quot;hunter9&quot;", "kubeconfig-credential", "raw"),
+    ("README.md", "serial 1654922999999 seen", "serial-number", "raw"),
+]
+
+
+def test_the_leak_scan_finds_a_value_in_every_encoding_with_file_line_and_class(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from aicr.cli.main import run as run_cli
+    from aicr.cncf.leaks import scan
+
+    out = _clean(tmp_path)
+    assert scan(out) == []  # our own output holds placeholders and public metadata only
+    for rel, text, cls, encoding in INJECTED:
+        path = out / rel
+        lines = path.read_text().splitlines()
+        path.write_text("\n".join([*lines[:3], text, *lines[3:]]) + "\n")
+        found = [(leak.file, leak.line, leak.cls, leak.encoding) for leak in scan(out)]
+        assert (rel, 4, cls, encoding) in found, (rel, found)
+        path.write_text("\n".join(lines) + "\n")
+    (out / "evidence" / "ai_inference.md").write_text("a customer-name-7731 here\n")
+    known = tmp_path / "known.txt"
+    known.write_text("# ours\ncustomer-name-7731\n")
+    assert run_cli(["evidence", "verify", "--known", str(known), str(out)]) == 8
+    printed = capsys.readouterr().out
+    assert "LEAK: evidence/ai_inference.md:1: a value of class known-secret" in printed
+    assert run_cli(["evidence", "verify", str(out)]) == 0
+
+
+def test_a_duplicate_key_in_product_yaml_is_refused_by_name(tmp_path: Path) -> None:
+    from aicr.cncf import verify
+
+    out = _clean(tmp_path)
+    product = out / "PRODUCT.yaml"
+    text = product.read_text()
+    twice = "      level: MUST\n      level: SHOULD\n"
+    product.write_text(text.replace("      level: MUST\n", twice, 1))
+    errors = verify(out, version=None).errors
+    assert any("duplicate key 'level'" in e for e in errors), errors
+
+
+def test_validate_scans_what_it_wrote_and_keeps_no_leaking_submission(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from aicr.validate import ValidateRequest, run
+    from executor_fakes import FakeExecutor
+
+    data = Path(__file__).parents[2] / "data"
+    monkeypatch.setattr("aicr.cncf.submission.redact_report", lambda report, redactor: report)
+    fake = FakeExecutor(results={"gang-scheduling": (Status.PASSED, "pods on 10.9.8.7")})
+    outcome = run(ValidateRequest(recipe=str(data / "recipes/submission.yaml"),
+                                  snapshot=str(data / "snapshots/ok.yaml"),
+                                  config=str(data / "configs/vendor.yaml"), cncf_submission=True,
+                                  evidence_dir=str(tmp_path / "v1.35" / "example")),
+                  executor=fake)
+    assert outcome.exit_code == 8
+    assert "leak scan" in (outcome.no_submission or "")
+    assert not (tmp_path / "v1.35" / "example").exists()
