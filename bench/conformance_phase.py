@@ -54,7 +54,7 @@ from harness import SimCluster  # noqa: E402
 from simcluster.cluster import Sim  # noqa: E402
 
 from aicr.catalog import load_catalog  # noqa: E402
-from aicr.checks import registry  # noqa: E402
+from aicr.checks import entrypoint  # noqa: E402
 from aicr.phases import Phase  # noqa: E402
 
 EXPORTER_NS = "gpu-operator"  # the sim's dcgm-exporter component
@@ -159,7 +159,7 @@ def main() -> int:
     )
     args = parser.parse_args()
     implemented = [c.name for c in load_catalog().ordered
-                   if c.phase == Phase.CONFORMANCE and registry.find(c)]  # fmt: skip
+                   if c.phase == Phase.CONFORMANCE and entrypoint.find(c)]  # fmt: skip
     device_plugin = args.mode == "device-plugin"
     checks = [name for name in implemented
               if name in COVERED or (device_plugin and name in DEVICE_PLUGIN_ONLY)]  # fmt: skip

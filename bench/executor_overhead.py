@@ -40,16 +40,17 @@ from kubernetes import client  # noqa: E402
 from runhelp import make_ctx, planned  # noqa: E402
 from simcluster.cluster import Sim  # noqa: E402
 
-from aicr import pod_status  # noqa: E402
 from aicr.catalog import load_catalog  # noqa: E402
-from aicr.checks import preflight, registry  # noqa: E402
+from aicr.catalog.params import preflight  # noqa: E402
+from aicr.checks import entrypoint  # noqa: E402
 from aicr.config import parse_config  # noqa: E402
+from aicr.kube import names, pod_status  # noqa: E402
 from aicr.phases import PHASE_ORDER, Phase  # noqa: E402
 from aicr.plan import PhasePlan, Plan  # noqa: E402
 from aicr.recipe.load import parse_recipe  # noqa: E402
 from aicr.result import CheckResult  # noqa: E402
-from aicr.runner import RunContext, names  # noqa: E402
 from aicr.runner import job as job_module  # noqa: E402
+from aicr.runner.context import RunContext  # noqa: E402
 from aicr.runner.job import JobExecutor  # noqa: E402
 from aicr.runner.orchestrate import run_plan  # noqa: E402
 
@@ -167,7 +168,7 @@ OPERATOR_NS = "gpu-operator"
 def healthy_recipe() -> str:
     """Every implemented deployment check and platform-health, against the operator stand-in."""
     deployment = [c.name for c in load_catalog().ordered
-                  if c.phase == Phase.DEPLOYMENT and registry.find(c)]  # fmt: skip
+                  if c.phase == Phase.DEPLOYMENT and entrypoint.find(c)]  # fmt: skip
     return (
         "componentRefs:\n"
         f"  - name: gpu-operator\n    namespace: {OPERATOR_NS}\n"

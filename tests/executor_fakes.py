@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from aicr.ctrf import Status
 from aicr.plan import PlannedCheck
 from aicr.result import CheckResult, Detail
-from aicr.runner import RunContext
+from aicr.runner.context import RunContext
 from aicr.runner.gpu_pool import GpuPool, InventoryReader
 
 

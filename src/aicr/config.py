@@ -34,6 +34,10 @@ class Vendor(Document):
     )
 
 
+# Where a requirement is declared not applicable, as error messages name it.
+NA_PATH = "spec.validate.evidence.cncf.notApplicable"
+
+
 class Cncf(Document):
     """CNCF submission settings."""
 

@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable
 
 from aicr.errors import FlagConflictError, Problem
-from aicr.runner import Toleration
+from aicr.kube.placement import Toleration
 
 EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 _LABEL_KEY = re.compile(

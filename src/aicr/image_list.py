@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from aicr.catalog import load_catalog
 from aicr.checks import images
 from aicr.config import EMPTY_CONFIG, ValidateConfig, parse_config
-from aicr.k8s import KubeTarget
+from aicr.kube.target import KubeTarget
 from aicr.plan import build, resolve_phases
 from aicr.recipe.load import load_recipe_with_lines
 from aicr.sources import read

@@ -18,7 +18,7 @@ from typing import Any
 from aicr.ctrf import Report
 from aicr.errors import ClusterError, FileFormatError, Problem
 from aicr.formats import EXTENSIONS, Format, report_text, snapshot_text
-from aicr.k8s import KubeTarget
+from aicr.kube.target import KubeTarget
 from aicr.snapshot.model import Snapshot
 from aicr.sources import parse_configmap_ref
 
@@ -149,7 +149,7 @@ def _write_configmap(text: str, target: str, kube: KubeTarget, default_key: str,
     from kubernetes import client
     from kubernetes.client.exceptions import ApiException
 
-    from aicr.k8s import api_client, describe_api_error
+    from aicr.kube.target import api_client, describe_api_error
 
     api = client.CoreV1Api(api_client(kube))
     # A plain dict is what the client serializes; its stubs only name the model class.

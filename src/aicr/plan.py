@@ -144,7 +144,7 @@ def counted_need(
     need = spec.gpus
     if need is None or need.count_param is None:
         return need
-    from aicr.checks import check_params
+    from aicr.catalog.params import check_params
 
     effective = check_params(spec.name, params, config).model_dump(by_alias=True)
     try:

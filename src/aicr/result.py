@@ -16,6 +16,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from aicr.ctrf import Status, Test
 from aicr.plan import PlannedCheck
 
+# How a check pod hands its result back: the result ConfigMap's key, the mark of the
+# summary line it prints, and the exit code each status ends the pod with.
+RESULT_KEY = "result.json"
+SUMMARY_MARK = "aicrResult"
+STATUS_BY_EXIT = {0: Status.PASSED, 1: Status.FAILED, 2: Status.SKIPPED, 3: Status.OTHER}
 MAX_STDOUT_LINES = 1000  # as AICR: enough to diagnose, bounded for huge logs
 MAX_LINE_CHARS = 512
 

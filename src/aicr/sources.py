@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from aicr.errors import ClusterError, FileFormatError, Problem
-from aicr.k8s import KubeTarget
+from aicr.kube.target import KubeTarget
 
 HTTP_TIMEOUT_SECONDS = 30.0  # a recipe server that has not answered by then is down
 
@@ -55,7 +55,7 @@ def _read_configmap(ref: str, kube: KubeTarget | None) -> str:
     from kubernetes import client
     from kubernetes.client.exceptions import ApiException
 
-    from aicr.k8s import api_client, describe_api_error
+    from aicr.kube.target import api_client, describe_api_error
 
     try:
         cm = client.CoreV1Api(api_client(kube)).read_namespaced_config_map(name, namespace)

@@ -7,7 +7,6 @@ identical path; ``--cncf-submission`` only adds the evidence at the end.
 
 from __future__ import annotations
 
-import secrets
 import threading
 import time
 from dataclasses import dataclass, field
@@ -29,14 +28,17 @@ from aicr.errors import (
     Problem,
     SchemaError,
 )
-from aicr.k8s import KubeTarget
+from aicr.kube import names
+from aicr.kube.placement import TOLERATE_ALL, Placement, Toleration
+from aicr.kube.target import KubeTarget
 from aicr.phases import Phase
 from aicr.plan import Plan, build, resolve_phases
 from aicr.recipe.load import parse_recipe_with_lines
 from aicr.recipe.model import Recipe
 from aicr.result import CheckResult, Detail, to_test
-from aicr.runner import TOLERATE_ALL, Executor, Placement, RunContext, Toleration, names
+from aicr.runner.context import RunContext
 from aicr.runner.events import EventSink, discard
+from aicr.runner.executor import Executor
 from aicr.runner.orchestrate import PlanResults, StopReason, run_plan
 from aicr.snapshot.load import parse_snapshot
 from aicr.snapshot.model import Snapshot, require_gpu
@@ -179,12 +181,6 @@ class Inputs:
     pod_security: dict[str, str] = field(default_factory=dict)  # check name -> workload level
 
 
-def new_run_id(prefix: str | None = None) -> str:
-    """Short, lowercase and unique enough to name Kubernetes objects of concurrent runs."""
-    token = "r" + secrets.token_hex(4)
-    return f"{prefix}-{token}" if prefix else token
-
-
 def now_ms() -> int:
     """Wall-clock milliseconds, as CTRF wants."""
     return int(time.time() * 1000)
@@ -266,7 +262,7 @@ def load_inputs(request: ValidateRequest) -> Inputs:
         warnings += cncf.check_not_applicable(reqs, config, request.config or "--config")
         cncf.check_recipe_coverage(reqs, plan.check_names, config)
         cncf.check_output_dir(Path(request.evidence_dir or ""), request.force)
-    from aicr.checks import check_params, preflight
+    from aicr.catalog.params import check_params, preflight
 
     problems: list[Problem] = []
     pod_security: dict[str, str] = {}
@@ -479,7 +475,7 @@ def run(
     ``inputs`` may be passed when the caller already loaded them (to show the plan first).
     """
     start = now_ms()
-    run_id = new_run_id(request.name_prefix)
+    run_id = names.new_run_id(request.name_prefix)
     cancel = cancel or threading.Event()
     inputs = inputs or load_inputs(request)
     warnings = list(inputs.warnings)
@@ -593,7 +589,7 @@ def _record(
         given = Input(snapshot_source or "live capture", sha256_text(text))
     server = None
     if not request.no_cluster:
-        from aicr.k8s import load_configuration
+        from aicr.kube.target import load_configuration
 
         try:
             server = str(load_configuration(request.kube).host)

@@ -10,10 +10,11 @@ from harness import SimCluster
 
 from aicr import validate
 from aicr.catalog import load_catalog
-from aicr.k8s import KubeTarget
-from aicr.kubeapi import KubeApi, credentials
+from aicr.kube import names
+from aicr.kube.rest import KubeApi, credentials
+from aicr.kube.target import KubeTarget
 from aicr.phases import Phase
-from aicr.runner import cleanup, names
+from aicr.runner import cleanup
 
 ROOT = Path(__file__).resolve().parents[2]
 SNAPSHOT = str(ROOT / "tests/data/snapshots/ok.yaml")

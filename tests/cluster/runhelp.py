@@ -18,12 +18,15 @@ from harness import SimCluster
 from aicr.catalog import load_catalog
 from aicr.catalog.model import CheckSpec
 from aicr.config import EMPTY_CONFIG
-from aicr.k8s import KubeTarget
-from aicr.kubeapi import KubeApi, credentials
+from aicr.kube import names
+from aicr.kube.placement import TOLERATE_ALL, Placement
+from aicr.kube.rest import KubeApi, credentials
+from aicr.kube.target import KubeTarget
 from aicr.plan import PlannedCheck
 from aicr.recipe.load import parse_recipe
 from aicr.result import CheckResult
-from aicr.runner import TOLERATE_ALL, Placement, RunContext, cleanup, names
+from aicr.runner import cleanup
+from aicr.runner.context import RunContext
 from aicr.runner.events import Event
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -16,11 +16,13 @@ from kubernetes import client
 from manifests import crd
 from runhelp import remaining
 
-from aicr.checks.kube import RestKube
 from aicr.checks.probes import Deadline, ProbeSession
-from aicr.k8s import KubeTarget
-from aicr.kubeapi import KubeApi, KubeApiError, credentials
-from aicr.runner import Placement, cleanup, names
+from aicr.kube import names
+from aicr.kube.dicts import RestKube
+from aicr.kube.placement import Placement
+from aicr.kube.rest import KubeApi, KubeApiError, credentials
+from aicr.kube.target import KubeTarget
+from aicr.runner import cleanup
 
 RAY_CRD = crd("ray.io", "rayclusters", "RayCluster")
 

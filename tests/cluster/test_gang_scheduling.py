@@ -29,11 +29,13 @@ from runhelp import make_ctx, planned
 from simcluster.components import coscheduling, kueue
 
 from aicr.checks.conformance.gang_scheduling.build import Gang, kueue_quota
-from aicr.checks.kube import RestKube
 from aicr.checks.probes import Deadline, ProbeSession
-from aicr.k8s import KubeTarget
-from aicr.kubeapi import KubeApi, credentials
-from aicr.runner import Placement, cleanup, manifests, names
+from aicr.kube import names
+from aicr.kube.dicts import RestKube
+from aicr.kube.placement import Placement
+from aicr.kube.rest import KubeApi, credentials
+from aicr.kube.target import KubeTarget
+from aicr.runner import cleanup, manifests
 
 pytestmark = pytest.mark.components("kueue", "coscheduling")
 logged = logs_on_failure(coscheduling.NAMESPACE, coscheduling.PODS)

@@ -16,7 +16,7 @@ from aicr.ctrf import Status
 from aicr.phases import Phase
 from aicr.plan import PhasePlan, Plan
 from aicr.result import CheckResult, Detail
-from aicr.runner import RunContext
+from aicr.runner.context import RunContext
 from aicr.runner.events import Event
 from aicr.runner.gpu_lease import LEASE_NAME
 from aicr.runner.job import JobExecutor

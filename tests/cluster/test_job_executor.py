@@ -18,8 +18,10 @@ from runhelp import make_ctx, planned, remaining, run_one
 
 from aicr.config import parse_config
 from aicr.ctrf import Status
+from aicr.kube import names
+from aicr.kube.placement import Placement
 from aicr.result import CheckResult, Detail
-from aicr.runner import Placement, RunContext, names
+from aicr.runner.context import RunContext
 from aicr.runner.events import Event, EventKind
 from aicr.runner.job import JobExecutor
 

@@ -13,8 +13,8 @@ import pytest
 from deployhelp import run_check
 from harness import SimCluster
 
-from aicr.k8s import KubeTarget
-from aicr.runner import names
+from aicr.kube import names
+from aicr.kube.target import KubeTarget
 from aicr.runner.cleanup import cleanup
 
 CHECK = "nccl-all-reduce-bw"

@@ -20,7 +20,7 @@ from harness import SimCluster
 from kubernetes import client
 
 from aicr import validate
-from aicr.k8s import KubeTarget
+from aicr.kube.target import KubeTarget
 from aicr.runner.events import Event, EventKind
 
 pytestmark = pytest.mark.components("prometheus", "prometheus-adapter")

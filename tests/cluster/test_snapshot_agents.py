@@ -11,8 +11,8 @@ from kubernetes import client
 
 from aicr import gate
 from aicr.cli.main import run
+from aicr.kube import names
 from aicr.recipe.load import load_recipe
-from aicr.runner import names
 from aicr.snapshot import aks
 from aicr.snapshot.load import load_snapshot
 
@@ -76,7 +76,7 @@ def test_validate_captures_with_agents_and_signs_the_run(
     import base64
     import hashlib
 
-    from aicr.k8s import KubeTarget, load_configuration
+    from aicr.kube.target import KubeTarget, load_configuration
 
     small = Path(__file__).resolve().parents[1] / "data/recipes/small.yaml"
     assert run(["attestation", "keygen", "-o", str(tmp_path / "keys")]) == 0

@@ -8,11 +8,11 @@ import pytest
 from aicr.catalog import load_catalog
 from aicr.config import EMPTY_CONFIG
 from aicr.ctrf import Status
-from aicr.k8s import KubeTarget
+from aicr.kube.target import KubeTarget
 from aicr.plan import Plan, build, resolve_phases
 from aicr.recipe.load import parse_recipe
 from aicr.result import Detail
-from aicr.runner import RunContext
+from aicr.runner.context import RunContext
 from aicr.runner.events import Event
 from aicr.runner.gpu_fit import Inventory
 from aicr.runner.gpu_pool import GpuPool, InventoryReader, MemoryLedger

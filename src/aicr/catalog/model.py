@@ -215,3 +215,15 @@ def load_catalog() -> Catalog:
     """The catalog shipped in the package."""
     text = resources.files("aicr.catalog").joinpath("catalog.yaml").read_text(encoding="utf-8")
     return parse_catalog(text, "aicr/catalog/catalog.yaml")
+
+
+def workload_pod_security(spec: CheckSpec) -> str:
+    """GPU test pods run CUDA images that often need root: baseline; everything else restricted.
+
+    This is the default. A check's params may ask for more (``CheckParams.
+    workload_pod_security``: nccl-all-reduce-bw's ``IPC_LOCK`` for an RDMA fabric is
+    outside baseline, and Pod Security has no level between baseline and privileged);
+    the run then labels that run-unique namespace alone, and the pods the check makes
+    there still set ``privileged: false`` and add only the capabilities asked for.
+    """
+    return "baseline" if spec.gpus is not None else "restricted"

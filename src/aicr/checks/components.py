@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from aicr.checks import CheckContext
 from aicr.checks import health as h
-from aicr.checks.kube import KubeReader, NotSupported
+from aicr.kube.dicts import KubeReader, NotSupported
 from aicr.recipe.model import ComponentRef
 from aicr.result import StepStatus
 

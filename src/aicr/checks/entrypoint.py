@@ -21,26 +21,35 @@ import os
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from aicr.catalog import load_catalog
-from aicr.checks import CheckContext, RunInputs, load_inputs, registry
+from aicr import defaults as d
+from aicr.catalog import load_catalog, registry
+from aicr.checks import CheckContext, RunInputs, load_inputs
 from aicr.checks.result_write import write_result_configmap
 from aicr.ctrf import Status
 from aicr.errors import AicrError
-from aicr.result import CheckResult, Detail, StepStatus
-from aicr.runner import defaults as d
-from aicr.runner.outcome import STATUS_BY_EXIT, SUMMARY_MARK
-from aicr.snapshot import agent, host_files
+from aicr.result import STATUS_BY_EXIT, SUMMARY_MARK, CheckResult, Detail, StepStatus
+from aicr.snapshot import host_files
 
 if TYPE_CHECKING:
-    from aicr.checks.kube import Kube
+    from aicr.catalog import CheckSpec
+    from aicr.kube.dicts import Kube
+
+CheckFn = Callable[[CheckContext], CheckResult]
 
 # `spec.validate.checks.<name>.params.aicrDelaySeconds: N` (CheckParams) makes any
 # check wait N seconds before it runs: synthetic checks of known duration for tests
 # and the executor benchmark, through the same Job path as real runs.
 EXIT_BY_STATUS = {status: code for code, status in STATUS_BY_EXIT.items()}
+
+
+def find(spec: CheckSpec) -> CheckFn | None:
+    """The check's ``run`` function, or None when the check is not implemented yet."""
+    fn: CheckFn | None = getattr(registry.check_module(spec), "run", None)
+    return fn
 
 
 def not_implemented(ctx: CheckContext) -> CheckResult:
@@ -86,7 +95,7 @@ def run_check(name: str, inputs: RunInputs, kube: Kube | None = None) -> CheckRe
     """
     spec = load_catalog().get(name)
     start_ms = int(time.time() * 1000)
-    if spec is None and agent.is_agent(name):
+    if spec is None and host_files.is_agent(name):
         return host_files.read_on_node(name)  # a snapshot's node agent, not a check
     if spec is None:
         return _crashed(name, f"unknown check {name!r}", start_ms)
@@ -95,7 +104,7 @@ def run_check(name: str, inputs: RunInputs, kube: Kube | None = None) -> CheckRe
         delay = ctx.params.aicr_delay_seconds
         if delay:
             time.sleep(delay)  # tests and benchmarks: a check of known duration
-        fn = registry.find(spec)
+        fn = find(spec)
         result = not_implemented(ctx) if fn is None else fn(ctx)
     except Exception as exc:  # the check could not find out: fail closed as `other`
         traceback.print_exc()

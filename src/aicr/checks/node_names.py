@@ -13,7 +13,7 @@ import builtins
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from aicr.checks.kube import Kube, Obj
+from aicr.kube.dicts import Kube, Obj
 
 
 def _kind(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

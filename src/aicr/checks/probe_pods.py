@@ -10,8 +10,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from aicr.checks.gpu import GPU_DEVICE_CLASS, GPU_TAINT
-from aicr.runner import Placement
+from aicr.kube.gpus import GPU_DEVICE_CLASS
+from aicr.kube.placement import Placement
 
 Obj = dict[str, Any]
 HOSTNAME_LABEL = "kubernetes.io/hostname"
@@ -26,11 +26,6 @@ def pinned_to(node: str) -> Obj:
             "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}
         }
     }
-
-
-def gpu_toleration() -> Obj:
-    """Tolerates the taint GPU nodes commonly carry."""
-    return {"key": GPU_TAINT, "operator": "Exists", "effect": "NoSchedule"}
 
 
 def restricted_pod_spec(containers: list[Obj]) -> Obj:

@@ -9,7 +9,7 @@ A check that creates pods, claims or custom resources does so through
 - ``wait(kind, until, ...)`` lists, then watches from the list's
   resourceVersion on this thread (no polling), until every object of the kind
   this session created (and every one the selector finds) satisfies ``until``;
-  on timeout it says where each object got to (``aicr.pod_status.where``);
+  on timeout it says where each object got to (``aicr.kube.pod_status.where``);
 - ``logs(pod, container)`` reads a pod's log;
 - ``close()`` deletes everything in reverse order of creation and waits until
   it is gone, under its own budget, and returns the evidence section that says
@@ -28,16 +28,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from aicr import defaults as d
-from aicr import pod_status
 from aicr.checks.probe_pods import place
 from aicr.checks.steps import now_iso
-from aicr.k8s_kinds import KINDS, Kind
-from aicr.k8s_kinds import of as kind_of
+from aicr.kube import pod_status
+from aicr.kube.kinds import KINDS, Kind
+from aicr.kube.kinds import of as kind_of
+from aicr.kube.placement import Placement
 from aicr.result import EvidenceSection, StepStatus
-from aicr.runner import Placement
 
 if TYPE_CHECKING:
-    from aicr.checks.kube import Kube
+    from aicr.kube.dicts import Kube
 
 Obj = dict[str, Any]
 TITLE = "workloads"
@@ -284,7 +284,7 @@ def _key(kind: Kind, namespace: str | None, name: str) -> tuple[str, str | None,
 
 
 def _api_error(status: Obj) -> Exception:
-    from aicr.kubeapi import KubeApiError
+    from aicr.kube.rest import KubeApiError
 
     return KubeApiError(
         int(status.get("code") or 500),
@@ -295,7 +295,7 @@ def _api_error(status: Obj) -> Exception:
 
 def _transient(exc: Exception) -> bool:
     """An API blip worth retrying within the budget: 5xx, 429, or the connection."""
-    from aicr.kubeapi import KubeApiError
+    from aicr.kube.rest import KubeApiError
 
     if isinstance(exc, KubeApiError):
         return exc.status >= 500 or exc.status == 429

@@ -14,14 +14,13 @@ import sys
 import time
 from typing import TextIO
 
-from aicr import kubeapi
+from aicr import defaults as d
 from aicr.errors import AicrError
-from aicr.k8s import KubeTarget
-from aicr.k8s_kinds import KINDS
-from aicr.kubeapi import KubeApiError, Obj
-from aicr.result import CheckResult
-from aicr.runner import defaults as d
-from aicr.runner.outcome import RESULT_KEY
+from aicr.kube import rest as kubeapi
+from aicr.kube.kinds import KINDS
+from aicr.kube.rest import KubeApiError, Obj
+from aicr.kube.target import KubeTarget
+from aicr.result import RESULT_KEY, CheckResult
 
 
 def _retryable(status: int) -> bool:

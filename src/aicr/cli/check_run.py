@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from aicr.runner import defaults as d
+from aicr import defaults as d
 
 
 @click.command("run")

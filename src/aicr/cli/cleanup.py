@@ -31,8 +31,8 @@ def cleanup(
 
     Exits 0 when nothing remains, 8 listing whatever is left otherwise.
     """
-    from aicr.k8s import KubeTarget
-    from aicr.runner import names
+    from aicr.kube import names
+    from aicr.kube.target import KubeTarget
     from aicr.runner.cleanup import cleanup as remove
 
     if bool(run_id) == all_runs:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from aicr.cli import options
-from aicr.k8s import KubeTarget
+from aicr.kube.target import KubeTarget
 from aicr.phases import PHASE_ORDER
 
 PHASES = (*(p.value for p in PHASE_ORDER), "all")

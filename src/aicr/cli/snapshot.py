@@ -44,7 +44,7 @@ def _checked(opts: dict[str, Any]) -> float:
 
 
 def _agent_problems(opts: dict[str, Any]) -> None:
-    from aicr.runner import names
+    from aicr.kube import names
     from aicr.validate import is_aicr_agent_image
 
     problems = []
@@ -79,7 +79,7 @@ def _agents(opts: dict[str, Any], kube: Any, timeout: float) -> Any:
     from aicr.catalog import load_catalog
     from aicr.checks import images
     from aicr.config import EMPTY_CONFIG
-    from aicr.runner import TOLERATE_ALL
+    from aicr.kube.placement import TOLERATE_ALL
     from aicr.snapshot.agent import AgentRequest
 
     tolerations = tuple(flags.parse_toleration(t, "--toleration") for t in opts["toleration"])
@@ -214,7 +214,7 @@ def snapshot(ctx: click.Context, /, **opts: Any) -> None:
     """
     from aicr.errors import ClusterError
     from aicr.formats import Format
-    from aicr.k8s import KubeTarget
+    from aicr.kube.target import KubeTarget
     from aicr.outputs import write_snapshot
     from aicr.snapshot.agent import capture
     from aicr.snapshot.model import require_gpu

@@ -15,7 +15,7 @@ import click
 from aicr import defaults, durations, flags
 from aicr.cli import compat, options, render
 from aicr.errors import EXIT_INTERRUPTED, FlagConflictError, Problem
-from aicr.k8s import KubeTarget
+from aicr.kube.target import KubeTarget
 from aicr.validate import Outcome, ValidateRequest, run
 
 PHASE_CHOICES = ("deployment", "performance", "conformance", "all")

@@ -14,11 +14,10 @@ from enum import StrEnum
 from typing import Any
 
 from aicr.cncf.requirements import UPSTREAM_REVISION, Level, Requirement, RequirementSet
-from aicr.config import ValidateConfig
+from aicr.config import NA_PATH, ValidateConfig
 from aicr.ctrf import Report, Status, Test
 from aicr.errors import InputError, Problem
 
-NA_PATH = "spec.validate.evidence.cncf.notApplicable"
 # Statuses that count as a failed check for exit codes (a crash or timeout is no pass).
 FAILING: frozenset[Status] = frozenset({Status.FAILED, Status.OTHER})
 

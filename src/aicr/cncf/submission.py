@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from aicr.cncf import export, leaks, pages
-from aicr.cncf.aggregation import NA_PATH, Aggregation, aggregate, check_not_applicable
+from aicr.cncf.aggregation import Aggregation, aggregate, check_not_applicable
 from aicr.cncf.requirements import RequirementSet, load_requirements
 from aicr.cncf.vendor import check_vendor, product_metadata
 from aicr.cncf.verifier import check_directory, revision
-from aicr.config import ValidateConfig
+from aicr.config import NA_PATH, ValidateConfig
 from aicr.ctrf import Report
 from aicr.errors import InputError, InvalidRequestError, Problem, SubmissionFailed
 from aicr.phases import PHASE_ORDER

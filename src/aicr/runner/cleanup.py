@@ -11,15 +11,17 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
+from aicr import defaults as d
 from aicr.errors import ClusterError
-from aicr.k8s import KubeTarget
-from aicr.k8s_kinds import KINDS, Kind
-from aicr.runner import RunContext, kinds, names
-from aicr.runner import defaults as d
+from aicr.kube import names
+from aicr.kube.kinds import KINDS, Kind
+from aicr.kube.target import KubeTarget
+from aicr.runner import run_kinds
+from aicr.runner.context import RunContext
 from aicr.runner.events import Event, EventKind
 
 if TYPE_CHECKING:
-    from aicr.kubeapi import KubeApi
+    from aicr.kube.rest import KubeApi
 
 WAIT_POLL_SECONDS = 0.25  # re-list while deletions finish; cheap label-selected lists
 Obj = dict[str, Any]
@@ -27,7 +29,7 @@ Obj = dict[str, Any]
 
 def _list(api: KubeApi, kind: Kind, selector: str, namespace: str | None = None) -> list[Obj]:
     """Objects of ``kind`` carrying ``selector`` (everywhere); none when the API is not served."""
-    from aicr.kubeapi import KubeApiError
+    from aicr.kube.rest import KubeApiError
 
     try:
         data = api.get(kind.path(namespace), {"labelSelector": selector})
@@ -59,15 +61,15 @@ def _hand_over(api: KubeApi, namespace: str, run_id: str) -> bool:
 def remaining(api: KubeApi, selector: str) -> list[str]:
     """``Kind ns/name`` of every object still carrying ``selector``'s labels."""
     out: list[str] = []
-    for kind in kinds.cleanup_order():
-        out += [kinds.describe(kind, o) for o in _list(api, kind, selector)]
+    for kind in run_kinds.cleanup_order():
+        out += [run_kinds.describe(kind, o) for o in _list(api, kind, selector)]
     return out
 
 
 def delete_by_label(api: KubeApi, run_id: str | None) -> None:
     """Ask for the deletion of every object of one run (or of all runs), by REST path."""
     selector = names.run_selector(run_id)
-    for kind in kinds.cleanup_order():
+    for kind in run_kinds.cleanup_order():
         for obj in _list(api, kind, selector):
             meta = obj["metadata"]
             if meta.get("deletionTimestamp"):
@@ -93,7 +95,7 @@ def wait_gone(api: KubeApi, run_id: str | None, timeout: float) -> list[str]:
 
 
 def _still_ours(api: KubeApi, described: str, run_id: str) -> bool:
-    from aicr.kubeapi import KubeApiError
+    from aicr.kube.rest import KubeApiError
 
     name = described.split(" ", 1)[1]
     try:
@@ -106,7 +108,7 @@ def _still_ours(api: KubeApi, described: str, run_id: str) -> bool:
 
 def cleanup_with(api: KubeApi, run_id: str | None, timeout: float) -> list[str]:
     """Delete and wait, with an open REST client; returns the leftovers."""
-    from aicr.kubeapi import KubeApiError
+    from aicr.kube.rest import KubeApiError
 
     try:
         delete_by_label(api, run_id)
@@ -116,7 +118,7 @@ def cleanup_with(api: KubeApi, run_id: str | None, timeout: float) -> list[str]:
 
 
 def _rest(kube: KubeTarget) -> KubeApi:
-    from aicr.kubeapi import KubeApi, credentials
+    from aicr.kube.rest import KubeApi, credentials
 
     return KubeApi(credentials(kube))
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aicr.catalog.model import GpuNeed, gpu_count
-from aicr.checks.smi_probes import device_plugin_gpus, dra_gpus, plan_nodes
-from aicr.runner import Placement
-from aicr.runner.names import CHECK_LABEL, RUN_ID_LABEL, holder_id
+from aicr.kube.gpu_inventory import device_plugin_gpus, dra_gpus, plan_nodes
+from aicr.kube.names import CHECK_LABEL, RUN_ID_LABEL, holder_id
+from aicr.kube.placement import Placement
 
 Obj = dict[str, Any]
 EVERY_FREE_GPU = GpuNeed(all=True)

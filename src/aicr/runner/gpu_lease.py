@@ -27,7 +27,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from aicr.runner import defaults as d
+from aicr import defaults as d
 from aicr.runner.gpu_fit import Holding
 from aicr.runner.manifests import GPU_LEASE_NAME as LEASE_NAME
 from aicr.runner.manifests import RESERVATIONS_ANNOTATION, gpu_lease

@@ -18,13 +18,14 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from aicr.k8s import describe_api_error
+from aicr import defaults as d
+from aicr.kube.names import holder_id
+from aicr.kube.placement import Placement
+from aicr.kube.target import describe_api_error
 from aicr.plan import PlannedCheck
-from aicr.runner import Placement, RunContext
-from aicr.runner import defaults as d
+from aicr.runner.context import RunContext
 from aicr.runner.events import Event, EventKind
 from aicr.runner.gpu_fit import EVERY_FREE_GPU, Holding, Inventory, fit, free_text, inventory
-from aicr.runner.names import holder_id
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
@@ -232,7 +233,7 @@ def cluster_reader(api: ApiClient, placement: Placement) -> InventoryReader:
 
 def for_cluster(ctx: RunContext) -> GpuPool:
     """The pool of a run against a real cluster: the shared Lease and the live inventory."""
-    from aicr.k8s import api_client
+    from aicr.kube.target import api_client
     from aicr.runner.gpu_lease import LeaseLedger
 
     api = api_client(ctx.kube)

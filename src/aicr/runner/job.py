@@ -18,14 +18,15 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from aicr import pod_status
+from aicr import defaults as d
 from aicr.ctrf import Status
 from aicr.errors import ClusterError
-from aicr.k8s import api_client, describe_api_error, read_pod_log
+from aicr.kube import names, pod_status
+from aicr.kube.target import api_client, describe_api_error, read_pod_log
 from aicr.plan import PlannedCheck
-from aicr.result import CheckResult, Detail, bounded_lines
-from aicr.runner import RunContext, cleanup, kinds, manifests, names, outcome
-from aicr.runner import defaults as d
+from aicr.result import STATUS_BY_EXIT, CheckResult, Detail, bounded_lines
+from aicr.runner import cleanup, manifests, outcome, run_kinds
+from aicr.runner.context import RunContext
 from aicr.runner.events import Event, EventKind
 from aicr.runner.gpu_pool import GpuPool, for_cluster
 from aicr.runner.waiting import Watch, WatchEvent, drain
@@ -80,7 +81,9 @@ class RunSetup:
                 ns = None
             if ns is None:
                 try:
-                    kinds.create(api, manifests.namespace(ctx.run_id, ctx.namespace, part="run"))
+                    run_kinds.create(
+                        api, manifests.namespace(ctx.run_id, ctx.namespace, part="run")
+                    )
                     return
                 except ApiException as exc:
                     if exc.status != 409:
@@ -98,7 +101,7 @@ class RunSetup:
 
         try:
             self.ensure_namespace(api, ctx)
-            kinds.create(api, manifests.inputs_configmap(ctx))
+            run_kinds.create(api, manifests.inputs_configmap(ctx))
         except ApiException as exc:
             raise ClusterError(
                 f"cannot prepare the run in namespace {ctx.namespace}: {describe_api_error(exc)}"
@@ -161,7 +164,7 @@ def apply_check_objects(api: ApiClient, objects: list[Obj]) -> str | None:
 
     for obj in objects:
         try:
-            kinds.create(api, obj)
+            run_kinds.create(api, obj)
         except ApiException as exc:
             if exc.status == 409:
                 continue
@@ -490,7 +493,7 @@ class JobExecutor:
         from kubernetes.client.exceptions import ApiException
 
         code = state.get("exitCode")
-        if code not in outcome.STATUS_BY_EXIT and f.job is not None:
+        if code not in STATUS_BY_EXIT and f.job is not None:
             self._refresh_job(api, ctx, f)
             failure = outcome.job_failure(f.job) if f.job else None
             if failure and failure[0] == "DeadlineExceeded":

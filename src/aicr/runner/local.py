@@ -23,12 +23,14 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from aicr import defaults as d
 from aicr.ctrf import Status
-from aicr.k8s import api_client, describe_api_error
+from aicr.kube import names
+from aicr.kube.target import api_client, describe_api_error
 from aicr.plan import PlannedCheck
 from aicr.result import CheckResult, Detail, bounded_lines
-from aicr.runner import RunContext, cleanup, manifests, names, outcome
-from aicr.runner import defaults as d
+from aicr.runner import cleanup, manifests, outcome
+from aicr.runner.context import RunContext
 from aicr.runner.events import Event, EventKind
 from aicr.runner.gpu_pool import GpuPool, for_cluster
 from aicr.runner.job import RunSetup, apply_check_objects

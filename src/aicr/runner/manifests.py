@@ -15,10 +15,12 @@ from typing import Any
 import yaml
 
 from aicr import __version__
-from aicr.catalog import CheckSpec
+from aicr import defaults as d
+from aicr.catalog.model import workload_pod_security
+from aicr.kube import names
+from aicr.kube.placement import Placement
 from aicr.plan import Plan, PlannedCheck
-from aicr.runner import Placement, RunContext, names
-from aicr.runner import defaults as d
+from aicr.runner.context import RunContext
 
 PROMETHEUS_COMPONENT = "kube-prometheus-stack"
 PROMETHEUS_LABELS = {"app.kubernetes.io/name": "prometheus"}
@@ -267,18 +269,6 @@ def result_configmap(ctx: RunContext, check: PlannedCheck) -> Manifest:
         ),
         "data": {},
     }
-
-
-def workload_pod_security(spec: CheckSpec) -> str:
-    """GPU test pods run CUDA images that often need root: baseline; everything else restricted.
-
-    This is the default. A check's params may ask for more (``CheckParams.
-    workload_pod_security``: nccl-all-reduce-bw's ``IPC_LOCK`` for an RDMA fabric is
-    outside baseline, and Pod Security has no level between baseline and privileged);
-    the run then labels that run-unique namespace alone, and the pods the check makes
-    there still set ``privileged: false`` and add only the capabilities asked for.
-    """
-    return "baseline" if spec.gpus is not None else "restricted"
 
 
 def workload_objects(ctx: RunContext, check: PlannedCheck) -> list[Manifest]:

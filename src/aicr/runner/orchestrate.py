@@ -20,8 +20,9 @@ from enum import StrEnum
 from aicr.ctrf import Status
 from aicr.plan import Plan, PlannedCheck
 from aicr.result import CheckResult, Detail
-from aicr.runner import Executor, RunContext
+from aicr.runner.context import RunContext
 from aicr.runner.events import Event, EventKind, EventSink, discard
+from aicr.runner.executor import Executor
 from aicr.runner.gpu_pool import GpuPool
 
 POLL_SECONDS = 0.2  # how often the loop looks at the cancel flag and the run deadline

@@ -4,7 +4,7 @@ The orchestrator decides completion from the pod's terminated container plus
 the result object; the Job's conditions only confirm (the Job controller
 batches its updates). Everything that is not a well-formed result matching the
 exit code ends ``other``: fail closed. Reading a pod's status itself is
-``aicr.pod_status``, shared with the checks' probe session.
+``aicr.kube.pod_status``, shared with the checks' probe session.
 """
 
 from __future__ import annotations
@@ -15,12 +15,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from aicr.ctrf import Status
-from aicr.result import CheckResult, Detail
+from aicr.result import RESULT_KEY, STATUS_BY_EXIT, SUMMARY_MARK, CheckResult, Detail
 
 Obj = dict[str, Any]
-RESULT_KEY = "result.json"
-SUMMARY_MARK = "aicrResult"
-STATUS_BY_EXIT = {0: Status.PASSED, 1: Status.FAILED, 2: Status.SKIPPED, 3: Status.OTHER}
 
 
 def job_failure(job: Obj) -> tuple[str, str] | None:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from aicr.runner import defaults as d
+from aicr import defaults as d
 
 Obj = dict[str, Any]
 

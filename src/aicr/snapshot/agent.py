@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING, Any
 from aicr.catalog import CheckSpec
 from aicr.ctrf import Status
 from aicr.errors import ClusterError
-from aicr.k8s import KubeTarget
+from aicr.kube.placement import TOLERATE_ALL, Placement, Toleration
+from aicr.kube.target import KubeTarget
 from aicr.phases import Phase
 from aicr.plan import HostPath, PlannedCheck
 from aicr.result import CheckResult
-from aicr.runner import TOLERATE_ALL, Placement, Toleration
 from aicr.runner.events import EventSink, discard
 from aicr.snapshot import host_files
 from aicr.snapshot.groups import NodeGroup, from_snapshot, grouped_subtypes
@@ -36,15 +36,9 @@ from aicr.snapshot.model import Measurement, MeasurementType, Reading, Snapshot,
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
 
-PREFIX = "node-agent-"
 TIMEOUT = timedelta(minutes=2)  # reading three files; the rest is scheduling and image pull
 ALL_GROUPS_PATHS = (HostPath(host_files.OS_RELEASE), HostPath(host_files.TOPOLOGY, folder=True))
 GPU_GROUP_PATHS = (HostPath(host_files.TOOLKIT_CONFIG),)  # the toolkit lives on GPU nodes
-
-
-def is_agent(name: str) -> bool:
-    """Whether a check name is a node agent's (``node-agent-<group>``)."""
-    return name.startswith(PREFIX)
 
 
 def spec(name: str) -> CheckSpec:
@@ -106,17 +100,21 @@ def _host(
 def planned(group: NodeGroup, node: str, timeout: timedelta) -> PlannedCheck:
     """The agent of one group, pinned to ``node``, with the paths it may read."""
     paths = ALL_GROUPS_PATHS + (GPU_GROUP_PATHS if group.gpu else ())
-    return PlannedCheck(spec(PREFIX + group.name), timeout, node=node, host_paths=paths)
+    return PlannedCheck(
+        spec(host_files.AGENT_PREFIX + group.name), timeout, node=node, host_paths=paths
+    )
 
 
 def run(snapshot: Snapshot, request: AgentRequest, events: EventSink = discard) -> AgentOutcome:
     """Run one agent per node group of ``snapshot`` (a live capture) and collect the results."""
     from aicr.config import EMPTY_CONFIG
-    from aicr.k8s import api_client
+    from aicr.kube import names
+    from aicr.kube.names import new_run_id
+    from aicr.kube.target import api_client
     from aicr.recipe.model import Recipe
-    from aicr.runner import RunContext, manifests, names
+    from aicr.runner import manifests
+    from aicr.runner.context import RunContext
     from aicr.runner.job import JobExecutor
-    from aicr.validate import new_run_id
 
     labels = {
         sub.subtype.removeprefix("node."): dict(sub.context or {})
@@ -170,11 +168,11 @@ def _create(api: ApiClient, namespace: dict[str, Any]) -> None:
     """Create the agents' namespace; a refusal is a ClusterError naming it."""
     from kubernetes.client.exceptions import ApiException
 
-    from aicr.k8s import describe_api_error
-    from aicr.runner import kinds
+    from aicr.kube.target import describe_api_error
+    from aicr.runner import run_kinds
 
     try:
-        kinds.create(api, namespace)
+        run_kinds.create(api, namespace)
     except ApiException as exc:
         name = namespace["metadata"]["name"]
         raise ClusterError(

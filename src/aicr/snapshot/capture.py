@@ -30,7 +30,7 @@ from typing import Any
 
 from aicr import __version__
 from aicr.errors import ClusterError
-from aicr.k8s import KubeTarget, api_client, describe_api_error
+from aicr.kube.target import KubeTarget, api_client, describe_api_error
 from aicr.snapshot.gpus import node_gpus, slice_devices
 from aicr.snapshot.groups import NodeGroup, group_nodes, group_subtype, grouped_subtypes
 from aicr.snapshot.model import Measurement, MeasurementType, Reading, Snapshot, Subtype

@@ -32,6 +32,12 @@ MAX_BYTES = 64 * 1024  # far above any real file of these; a bigger one is not w
 READ, ABSENT = "read", "absent"
 
 Readings = dict[tuple[MeasurementType, str], dict[str, Reading]]
+AGENT_PREFIX = "node-agent-"  # a node agent's name in the run: node-agent-<group>
+
+
+def is_agent(name: str) -> bool:
+    """Whether a check name is a node agent's (``node-agent-<group>``)."""
+    return name.startswith(AGENT_PREFIX)
 
 
 def _text(path: Path) -> str:

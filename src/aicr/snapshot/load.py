@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aicr import sources
 from aicr.document import validate
-from aicr.k8s import KubeTarget
+from aicr.kube.target import KubeTarget
 from aicr.snapshot.model import Snapshot
 from aicr.yaml_io import parse
 

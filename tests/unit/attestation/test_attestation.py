@@ -30,7 +30,7 @@ def no_cluster_access(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*_: object, **__: object) -> None:
         raise AssertionError("the cluster was contacted")
 
-    monkeypatch.setattr("aicr.k8s.api_client", refuse)
+    monkeypatch.setattr("aicr.kube.target.api_client", refuse)
 
 
 def keygen(capsys: pytest.CaptureFixture[str], folder: Path, algorithm: str = "ed25519") -> Path:

@@ -19,10 +19,10 @@ from aicr.checks.conformance import accelerator_metrics
 from aicr.checks.conformance.accelerator_metrics import build
 from aicr.config import parse_config
 from aicr.ctrf import Status
+from aicr.kube import names
 from aicr.parsers import dcgm
 from aicr.recipe.load import parse_recipe
 from aicr.result import CheckResult
-from aicr.runner import names
 
 Obj = dict[str, Any]
 PROM = "http://10.244.0.9:9090"
@@ -423,6 +423,6 @@ def test_dra_broken_loads_fail_and_clean_up(
     ids=["gone", "unallocated", "unreserved", "reserved"],
 )  # fmt: skip
 def test_claim_state_words(claim: Obj | None, state: str) -> None:
-    from aicr.checks.gpu import claim_state
+    from aicr.kube.gpus import claim_state
 
     assert claim_state(claim) == state

@@ -136,7 +136,7 @@ def test_validate_refuses_before_any_cluster_work(
     def refuse(*_: object, **__: object) -> None:
         raise AssertionError("the cluster was contacted")
 
-    monkeypatch.setattr("aicr.k8s.api_client", refuse)
+    monkeypatch.setattr("aicr.kube.target.api_client", refuse)
     code = aicr_main(["validate", "--phase", "deployment", *args])
     err = capsys.readouterr().err
     assert code == 2

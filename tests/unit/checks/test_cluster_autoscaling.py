@@ -29,9 +29,9 @@ from aicr.checks.conformance import cluster_autoscaling as check
 from aicr.checks.conformance.cluster_autoscaling import providers
 from aicr.config import parse_config
 from aicr.ctrf import Status
+from aicr.kube.names import workload_namespace
+from aicr.kube.placement import Placement, Toleration
 from aicr.recipe.load import parse_recipe
-from aicr.runner import Placement, Toleration
-from aicr.runner.names import workload_namespace
 
 Obj = dict[str, Any]
 CHECK = "cluster-autoscaling"

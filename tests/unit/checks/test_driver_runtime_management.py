@@ -13,9 +13,9 @@ from fakes import FakeKube
 
 from aicr.checks import RunInputs, entrypoint
 from aicr.checks.conformance.driver_runtime_management import build
-from aicr.checks.smi_probes import Target
 from aicr.config import EMPTY_CONFIG
 from aicr.ctrf import Status
+from aicr.kube.gpu_inventory import Target
 from aicr.recipe.load import parse_recipe
 
 Obj = dict[str, Any]

@@ -33,7 +33,7 @@ def run_dir(tmp_path: Path) -> Path:
 @pytest.fixture
 def unimplemented(monkeypatch: pytest.MonkeyPatch) -> str:
     """A catalog check whose module has no ``run`` (every real one may be implemented)."""
-    monkeypatch.setattr(entrypoint.registry, "find", lambda spec: None)
+    monkeypatch.setattr(entrypoint, "find", lambda spec: None)
     return "platform-health"
 
 
@@ -63,7 +63,7 @@ def test_a_check_that_raises_ends_other(run_dir: Path, monkeypatch: pytest.Monke
     def boom(ctx: object) -> CheckResult:
         raise RuntimeError("kaput")
 
-    monkeypatch.setattr(entrypoint.registry, "find", lambda spec: boom)
+    monkeypatch.setattr(entrypoint, "find", lambda spec: boom)
     result = entrypoint.run_check("platform-health", entrypoint.load_inputs(run_dir))
     assert result.status == Status.OTHER
     assert result.message == "check raised RuntimeError: kaput"
@@ -115,7 +115,7 @@ def _reading(then: str):  # type: ignore[no-untyped-def]
 def test_the_nodes_a_check_read_are_in_its_result_and_test(
     run_dir: Path, monkeypatch: pytest.MonkeyPatch, then: str
 ) -> None:
-    monkeypatch.setattr(entrypoint.registry, "find", lambda spec: _reading(then))
+    monkeypatch.setattr(entrypoint, "find", lambda spec: _reading(then))
     kube = FakeKube(NODES_AND_PODS)
     result = entrypoint.run_check("platform-health", entrypoint.load_inputs(run_dir), kube=kube)
     assert result.status == (Status.PASSED if then == "pass" else Status.OTHER)

@@ -44,11 +44,12 @@ from aicr.checks.conformance.gang_scheduling.mechanisms import (
     VOLCANO,
     detect,
 )
-from aicr.checks.smi_probes import NodePlan, Target
 from aicr.config import parse_config
 from aicr.ctrf import Status
+from aicr.kube import names
+from aicr.kube.gpu_inventory import NodePlan, Target
+from aicr.kube.placement import Placement, Toleration
 from aicr.recipe.load import parse_recipe
-from aicr.runner import Placement, Toleration, names
 
 Obj = dict[str, Any]
 NAME = "gang-scheduling"

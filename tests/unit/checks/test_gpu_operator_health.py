@@ -15,9 +15,9 @@ from aicr.catalog import load_catalog
 from aicr.checks import CheckContext, RunInputs
 from aicr.checks import gpu_operator as op
 from aicr.checks.conformance import gpu_operator_health
-from aicr.checks.gpu import gpu_nodes
 from aicr.config import EMPTY_CONFIG
 from aicr.ctrf import Status
+from aicr.kube.gpus import gpu_nodes
 from aicr.recipe.load import parse_recipe
 from aicr.result import CheckResult
 

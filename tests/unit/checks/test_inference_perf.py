@@ -19,11 +19,11 @@ from aicr.checks.performance.inference_perf import aiperf, knobs, stack
 from aicr.config import EMPTY_CONFIG, parse_config
 from aicr.ctrf import Status
 from aicr.errors import InputError
+from aicr.kube import names
 from aicr.parsers import ParseError
 from aicr.parsers.aiperf import parse as parse_summary
 from aicr.recipe.load import parse_recipe
 from aicr.result import CheckResult
-from aicr.runner import names
 
 Obj = dict[str, Any]
 DATA = Path(__file__).parents[2] / "data" / "inference"

@@ -200,7 +200,7 @@ def pod_templates(obj: dict[str, Any]) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize("launcher", ["trainjob", "mpijob", "job"])
 def test_every_path_labels_and_places_every_pod(launcher: build.Launcher) -> None:
-    from aicr.runner import Placement, Toleration
+    from aicr.kube.placement import Placement, Toleration
 
     placed = build.Launch(
         **{
@@ -501,7 +501,7 @@ def test_a_truncated_run_is_other_with_the_launcher_exit() -> None:
 
 
 def test_capabilities_no_fabric_needs_are_refused_naming_the_field() -> None:
-    from aicr.checks import check_params
+    from aicr.catalog.params import check_params
     from aicr.errors import SchemaError
 
     for cap in ("SYS_ADMIN", "NET_ADMIN", "ALL"):
@@ -515,7 +515,7 @@ def test_capabilities_no_fabric_needs_are_refused_naming_the_field() -> None:
 
 
 def test_ipc_lock_makes_only_the_workload_namespace_privileged() -> None:
-    from aicr.checks import check_params
+    from aicr.catalog.params import check_params
 
     rdma = check_params("nccl-all-reduce-bw", {"capabilities": ["cap_ipc_lock"]}, None)
     assert rdma.capabilities == ["IPC_LOCK"] and rdma.workload_pod_security() == "privileged"

@@ -11,7 +11,8 @@ import pytest
 from aicr.checks import smi_probes as smi
 from aicr.checks.probe_pods import place
 from aicr.checks.smi_xml import report as parse_xml
-from aicr.runner import Placement, Toleration
+from aicr.kube import gpu_inventory as inv
+from aicr.kube.placement import Placement, Toleration
 
 XML = """<?xml version="1.0" ?>
 <!DOCTYPE nvidia_smi_log SYSTEM "nvsmi_device_v12.dtd">
@@ -81,15 +82,15 @@ def test_plan_nodes_free_busy_and_unschedulable() -> None:
         node("gputaint", taints=[{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]),
     ]  # fmt: skip
     pods = [holder("part", 3), holder("full", 8), holder("idle", 8, "Succeeded")]
-    capacity, used = smi.device_plugin_gpus(nodes, pods)
-    plan = smi.plan_nodes(nodes, capacity, used, Placement())
+    capacity, used = inv.device_plugin_gpus(nodes, pods)
+    plan = inv.plan_nodes(nodes, capacity, used, Placement())
     assert [(t.node, t.gpus, t.total) for t in plan.targets] == [
         ("gputaint", 8, 8), ("idle", 8, 8), ("part", 5, 8)]
     assert plan.busy == ["full"]
     assert plan.unschedulable == ["cordoned (cordoned)", "tainted (taint maint:NoSchedule)"]
     tolerate = Placement({"pool": "a"}, (Toleration("maint", "NoSchedule", operator="Exists"),))
-    assert "tainted" in [t.node for t in smi.plan_nodes(nodes, capacity, used, tolerate).targets]
-    elsewhere = smi.plan_nodes(nodes, capacity, used, Placement({"pool": "b"}))
+    assert "tainted" in [t.node for t in inv.plan_nodes(nodes, capacity, used, tolerate).targets]
+    elsewhere = inv.plan_nodes(nodes, capacity, used, Placement({"pool": "b"}))
     assert elsewhere.out_of_scope[0] == "cordoned"
 
 
@@ -102,8 +103,8 @@ def test_dra_capacity_and_use_come_from_slices_and_allocated_claims() -> None:
               {"spec": {"driver": "other", "nodeName": "n1", "devices": devices}}]
     results = [{"driver": "gpu.nvidia.com", "pool": "n0", "device": f"gpu-{i}"} for i in (0, 1)]
     claims = [{"status": {"allocation": {"devices": {"results": results}}}}, {"status": {}}]
-    assert smi.dra_gpus(slices, claims) == ({"n0": 4}, {"n0": 2})
-    target = smi.Target("n0", 2, 4, None)
+    assert inv.dra_gpus(slices, claims) == ({"n0": 4}, {"n0": 2})
+    target = inv.Target("n0", 2, 4, None)
     claim = smi.gpu_claim(target)
     assert claim["spec"]["devices"]["requests"][0]["exactly"] == {
         "deviceClassName": "gpu.nvidia.com", "allocationMode": "ExactCount", "count": 2}
@@ -114,7 +115,7 @@ def test_dra_capacity_and_use_come_from_slices_and_allocated_claims() -> None:
 
 
 def test_probe_pod_is_pinned_and_requests_the_free_gpus() -> None:
-    target = smi.Target("gpu-0", 5, 8, "570.86.16")
+    target = inv.Target("gpu-0", 5, 8, "570.86.16")
     tolerate = Toleration("maint", "NoSchedule", operator="Exists")
     pod = place(smi.probe_pod(target, "img:1"), Placement({"pool": "a"}, (tolerate,)))
     spec = pod["spec"]
@@ -130,18 +131,18 @@ def test_probe_pod_is_pinned_and_requests_the_free_gpus() -> None:
 @pytest.mark.parametrize(
     ("target", "code", "log", "problems"),
     [
-        (smi.Target("n", 2, 8, "570.86.16"), 0, XML, []),
-        (smi.Target("n", 3, 8, "570.86.16"), 0, XML, ["nvidia-smi sees 2 GPUs, 3 were allocated"]),
-        (smi.Target("n", 2, 8, "570.124.06"), 0, XML,
+        (inv.Target("n", 2, 8, "570.86.16"), 0, XML, []),
+        (inv.Target("n", 3, 8, "570.86.16"), 0, XML, ["nvidia-smi sees 2 GPUs, 3 were allocated"]),
+        (inv.Target("n", 2, 8, "570.124.06"), 0, XML,
          ["driver 570.86.16 loaded, the node's labels say 570.124.06"]),
-        (smi.Target("n", 2, 8, None), 0, XML, ["the node has no "
+        (inv.Target("n", 2, 8, None), 0, XML, ["the node has no "
          "nvidia.com/cuda.driver-version.full label to compare driver 570.86.16"]),
-        (smi.Target("n", 2, 8, "570.86.16"), 9, DRIVER_FAILED,
+        (inv.Target("n", 2, 8, "570.86.16"), 9, DRIVER_FAILED,
          ["nvidia-smi exited 9: " + DRIVER_FAILED.strip()]),
     ],
     ids=["ok", "count", "driver", "no-label", "driver-not-loaded"],
 )  # fmt: skip
-def test_judge(target: smi.Target, code: int, log: str, problems: list[str]) -> None:
+def test_judge(target: inv.Target, code: int, log: str, problems: list[str]) -> None:
     assert smi.judge(target, code, log)[0] == problems
 
 
@@ -216,7 +217,7 @@ def test_plan_nodes_names_gpu_labelled_nodes_without_gpus() -> None:
     lost = node("lost", gpus=0)
     lost["metadata"]["labels"]["feature.node.kubernetes.io/pci-10de.present"] = "true"
     nodes = [node("idle"), node("cpu", gpus=0), lost]
-    plan = smi.plan_nodes(nodes, *smi.device_plugin_gpus(nodes, []), Placement())
+    plan = inv.plan_nodes(nodes, *inv.device_plugin_gpus(nodes, []), Placement())
     assert ([t.node for t in plan.targets], plan.without_gpus) == (["idle"], ["lost"])
 
 

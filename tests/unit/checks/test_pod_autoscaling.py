@@ -18,9 +18,9 @@ from aicr.checks.conformance import pod_autoscaling
 from aicr.checks.conformance.pod_autoscaling import build
 from aicr.config import parse_config
 from aicr.ctrf import Status
+from aicr.kube.placement import Placement, Toleration
 from aicr.recipe.load import parse_recipe
 from aicr.result import CheckResult, StepStatus
-from aicr.runner import Placement, Toleration
 
 Obj = dict[str, Any]
 CHECK = "pod-autoscaling"

@@ -12,9 +12,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 from fakes import FakeKube
 
 from aicr.checks.probes import Deadline, ProbeSession
-from aicr.kubeapi import KubeApiError
+from aicr.kube.placement import Placement, Toleration
+from aicr.kube.rest import KubeApiError
 from aicr.result import StepStatus
-from aicr.runner import Placement, Toleration
 
 Obj = dict[str, Any]
 LABELS = {"app.kubernetes.io/managed-by": "aicr", "aicr.nvidia.com/run-id": "r1"}

@@ -6,8 +6,8 @@ import pkgutil
 from importlib import resources
 
 import aicr.checks
-from aicr.catalog import load_catalog
-from aicr.checks import CheckParams, registry
+from aicr.catalog import load_catalog, params, registry
+from aicr.checks import CheckParams
 from aicr.phases import Phase
 
 
@@ -26,11 +26,11 @@ def test_every_module_in_a_phase_folder_is_a_catalog_check_of_that_phase() -> No
 
 def test_shared_helpers_are_never_found_as_checks() -> None:
     helpers = {m.name for m in pkgutil.iter_modules(aicr.checks.__path__) if not m.ispkg}
-    assert {"probes", "gpu", "components", "probe_pods", "steps"} <= helpers
+    assert {"probes", "smi_probes", "components", "probe_pods", "steps"} <= helpers
     assert not helpers & {p.value for p in Phase}
 
 
 def test_params_models_extend_the_shared_base() -> None:
     for spec in load_catalog().checks:
-        model = registry.find_params(spec)
+        model = params.find_params(spec)
         assert model is None or issubclass(model, CheckParams), spec.name

@@ -11,12 +11,12 @@ from typing import Any
 import httpx
 import pytest
 
-from aicr import kubeapi
+from aicr import defaults as d
 from aicr.checks import entrypoint
 from aicr.ctrf import Status
-from aicr.kubeapi import KubeApiError
-from aicr.result import CheckResult, Detail
-from aicr.runner import defaults as d
+from aicr.kube import rest as kubeapi
+from aicr.kube.rest import KubeApiError
+from aicr.result import RESULT_KEY, CheckResult, Detail
 from aicr.runner import outcome
 
 NAME, NAMESPACE = "aicr-r0123abcd-platform-health-result", "aicr-validation"
@@ -61,7 +61,7 @@ class FakeApi:
         self.requests.append(method)
         step = self.steps.pop(0) if self.steps else "stall"
         if step == "lands-then-stall":
-            self.data[outcome.RESULT_KEY] = RESULT.model_dump_json()
+            self.data[RESULT_KEY] = RESULT.model_dump_json()
             self.clock.now += timeout
             raise httpx.ReadTimeout("The read operation timed out")
         if step == "stall":
@@ -115,7 +115,7 @@ def server(monkeypatch: pytest.MonkeyPatch, clock: Clock) -> Callable[[list[Step
 
 
 def stored(api: FakeApi) -> CheckResult:
-    return CheckResult.model_validate_json(api.data[outcome.RESULT_KEY])
+    return CheckResult.model_validate_json(api.data[RESULT_KEY])
 
 
 def failed_attempts(err: str) -> list[str]:

@@ -32,10 +32,11 @@ from aicr.checks.conformance.robust_controller.operators import (
 )
 from aicr.config import parse_config
 from aicr.ctrf import Status
-from aicr.kubeapi import KubeApiError
+from aicr.kube import names
+from aicr.kube.placement import Placement, Toleration
+from aicr.kube.rest import KubeApiError
 from aicr.recipe.load import parse_recipe
 from aicr.result import CheckResult
-from aicr.runner import Placement, Toleration, names
 
 Obj = dict[str, Any]
 RUN = "r0123abcd"

@@ -14,10 +14,10 @@ from fakes import FakeKube
 from aicr.checks import RunInputs, entrypoint
 from aicr.checks.conformance import secure_accelerator_access as check
 from aicr.checks.conformance.secure_accelerator_access import build
-from aicr.checks.smi_probes import Target
 from aicr.config import EMPTY_CONFIG, parse_config
 from aicr.ctrf import Status
 from aicr.errors import InvalidRequestError
+from aicr.kube.gpu_inventory import Target
 from aicr.recipe.load import parse_recipe
 
 Obj = dict[str, Any]

@@ -68,7 +68,7 @@ def test_conclude(sections: list[EvidenceSection], status: Status, message: str)
 
 
 def test_a_checks_params_model_is_validated_with_the_field_path_and_a_suggestion() -> None:
-    from aicr.checks import check_params
+    from aicr.catalog.params import check_params
     from aicr.errors import SchemaError
     from aicr.yaml_io import parse
 

@@ -15,8 +15,8 @@ from aicr.checks import RunInputs, entrypoint
 from aicr.checks.conformance.workload_sandboxing import build
 from aicr.config import parse_config
 from aicr.ctrf import Status
+from aicr.kube.names import workload_namespace
 from aicr.recipe.load import parse_recipe
-from aicr.runner.names import workload_namespace
 
 Obj = dict[str, Any]
 CHECK = "workload-sandboxing"

@@ -19,7 +19,7 @@ import yaml
 
 from aicr.cli import compat
 from aicr.cli.main import run
-from aicr.runner import Toleration
+from aicr.kube.placement import Toleration
 from aicr.snapshot.agent import AgentOutcome, AgentRequest
 from aicr.snapshot.capture import build
 
@@ -332,7 +332,7 @@ def fake_cluster(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[int], Se
     def refuse(*_: object, **__: object) -> None:
         raise AssertionError("the cluster was contacted")
 
-    monkeypatch.setattr("aicr.k8s.api_client", refuse)
+    monkeypatch.setattr("aicr.kube.target.api_client", refuse)
     # Each case starts from a quiet logger, so --debug is seen turning it on.
     logger = logging.getLogger("aicr")
     level = logger.level

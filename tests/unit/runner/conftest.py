@@ -9,7 +9,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from runctx import make_ctx, sample_plan_obj
 
 from aicr.plan import Plan
-from aicr.runner import RunContext
+from aicr.runner.context import RunContext
 
 
 @pytest.fixture

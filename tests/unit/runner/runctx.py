@@ -6,11 +6,12 @@ from datetime import timedelta
 
 from aicr.catalog import load_catalog
 from aicr.config import EMPTY_CONFIG
-from aicr.k8s import KubeTarget
+from aicr.kube.placement import Placement, Toleration
+from aicr.kube.target import KubeTarget
 from aicr.phases import Phase
 from aicr.plan import PhasePlan, Plan, PlannedCheck
 from aicr.recipe.load import parse_recipe
-from aicr.runner import Placement, RunContext, Toleration
+from aicr.runner.context import RunContext
 from aicr.snapshot.model import Measurement, MeasurementType, Snapshot, Subtype
 
 RECIPE = """

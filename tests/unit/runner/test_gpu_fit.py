@@ -10,8 +10,8 @@ from pydantic import ValidationError
 from aicr.catalog import load_catalog
 from aicr.catalog.model import GpuNeed, parse_catalog
 from aicr.errors import SchemaError
+from aicr.kube.placement import Placement
 from aicr.plan import PlannedCheck
-from aicr.runner import Placement
 from aicr.runner.gpu_fit import Holding, Inventory, fit, free_text, inventory
 
 Obj = dict[str, Any]

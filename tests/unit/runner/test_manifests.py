@@ -13,8 +13,11 @@ from runctx import make_ctx, planned
 
 from aicr.catalog import parse_catalog
 from aicr.errors import SchemaError
+from aicr.kube import names
+from aicr.kube.placement import Placement, Toleration
 from aicr.plan import Plan
-from aicr.runner import Placement, RunContext, Toleration, manifests, names
+from aicr.runner import manifests
+from aicr.runner.context import RunContext
 from aicr.runner.manifests import PrometheusTarget
 
 GOLDEN = Path(__file__).resolve().parents[2] / "data" / "golden"

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from aicr.runner import names
+from aicr.kube import names
 
 
 @pytest.mark.parametrize(

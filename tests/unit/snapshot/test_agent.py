@@ -11,11 +11,13 @@ import pytest
 from aicr import gate
 from aicr.config import EMPTY_CONFIG
 from aicr.ctrf import Status
-from aicr.k8s import KubeTarget
+from aicr.kube.placement import TOLERATE_ALL, Placement
+from aicr.kube.target import KubeTarget
 from aicr.recipe.load import parse_recipe
 from aicr.recipe.model import Recipe
 from aicr.result import CheckResult
-from aicr.runner import TOLERATE_ALL, Placement, RunContext, manifests
+from aicr.runner import manifests
+from aicr.runner.context import RunContext
 from aicr.snapshot import agent, host_files
 from aicr.snapshot.capture import build
 from aicr.snapshot.groups import NodeGroup

@@ -34,7 +34,7 @@ from simcluster.components.registry import image_binary, image_repos
 
 VALIDATOR_REPO = "aicr-validator"
 FAULT_ANNOTATION = "sim.aicr.dev/fault"
-RUN_LABEL = "aicr.dev/run-id"  # aicr.runner.names.RUN_ID_LABEL; the sim never imports aicr
+RUN_LABEL = "aicr.dev/run-id"  # aicr.kube.names.RUN_ID_LABEL; the sim never imports aicr
 SMI = "nvidia-smi"
 # Image repositories (last path component) whose commands run with the host's tools;
 # the inference load generator and server images as simcluster.images plays them.

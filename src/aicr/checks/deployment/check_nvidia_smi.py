@@ -25,11 +25,11 @@ from typing import Any
 
 from pydantic import Field
 
-from aicr import pod_status
 from aicr.checks import CheckContext, CheckParams
 from aicr.checks import smi_probes as smi
 from aicr.checks.allocation import AllocationMode, preflight_mode, prepared_mode
 from aicr.checks.images import workload_image
+from aicr.kube import gpu_inventory, pod_status
 from aicr.result import CheckResult, StepStatus
 
 
@@ -47,7 +47,7 @@ preflight = preflight_mode  # the whole-GPU mode, resolved like gpu-allocation-p
 
 
 def _finished(pod: dict[str, Any]) -> bool:
-    return (pod.get("status") or {}).get("phase") in smi.TERMINAL_PHASES
+    return (pod.get("status") or {}).get("phase") in gpu_inventory.TERMINAL_PHASES
 
 
 def run(ctx: CheckContext) -> CheckResult:
@@ -56,12 +56,12 @@ def run(ctx: CheckContext) -> CheckResult:
     dra = mode == AllocationMode.DRA
     nodes = ctx.kube.list("Node")
     if dra:
-        capacity, used = smi.dra_gpus(
+        capacity, used = gpu_inventory.dra_gpus(
             ctx.kube.list("ResourceSlice"), ctx.kube.list("ResourceClaim")
         )
     else:
-        capacity, used = smi.device_plugin_gpus(nodes, ctx.kube.list("Pod"))
-    plan = smi.plan_nodes(nodes, capacity, used, ctx.workloads)
+        capacity, used = gpu_inventory.device_plugin_gpus(nodes, ctx.kube.list("Pod"))
+    plan = gpu_inventory.plan_nodes(nodes, capacity, used, ctx.workloads)
     ctx.record(
         "GPU nodes",
         (

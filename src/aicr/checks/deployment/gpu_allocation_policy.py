@@ -18,7 +18,8 @@ from aicr.checks.allocation import (
     Resolution,
     resolve_mode,
 )
-from aicr.checks.gpu import (
+from aicr.kube.dicts import KubeReader, Obj
+from aicr.kube.gpus import (
     DRA_DRIVER,
     GPU_DEVICE_CLASS,
     GPU_PRESENT_LABEL,
@@ -26,7 +27,6 @@ from aicr.checks.gpu import (
     allocatable_gpus,
     is_whole_gpu,
 )
-from aicr.checks.kube import KubeReader, Obj
 from aicr.recipe.model import Recipe
 from aicr.result import CheckResult, StepStatus
 

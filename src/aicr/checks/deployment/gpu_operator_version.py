@@ -10,8 +10,8 @@ cannot be found or compared fails; only a recipe without the constraint skips.
 from __future__ import annotations
 
 from aicr.checks import CheckContext
-from aicr.checks.kube import KubeReader, Obj
 from aicr.constraints import compare, parse_expression, parse_version, render_reading
+from aicr.kube.dicts import KubeReader, Obj
 from aicr.phases import Phase
 from aicr.recipe.model import Constraint, Recipe
 from aicr.result import CheckResult, StepStatus

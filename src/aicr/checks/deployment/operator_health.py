@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from aicr.checks import CheckContext
 from aicr.checks import gpu_operator as op
 from aicr.checks import health as h
-from aicr.checks.kube import KubeReader, Obj
+from aicr.kube.dicts import KubeReader, Obj
 from aicr.result import CheckResult, StepStatus
 
 

@@ -46,7 +46,11 @@ from pydantic import Field
 from aicr.checks import CheckContext, CheckParams, prometheus
 from aicr.checks.allocation import AllocationMode, preflight_mode, prepared_mode
 from aicr.checks.conformance.accelerator_metrics import build
-from aicr.checks.gpu import (
+from aicr.checks.images import workload_image
+from aicr.checks.steps import Step
+from aicr.ctrf import Status
+from aicr.kube.gpu_inventory import dra_gpus
+from aicr.kube.gpus import (
     GPU_DEVICE_CLASS,
     GPU_RESOURCE,
     allocatable_gpus,
@@ -56,10 +60,6 @@ from aicr.checks.gpu import (
     device_uuid,
     gpu_nodes,
 )
-from aicr.checks.images import workload_image
-from aicr.checks.smi_probes import dra_gpus
-from aicr.checks.steps import Step
-from aicr.ctrf import Status
 from aicr.parsers import dcgm
 from aicr.result import CheckResult
 

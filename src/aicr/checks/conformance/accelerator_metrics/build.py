@@ -10,13 +10,12 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from aicr.checks.gpu import GPU_RESOURCE
 from aicr.checks.probe_pods import (
     gpu_claim_template,
-    gpu_toleration,
     pinned_to,
     restricted_pod_spec,
 )
+from aicr.kube.gpus import GPU_RESOURCE, gpu_toleration
 from aicr.parsers.dcgm import Page, Sample
 
 Obj = dict[str, Any]

@@ -40,15 +40,15 @@ from typing import Any
 
 from pydantic import Field
 
-from aicr import pod_status
 from aicr.checks import CheckContext, CheckParams
 from aicr.checks.allocation import AllocationMode, prepared_mode
 from aicr.checks.conformance.cluster_autoscaling import build, providers
-from aicr.checks.gpu import GPU_DEVICE_CLASS, allocatable_gpus
 from aicr.checks.images import workload_image
-from aicr.checks.smi_probes import NodePlan, device_plugin_gpus, dra_gpus, plan_nodes
-from aicr.cncf.aggregation import NA_PATH
+from aicr.config import NA_PATH
 from aicr.ctrf import Status
+from aicr.kube import pod_status
+from aicr.kube.gpu_inventory import NodePlan, device_plugin_gpus, dra_gpus, plan_nodes
+from aicr.kube.gpus import GPU_DEVICE_CLASS, allocatable_gpus
 from aicr.result import CheckResult, StepStatus
 
 POLL_SECONDS = 1.0

@@ -14,17 +14,16 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from aicr.checks.gpu import GPU_RESOURCE
 from aicr.checks.probe_pods import (
     gpu_claim,
     gpu_claim_template,
-    gpu_toleration,
     pinned_to,
     restricted_pod_spec,
 )
-from aicr.checks.smi_probes import Target
 from aicr.checks.steps import now_iso
-from aicr.runner import names as k8s_names
+from aicr.kube import names as k8s_names
+from aicr.kube.gpu_inventory import Target
+from aicr.kube.gpus import GPU_RESOURCE, gpu_toleration
 
 Obj = dict[str, Any]
 IMAGE = "pause"  # in aicr/checks/images.yaml

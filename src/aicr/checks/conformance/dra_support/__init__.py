@@ -27,15 +27,15 @@ import time
 
 from pydantic import Field
 
-from aicr import pod_status
 from aicr.checks import CheckContext, CheckParams
 from aicr.checks.allocation import DRA_DRIVER, AllocationMode, preflight_mode, prepared_mode
 from aicr.checks.components import judge
 from aicr.checks.conformance.dra_support import build
-from aicr.checks.gpu import DRA_DRIVER as GPU_DRIVER
-from aicr.checks.gpu import allocated, gpu_nodes, is_allocated
 from aicr.checks.images import workload_image
 from aicr.ctrf import Status
+from aicr.kube import pod_status
+from aicr.kube.gpus import DRA_DRIVER as GPU_DRIVER
+from aicr.kube.gpus import allocated, gpu_nodes, is_allocated
 from aicr.result import CheckResult
 
 preflight = preflight_mode  # the whole-GPU mode, resolved like gpu-allocation-policy does

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from aicr.checks.gpu import DRA_DRIVER, device_uuid, is_whole_gpu
-from aicr.checks.probe_pods import gpu_claim, gpu_toleration, restricted_pod_spec
+from aicr.checks.probe_pods import gpu_claim, restricted_pod_spec
 from aicr.checks.smi_xml import first_line, read_probe
+from aicr.kube.gpus import DRA_DRIVER, device_uuid, gpu_toleration, is_whole_gpu
 
 Obj = dict[str, Any]
 API = "resource.k8s.io/v1"

@@ -24,12 +24,12 @@ from typing import Any
 
 from pydantic import Field
 
-from aicr import pod_status
 from aicr.checks import CheckContext, CheckParams
 from aicr.checks import smi_probes as smi
 from aicr.checks.allocation import AllocationMode, preflight_mode, prepared_mode
 from aicr.checks.conformance.driver_runtime_management import build
 from aicr.checks.images import workload_image
+from aicr.kube import gpu_inventory, pod_status
 from aicr.result import CheckResult
 
 preflight = preflight_mode  # the whole-GPU mode, resolved like gpu-allocation-policy does
@@ -46,7 +46,7 @@ class Params(CheckParams):
 
 
 def _finished(pod: dict[str, Any]) -> bool:
-    return (pod.get("status") or {}).get("phase") in smi.TERMINAL_PHASES
+    return (pod.get("status") or {}).get("phase") in gpu_inventory.TERMINAL_PHASES
 
 
 def run(ctx: CheckContext) -> CheckResult:
@@ -55,10 +55,10 @@ def run(ctx: CheckContext) -> CheckResult:
     nodes = ctx.kube.list("Node")
     slices = ctx.kube.list("ResourceSlice") if dra else []
     if dra:
-        capacity, used = smi.dra_gpus(slices, ctx.kube.list("ResourceClaim"))
+        capacity, used = gpu_inventory.dra_gpus(slices, ctx.kube.list("ResourceClaim"))
     else:
-        capacity, used = smi.device_plugin_gpus(nodes, ctx.kube.list("Pod"))
-    plan = smi.plan_nodes(nodes, capacity, used, ctx.workloads)
+        capacity, used = gpu_inventory.device_plugin_gpus(nodes, ctx.kube.list("Pod"))
+    plan = gpu_inventory.plan_nodes(nodes, capacity, used, ctx.workloads)
     by_name = {n["metadata"]["name"]: n for n in nodes}
     drivers = build.slice_drivers(slices)
     targets, sources = [], {}

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from aicr.checks.gpu import DRA_DRIVER, DRIVER_FULL_LABEL, is_whole_gpu
-from aicr.checks.smi_probes import Target, driver_label
 from aicr.checks.smi_xml import read_probe
+from aicr.kube.gpu_inventory import Target, driver_label
+from aicr.kube.gpus import DRA_DRIVER, DRIVER_FULL_LABEL, is_whole_gpu
 
 Obj = dict[str, Any]
 IMAGE = "ubuntu"  # in aicr/checks/images.yaml

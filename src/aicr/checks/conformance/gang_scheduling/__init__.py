@@ -41,9 +41,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from aicr import pod_status
 from aicr.checks import CheckContext, CheckParams
-from aicr.checks import smi_probes as smi
 from aicr.checks.allocation import AllocationMode, preflight_mode, prepared_mode
 from aicr.checks.conformance.gang_scheduling import build
 from aicr.checks.conformance.gang_scheduling.mechanisms import (
@@ -59,8 +57,9 @@ from aicr.checks.conformance.gang_scheduling.mechanisms import (
 from aicr.checks.images import workload_image
 from aicr.checks.steps import now_iso
 from aicr.ctrf import Status
-from aicr.k8s_kinds import of as kind_of
-from aicr.kubeapi import KubeApiError
+from aicr.kube import gpu_inventory, pod_status
+from aicr.kube.kinds import of as kind_of
+from aicr.kube.rest import KubeApiError
 from aicr.result import CheckResult
 
 preflight = preflight_mode  # GPU members need the whole-GPU mode (device plugin or DRA)
@@ -133,15 +132,17 @@ def _detect(ctx: CheckContext) -> Detection | None:
     return None
 
 
-def _plan(ctx: CheckContext) -> tuple[smi.NodePlan, smi.NodePlan]:
+def _plan(ctx: CheckContext) -> tuple[gpu_inventory.NodePlan, gpu_inventory.NodePlan]:
     """Free and allocatable GPUs per schedulable GPU node in scope, and CPU (millicores) per node.
 
     ``plan_nodes`` counts any resource: in the CPU plan a target's ``gpus`` are
     its free millicores and ``total`` its allocatable ones.
     """
     nodes, pods = ctx.kube.list("Node"), ctx.kube.list("Pod")
-    gpu_plan = smi.plan_nodes(nodes, *smi.device_plugin_gpus(nodes, pods), ctx.workloads)
-    return gpu_plan, smi.plan_nodes(nodes, *build.cpu_use(nodes, pods), ctx.workloads)
+    gpu_plan = gpu_inventory.plan_nodes(
+        nodes, *gpu_inventory.device_plugin_gpus(nodes, pods), ctx.workloads
+    )
+    return gpu_plan, gpu_inventory.plan_nodes(nodes, *build.cpu_use(nodes, pods), ctx.workloads)
 
 
 def _sizing(ctx: CheckContext) -> build.Sizing | None:

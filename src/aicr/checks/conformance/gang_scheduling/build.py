@@ -18,9 +18,9 @@ from aicr.checks.conformance.gang_scheduling.mechanisms import (
     VOLCANO,
     Mechanism,
 )
-from aicr.checks.gpu import GPU_RESOURCE
-from aicr.checks.probe_pods import gpu_toleration, pinned_to, restricted_pod_spec
-from aicr.checks.smi_probes import TERMINAL_PHASES, NodePlan
+from aicr.checks.probe_pods import pinned_to, restricted_pod_spec
+from aicr.kube.gpu_inventory import TERMINAL_PHASES, NodePlan
+from aicr.kube.gpus import GPU_RESOURCE, gpu_toleration
 
 Obj = dict[str, Any]
 IMAGE = "ubuntu"  # in aicr/checks/images.yaml

@@ -31,8 +31,8 @@ from aicr.checks import CheckContext
 from aicr.checks import gpu_operator as op
 from aicr.checks import health as h
 from aicr.checks.conformance.gpu_operator_health import build
-from aicr.checks.gpu import GPU_PRESENT_LABEL, PCI_LABEL, gpu_nodes
 from aicr.ctrf import Status
+from aicr.kube.gpus import GPU_PRESENT_LABEL, PCI_LABEL, gpu_nodes
 from aicr.result import CheckResult
 
 

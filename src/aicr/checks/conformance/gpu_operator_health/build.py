@@ -10,7 +10,7 @@ from typing import Any
 
 from aicr.checks import gpu_operator as op
 from aicr.checks import health as h
-from aicr.checks.gpu import gpu_nodes
+from aicr.kube.gpus import gpu_nodes
 
 Obj = dict[str, Any]
 

@@ -9,8 +9,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from aicr.checks.gpu import GPU_RESOURCE
-from aicr.checks.probe_pods import gpu_claim_template, gpu_toleration, restricted_pod_spec
+from aicr.checks.probe_pods import gpu_claim_template, restricted_pod_spec
+from aicr.kube.gpus import GPU_RESOURCE, gpu_toleration
 
 Obj = dict[str, Any]
 IMAGE = "python"  # in aicr/checks/images.yaml

@@ -45,7 +45,7 @@ from aicr.checks.conformance.robust_controller.operators import (
 )
 from aicr.checks.images import workload_image
 from aicr.ctrf import Status
-from aicr.kubeapi import KubeApiError
+from aicr.kube.rest import KubeApiError
 from aicr.result import CheckResult, StepStatus
 
 POLL_SECONDS = 1.0

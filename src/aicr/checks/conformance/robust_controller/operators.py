@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aicr.checks.probe_pods import place, restricted_pod_spec
-from aicr.runner import Placement
+from aicr.kube.placement import Placement
 
 Obj = dict[str, Any]
 INVALID = "aicr-invalid"  # the invalid object's name (a dry run: never stored)

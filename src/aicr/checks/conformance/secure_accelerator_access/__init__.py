@@ -35,14 +35,13 @@ from typing import Any
 
 from pydantic import Field
 
-from aicr import pod_status
 from aicr.checks import CheckContext, CheckParams
-from aicr.checks import smi_probes as smi
 from aicr.checks.allocation import AllocationMode, preflight_mode, prepared_mode
 from aicr.checks.conformance.secure_accelerator_access import build
 from aicr.checks.gpu_operator import runtime_class
 from aicr.checks.images import workload_image
 from aicr.errors import InputError
+from aicr.kube import gpu_inventory, pod_status
 from aicr.recipe.model import Recipe
 from aicr.result import CheckResult
 
@@ -108,7 +107,7 @@ def _gpu_runtime_class(ctx: CheckContext) -> str | None:
 def _started(pod: dict[str, Any]) -> bool:
     """Every container runs (the probes then sleep), or the pod already ended."""
     status = pod.get("status") or {}
-    if status.get("phase") in smi.TERMINAL_PHASES:
+    if status.get("phase") in gpu_inventory.TERMINAL_PHASES:
         return True
     states = [cs.get("state") or {} for cs in status.get("containerStatuses") or []]
     want = len((pod.get("spec") or {}).get("containers") or [])
@@ -168,12 +167,12 @@ def run(ctx: CheckContext) -> CheckResult:
     dra = prepared_mode(ctx.prepared, ctx.recipe) == AllocationMode.DRA
     nodes = ctx.kube.list("Node")
     if dra:
-        capacity, used = smi.dra_gpus(
+        capacity, used = gpu_inventory.dra_gpus(
             ctx.kube.list("ResourceSlice"), ctx.kube.list("ResourceClaim")
         )
     else:
-        capacity, used = smi.device_plugin_gpus(nodes, ctx.kube.list("Pod"))
-    nodes_plan = smi.plan_nodes(nodes, capacity, used, ctx.workloads)
+        capacity, used = gpu_inventory.device_plugin_gpus(nodes, ctx.kube.list("Pod"))
+    nodes_plan = gpu_inventory.plan_nodes(nodes, capacity, used, ctx.workloads)
     with ctx.step("GPU nodes") as step:
         step.asked = "Nodes with GPUs (" + ("ResourceSlices" if dra else "nvidia.com/gpu") + ")"
         step.answer = (

@@ -24,11 +24,11 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from aicr import pod_status
 from aicr.checks import CheckContext, CheckParams
 from aicr.checks.conformance.workload_sandboxing import build
 from aicr.checks.images import workload_image
 from aicr.checks.probes import Waited
+from aicr.kube import pod_status
 from aicr.result import CheckResult, StepStatus
 
 TITLE = "RuntimeClasses"

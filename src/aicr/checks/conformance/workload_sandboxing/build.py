@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from aicr.checks.probe_pods import pinned_to, restricted_pod_spec
-from aicr.runner.names import bounded
+from aicr.kube.names import bounded
 
 Obj = dict[str, Any]
 IMAGE = "ubuntu"  # in aicr/checks/images.yaml

@@ -26,10 +26,10 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from aicr import durations
-from aicr import pod_status as pods
 from aicr.checks import CheckContext, CheckParams
 from aicr.checks.images import workload_image
 from aicr.checks.performance.inference_perf import aiperf, gates, knobs, stack
+from aicr.kube import pod_status as pods
 from aicr.parsers import ParseError
 from aicr.parsers.aiperf import Summary
 from aicr.parsers.aiperf import parse as parse_summary

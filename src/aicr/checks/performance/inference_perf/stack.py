@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from aicr.checks import health
-from aicr.checks.probe_pods import gpu_toleration
-from aicr.pod_status import where
+from aicr.kube.gpus import gpu_toleration
+from aicr.kube.pod_status import where
 from aicr.recipe.model import ComponentRef, Recipe
 
 Obj = dict[str, Any]

@@ -24,20 +24,20 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from aicr import pod_status
+from aicr.catalog.model import workload_pod_security
 from aicr.checks import CheckContext, CheckParams
-from aicr.checks.gpu import allocatable_gpus, gpu_nodes
 from aicr.checks.images import workload_image
 from aicr.checks.performance.nccl_all_reduce_bw import build, evidence, keys
 from aicr.checks.performance.nccl_all_reduce_bw.judge import Host, Verdict, judge
 from aicr.constraints import NumberGate, parse_gate
 from aicr.ctrf import Status
 from aicr.errors import InputError, Problem
+from aicr.kube import pod_status
+from aicr.kube.gpus import allocatable_gpus, gpu_nodes
 from aicr.parsers import ParseError, nccl_tests
 from aicr.phases import Phase
 from aicr.recipe.model import Recipe
 from aicr.result import CheckResult
-from aicr.runner.manifests import workload_pod_security
 
 CONSTRAINT = "nccl-all-reduce-bw"
 IMAGE_PATH = (

@@ -26,9 +26,9 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from aicr.checks.gpu import GPU_RESOURCE
-from aicr.checks.probe_pods import gpu_toleration, place
-from aicr.runner import Placement
+from aicr.checks.probe_pods import place
+from aicr.kube.gpus import GPU_RESOURCE, gpu_toleration
+from aicr.kube.placement import Placement
 
 Obj = dict[str, Any]
 Launcher = Literal["trainjob", "mpijob", "job"]

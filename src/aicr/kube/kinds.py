@@ -1,6 +1,6 @@
 """Every Kubernetes kind aicr touches: its REST coordinates and its generated-client names.
 
-One table serves the checks (everything over REST, see ``aicr.kubeapi``), run
+One table serves the checks (everything over REST, see ``aicr.kube.rest``), run
 cleanup (listing and deleting by REST path) and the runner (creating its own
 objects through the generated client), so a kind's path is written down once.
 A custom resource a check creates costs one row here; a unit test fails when a

@@ -46,6 +46,11 @@ def gpu_nodes(nodes: list[dict[str, Any]]) -> list[str]:
     return sorted(found)
 
 
+def gpu_toleration() -> dict[str, Any]:
+    """Tolerates the taint GPU nodes commonly carry."""
+    return {"key": GPU_TAINT, "operator": "Exists", "effect": "NoSchedule"}
+
+
 def allocation_results(claim: dict[str, Any] | None) -> list[dict[str, Any]]:
     """The devices a claim's status says it was allocated (driver, pool, device, request)."""
     allocation = ((claim or {}).get("status") or {}).get("allocation") or {}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import secrets
 
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
 MANAGED_BY = "aicr"
@@ -27,6 +28,12 @@ JOB_NAME_MAX = 52
 NAME_PREFIX_MAX = 30  # leaves room in a 52-character Job name for the run id and a check
 _NAME_PREFIX = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _RUN_ID = re.compile(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?-)?r[0-9a-f]{8}$")
+
+
+def new_run_id(prefix: str | None = None) -> str:
+    """Short, lowercase and unique enough to name Kubernetes objects of concurrent runs."""
+    token = "r" + secrets.token_hex(4)
+    return f"{prefix}-{token}" if prefix else token
 
 
 def is_run_id(text: str) -> bool:

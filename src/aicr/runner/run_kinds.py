@@ -1,6 +1,6 @@
 """Which kinds a run makes: the runner's own (created through the generated client) and the checks'.
 
-The kind table lives in aicr.k8s_kinds (shared with the checks). What cleanup
+The kind table lives in aicr.kube.kinds (shared with the checks). What cleanup
 deletes is derived: the runner's own kinds plus every kind a catalog rule lets
 a check ``create`` (cluster-scoped included), so a custom resource a new check
 creates is removed without touching cleanup. A rule naming a resource the table
@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any
 
-from aicr.k8s_kinds import KINDS, Kind, by_resource
+from aicr.kube.kinds import KINDS, Kind, by_resource
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
@@ -60,7 +60,7 @@ def created_by_checks(catalog: Catalog) -> tuple[Kind, ...]:
                     if kind is None:
                         raise UnknownKind(
                             f"catalog check {check.name} may create {resource!r} in API group "
-                            f"{group or 'core'!r}, which aicr.k8s_kinds does not know: add its "
+                            f"{group or 'core'!r}, which aicr.kube.kinds does not know: add its "
                             "row so run cleanup can find and delete those objects"
                         )
                     if kind not in found:

@@ -3,7 +3,7 @@
 Checks see objects exactly as ``kubectl get -o json`` shows them. ``KubeReader``
 is what read-only checks need; ``Kube`` adds what checks that create workloads
 need (create, delete, the list's resourceVersion, watch, logs). ``RestKube``
-implements both over the REST client (``aicr.kubeapi``), the only client in a
+implements both over the REST client (``aicr.kube.rest``), the only client in a
 check process; tests use the fakes in ``tests/unit/checks/fakes.py``.
 """
 
@@ -13,11 +13,11 @@ import builtins
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
-from aicr.k8s_kinds import KINDS, Kind
-from aicr.k8s_kinds import of as kind_of
+from aicr.kube.kinds import KINDS, Kind
+from aicr.kube.kinds import of as kind_of
 
 if TYPE_CHECKING:
-    from aicr.kubeapi import KubeApi
+    from aicr.kube.rest import KubeApi
 
 Obj = dict[str, Any]
 
@@ -77,7 +77,7 @@ class Kube(KubeReader, Protocol):
 
 
 class RestKube:
-    """``Kube`` over the REST client (``aicr.kubeapi``)."""
+    """``Kube`` over the REST client (``aicr.kube.rest``)."""
 
     def __init__(self, api: KubeApi) -> None:
         self.api = api
@@ -88,7 +88,7 @@ class RestKube:
 
     def get(self, kind: str, name: str, namespace: str | None = None) -> Obj | None:
         """One object, or None on 404."""
-        from aicr.kubeapi import KubeApiError
+        from aicr.kube.rest import KubeApiError
 
         try:
             return self.api.get(_kind(kind).path(namespace, name))
@@ -111,7 +111,7 @@ class RestKube:
         A 404 on a collection means the API is not served (a CRD not installed):
         there are no such objects.
         """
-        from aicr.kubeapi import KubeApiError
+        from aicr.kube.rest import KubeApiError
 
         params = {"labelSelector": label_selector} if label_selector else None
         try:
@@ -148,7 +148,7 @@ class RestKube:
 
     def served(self, api_version: str) -> builtins.list[str] | None:
         """GET the group version's discovery document; 404 means not served."""
-        from aicr.kubeapi import KubeApiError
+        from aicr.kube.rest import KubeApiError
 
         path = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
         try:

@@ -8,8 +8,9 @@ import httpx
 import pytest
 
 from aicr.catalog import load_catalog, parse_catalog
-from aicr.kubeapi import Credentials, KubeApi
-from aicr.runner import cleanup, kinds, names
+from aicr.kube import names
+from aicr.kube.rest import Credentials, KubeApi
+from aicr.runner import cleanup, run_kinds
 
 HEAD = "apiVersion: aicr.nvidia.com/v1alpha1\nkind: Catalog\nimage: x\nchecks:\n"
 
@@ -20,11 +21,11 @@ def catalog(rules: str, where: str = "workloadAccess") -> str:
 
 
 def test_every_kind_the_shipped_catalog_lets_a_check_create_is_known_and_cleaned() -> None:
-    made = kinds.created_by_checks(load_catalog())  # raises UnknownKind for an unknown one
+    made = run_kinds.created_by_checks(load_catalog())  # raises UnknownKind for an unknown one
     refs = [k.ref for k in made]
     assert {"Pod", "ResourceClaim", "RayCluster", "PodGroup", "PodGroup.scheduling.run.ai",
             "HorizontalPodAutoscaler"} <= set(refs)  # fmt: skip
-    order = [k.ref for k in kinds.cleanup_order()]
+    order = [k.ref for k in run_kinds.cleanup_order()]
     assert set(refs) <= set(order) and order[-1] == "Namespace"
     # a check's kinds go before the runner's: a Deployment goes before the pods it owns
     assert order.index("Deployment") < order.index("Pod")
@@ -33,7 +34,7 @@ def test_every_kind_the_shipped_catalog_lets_a_check_create_is_known_and_cleaned
 def test_cluster_scoped_custom_resources_a_check_creates_are_cleaned_too() -> None:
     rule = "{apiGroups: [kueue.x-k8s.io], resources: [clusterqueues, resourceflavors], " \
            "verbs: [create, delete]}"
-    made = kinds.created_by_checks(parse_catalog(catalog(rule, "access")))
+    made = run_kinds.created_by_checks(parse_catalog(catalog(rule, "access")))
     assert [(k.name, k.namespaced) for k in made] == [
         ("ClusterQueue", False), ("ResourceFlavor", False)]
 
@@ -51,11 +52,11 @@ def test_cluster_scoped_custom_resources_a_check_creates_are_cleaned_too() -> No
 def test_a_rule_creating_a_kind_the_table_does_not_know_is_refused(rule: str, ok: bool) -> None:
     parsed = parse_catalog(catalog(rule))
     if ok:
-        assert kinds.created_by_checks(parsed) == ()
+        assert run_kinds.created_by_checks(parsed) == ()
         return
-    with pytest.raises(kinds.UnknownKind, match=r"catalog check c may create .* in API group "
-                       r"'example\.com', which aicr\.k8s_kinds does not know"):  # fmt: skip
-        kinds.created_by_checks(parsed)
+    with pytest.raises(run_kinds.UnknownKind, match=r"catalog check c may create .* in API group "
+                       r"'example\.com', which aicr\.kube\.kinds does not know"):  # fmt: skip
+        run_kinds.created_by_checks(parsed)
 
 
 def test_cleanup_deletes_custom_resources_by_rest_path_and_skips_unserved_apis() -> None:

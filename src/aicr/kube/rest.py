@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from aicr.k8s import KubeTarget
+from aicr.kube.target import KubeTarget
 
 if TYPE_CHECKING:
     import httpx
@@ -89,7 +89,7 @@ def _in_cluster() -> Credentials | None:
 
 
 def _from_kubeconfig(target: KubeTarget) -> Credentials:
-    from aicr.k8s import load_configuration
+    from aicr.kube.target import load_configuration
 
     cfg = load_configuration(target)
     if cfg.verify_ssl:

@@ -11,11 +11,11 @@ import httpx
 import pytest
 import yaml
 
-from aicr import kubeapi
-from aicr.checks.kube import NotSupported, RestKube
-from aicr.k8s import KubeTarget
-from aicr.k8s_kinds import KINDS
-from aicr.kubeapi import Credentials, KubeApi, KubeApiError, credentials
+from aicr.kube import rest as kubeapi
+from aicr.kube.dicts import NotSupported, RestKube
+from aicr.kube.kinds import KINDS
+from aicr.kube.rest import Credentials, KubeApi, KubeApiError, credentials
+from aicr.kube.target import KubeTarget
 
 
 @pytest.mark.parametrize(
