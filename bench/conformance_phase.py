@@ -51,7 +51,7 @@ sys.path[:0] = [str(ROOT / "hack" / "sim"), str(ROOT / "tests" / "cluster"), str
 from conformance_cluster import STAND_IN_NS, gpu_components, healthy, teardown  # noqa: E402
 from deployhelp import recipe_text  # noqa: E402
 from harness import SimCluster  # noqa: E402
-from simcluster.cluster import Sim  # noqa: E402
+from simcluster.cluster.sim import Sim  # noqa: E402
 
 from aicr.catalog import load_catalog  # noqa: E402
 from aicr.checks import entrypoint  # noqa: E402

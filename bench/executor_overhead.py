@@ -38,7 +38,7 @@ from gpu_operator import CRD, install_operator, wait_available  # noqa: E402
 from harness import SimCluster  # noqa: E402
 from kubernetes import client  # noqa: E402
 from runhelp import make_ctx, planned  # noqa: E402
-from simcluster.cluster import Sim  # noqa: E402
+from simcluster.cluster.sim import Sim  # noqa: E402
 
 from aicr.catalog import load_catalog  # noqa: E402
 from aicr.catalog.params import preflight  # noqa: E402

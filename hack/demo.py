@@ -49,7 +49,7 @@ def main() -> int:
     kubeconfig = sim("up")
     try:
         sys.path.insert(0, str(SIM.parent))
-        from simcluster.cluster import Sim
+        from simcluster.cluster.sim import Sim
 
         say("loading the gpu-platform scenario: GPU Operator, DRA driver, Prometheus, cert-manager")
         sim("scenario", "gpu-platform")

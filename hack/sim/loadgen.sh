@@ -4,16 +4,16 @@
 # tokenizer writer, plus a tiny tokenizer in a Hugging Face cache beside it, so the
 # generator runs with HF_HUB_OFFLINE=1 and never downloads anything at run time.
 # Reuses a complete install; prints its folder. The runtime plays the check's
-# `aiperf` image with it (simcluster/images.py).
+# `aiperf` image with it (simcluster/runtime/images.py).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=cache.sh
 source "$here/cache.sh"
 reqs="$here/loadgen-requirements.txt"
-# Keyed by the pins and by what writes the stand-in tokenizer (simcluster.images).
+# Keyed by the pins and by what writes the stand-in tokenizer (simcluster.runtime.images).
 digest=$(cat "$reqs" "$here/simcluster/serving/tokenizer.py" | sha256sum | cut -c1-12)
 dir="$cache_root/aiperf-${AIPERF_VERSION}_${digest}"
-# The repo id the stand-in tokenizer is cached under (simcluster.images.TOKENIZER_REPO).
+# The repo id the stand-in tokenizer is cached under (simcluster.runtime.images.TOKENIZER_REPO).
 tokenizer_repo="aicr-sim/tokenizer"
 
 log() { echo "sim-loadgen: $*" >&2; }

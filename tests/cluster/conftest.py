@@ -33,8 +33,8 @@ for extra in (ROOT / "hack" / "sim", ROOT / "tests", Path(__file__).resolve().pa
         sys.path.insert(0, str(extra))
 
 from harness import SimCluster  # noqa: E402
-from simcluster import paths  # noqa: E402
-from simcluster.cluster import Sim, SimUnavailable  # noqa: E402
+from simcluster.cluster import paths  # noqa: E402
+from simcluster.cluster.sim import Sim, SimUnavailable  # noqa: E402
 from simcluster.net import namespace as netns  # noqa: E402
 
 HERE = Path(__file__).resolve().parent

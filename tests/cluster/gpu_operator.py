@@ -8,7 +8,7 @@ from typing import Any
 from harness import SimCluster
 from kubernetes import client
 from manifests import GPU_TOLERATION, crd
-from simcluster import kube
+from simcluster.cluster import kube
 
 CRD = crd("nvidia.com", "clusterpolicies", "ClusterPolicy", scope="Cluster")
 IMAGE = "nvcr.io/nvidia/gpu-operator:v25.10.1"

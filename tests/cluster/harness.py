@@ -19,13 +19,15 @@ from typing import Any, TypeVar
 
 from kubernetes import client
 from kubernetes.client.rest import ApiException
-from simcluster import kube, named_scenarios, scenario
-from simcluster.cluster import Sim
+from simcluster.cluster import kube
+from simcluster.cluster.sim import Sim
 from simcluster.components import install as components
 from simcluster.components import registry as component_registry
 from simcluster.faults import pods as pod_faults
 from simcluster.faults import registry as faults
-from simcluster.nodes import GPU_NODES, LAYOUT
+from simcluster.nodes.layout import GPU_NODES, LAYOUT
+from simcluster.scenarios import contents as scenario
+from simcluster.scenarios import named as named_scenarios
 
 T = TypeVar("T")
 SIM_CLI = Path(__file__).resolve().parents[2] / "hack" / "sim" / "sim"

@@ -22,8 +22,9 @@ from component_logs import logs_on_failure
 from deployhelp import recipe_text, run_check
 from harness import SimCluster
 from runhelp import interrupted, remaining, start_validate
-from simcluster import kube, provisioned
+from simcluster.cluster import kube
 from simcluster.components import karpenter
+from simcluster.nodes import provisioned
 
 pytestmark = pytest.mark.components("karpenter")
 logged = logs_on_failure(karpenter.NAMESPACE, "app.kubernetes.io/name=karpenter")

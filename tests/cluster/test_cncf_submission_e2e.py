@@ -31,8 +31,8 @@ from conformance_cluster import exporters_ready, gpu_components, healthy, teardo
 from deployhelp import SNAPSHOT, recipe_text
 from harness import SimCluster
 from runhelp import remaining
-from simcluster import provisioned
 from simcluster.components import gateway
+from simcluster.nodes import provisioned
 
 from aicr.cncf import load_requirements
 from aicr.cncf.requirements import Level

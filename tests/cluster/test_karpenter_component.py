@@ -8,9 +8,10 @@ from typing import Any
 import pytest
 from component_logs import logs_on_failure
 from harness import SimCluster
-from simcluster import kube, provisioned
+from simcluster.cluster import kube
 from simcluster.components import karpenter
-from simcluster.nodes import PROFILE_ANNOTATION
+from simcluster.nodes import provisioned
+from simcluster.nodes.layout import PROFILE_ANNOTATION
 
 pytestmark = pytest.mark.components("karpenter")
 logged = logs_on_failure(karpenter.NAMESPACE, "app.kubernetes.io/name=karpenter")

@@ -8,7 +8,7 @@ import pytest
 from component_logs import logs_on_failure
 from harness import SimCluster
 from kubernetes.client.rest import ApiException
-from simcluster import kube
+from simcluster.cluster import kube
 from simcluster.components import kuberay
 
 pytestmark = pytest.mark.components("kuberay")

@@ -11,7 +11,7 @@ from component_logs import logs_on_failure
 from harness import SimCluster
 from kubernetes import client
 from kubernetes.client.rest import ApiException
-from simcluster import kube
+from simcluster.cluster import kube
 from simcluster.components import kueue
 
 pytestmark = pytest.mark.components("kueue")

@@ -13,7 +13,7 @@ import struct
 from pathlib import Path
 
 from harness import SimCluster
-from simcluster import processes
+from simcluster.cluster import processes
 from simcluster.net.addresses import POD_CIDR
 
 PODS = ipaddress.ip_network(POD_CIDR)

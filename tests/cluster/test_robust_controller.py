@@ -18,7 +18,7 @@ from component_logs import logs_on_failure
 from deployhelp import run_check
 from harness import SimCluster
 from kubernetes import client
-from simcluster import kube
+from simcluster.cluster import kube
 from simcluster.components import kuberay
 
 pytestmark = pytest.mark.components("kuberay")

@@ -19,7 +19,7 @@ import pytest
 from deployhelp import run_check
 from harness import SimCluster
 from manifests import GPU_RUNTIME_CLASS
-from simcluster import paths
+from simcluster.cluster import paths
 
 SRC = os.environ.get("AICR_AI_CONFORMANCE_SRC")
 REVISION = paths.read_pins()["AI_CONFORMANCE_REVISION"]

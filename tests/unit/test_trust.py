@@ -15,7 +15,7 @@ from executor_fakes import FakeExecutor
 
 DATA = Path(__file__).parents[1] / "data"
 
-# As hack/sim/simcluster/nodes.py builds them and as Karpenter's KWOK provider makes them.
+# As hack/sim/simcluster/nodes/layout.py builds them and as Karpenter's KWOK provider makes them.
 SIM_NODE = {"kind": "Node", "metadata": {"name": "gpu-0", "annotations": {
     "kwok.x-k8s.io/node": "fake"}}, "spec": {}}
 KARPENTER_KWOK_NODE = {"kind": "Node", "metadata": {"name": "kwok-a"},

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from simcluster.cluster import Sim, SimUnavailable
+from simcluster.cluster.sim import Sim, SimUnavailable
 from simcluster.faults import registry
 from simcluster.faults.registry import FaultInputError
 
@@ -94,7 +94,7 @@ def config(sim: Sim, args: argparse.Namespace) -> int:
 
 def scenario_(sim: Sim, args: argparse.Namespace) -> int:
     """`scenario list`, or load scenario NAME and wait until it is ready."""
-    from simcluster import named_scenarios as named
+    from simcluster.scenarios import named
 
     if args.name == "list":
         for n in named.names():
@@ -109,7 +109,7 @@ def apply_(sim: Sim, args: argparse.Namespace) -> int:
     """Apply a manifest file as scenarios are applied, and wait for its workloads."""
     from pathlib import Path
 
-    from simcluster import named_scenarios as named
+    from simcluster.scenarios import named
 
     return _load_and_run(
         sim,
@@ -125,8 +125,8 @@ def _load_and_run(
 ) -> int:
     """Read the input (exit 2 when it is wrong, before any cluster work), then run it (exit 3
     when it does not become ready)."""
-    from simcluster import named_scenarios as named
     from simcluster.components import install
+    from simcluster.scenarios import named
 
     try:
         loaded = load()
@@ -146,7 +146,7 @@ def _load_and_run(
 
 def mode(sim: Sim, args: argparse.Namespace) -> int:
     """Switch the GPU allocation mode."""
-    from simcluster import scenario
+    from simcluster.scenarios import contents as scenario
 
     if not _running(sim, "sim mode"):
         return EXIT_UNAVAILABLE

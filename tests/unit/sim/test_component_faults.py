@@ -11,11 +11,10 @@ from typing import Any
 
 import pytest
 from simcluster.__main__ import main
-from simcluster.cluster import Sim
+from simcluster.cluster.sim import Sim
 from simcluster.components import coscheduling, gateway, kuberay, kueue, prometheus
-from simcluster.components import faults as components
 from simcluster.components.install import ComponentError
-from simcluster.faults import registry
+from simcluster.faults import components, registry
 
 
 class FakeApps:

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 import yaml
-from simcluster import images
 from simcluster.__main__ import main
-from simcluster.cluster import Sim
+from simcluster.cluster.sim import Sim
 from simcluster.components import catalog, install, registry
 from simcluster.components.base import Context
 from simcluster.components.coscheduling import COMPONENT as COSCHEDULING
 from simcluster.components.prometheus import COMPONENT as PROMETHEUS
 from simcluster.components.prometheus import scrape_config
+from simcluster.runtime import images
 
 REPO = Path(__file__).resolve().parents[3]
 

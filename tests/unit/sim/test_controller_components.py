@@ -213,7 +213,7 @@ def test_no_rbac_rule_of_the_controllers_is_a_wildcard(kueue_release: Path) -> N
 
 
 def test_every_recipe_keys_its_cache_folder_as_the_component_does() -> None:
-    from simcluster import paths
+    from simcluster.cluster import paths
     from simcluster.components import registry
 
     for c in (c for c in registry.COMPONENTS if c.pin):

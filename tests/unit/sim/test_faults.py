@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from simcluster.__main__ import main
-from simcluster.cluster import Sim
+from simcluster.cluster.sim import Sim
 from simcluster.faults import nodes, pods, registry
 from simcluster.faults.registry import FaultInputError, NodeInfo
 from simcluster.gpu import smi

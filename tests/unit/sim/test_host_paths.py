@@ -7,7 +7,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from simcluster.nodes import LAYOUT, node_manifest, node_root
+from simcluster.nodes.layout import LAYOUT, node_manifest, node_root
 from simcluster.runtime.volumes import PodMaterialiser, VolumeError
 
 

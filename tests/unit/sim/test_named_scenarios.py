@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from simcluster import named_scenarios as named
 from simcluster.__main__ import main
-from simcluster.cluster import Sim
+from simcluster.cluster.sim import Sim
+from simcluster.scenarios import named
 
 
 def test_gpu_platform_runs_prometheus_and_the_gpu_stack() -> None:

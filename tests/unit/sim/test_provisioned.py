@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from simcluster import gpu_modes, provisioned
-from simcluster.nodes import PROFILE_ANNOTATION
+from simcluster.gpu import modes as gpu_modes
+from simcluster.nodes import provisioned
+from simcluster.nodes.layout import PROFILE_ANNOTATION
 
 
 def karpenter_node(instance_type: str, **annotations: str) -> dict[str, Any]:

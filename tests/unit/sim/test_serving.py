@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from simcluster import images, paths
+from simcluster.cluster import paths
+from simcluster.runtime import images
 from simcluster.serving import server
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from simcluster import paths
+from simcluster.cluster import paths
 
 Manifest = dict[str, Any]
 RBAC = "rbac.authorization.k8s.io/v1"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import yaml
 
-from simcluster import paths
+from simcluster.cluster import paths
 
 CATALOG = paths.PROJECT_ROOT / "src" / "aicr" / "catalog" / "catalog.yaml"
 

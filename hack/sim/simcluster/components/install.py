@@ -14,12 +14,13 @@ import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from simcluster import kube, paths, scenario
+from simcluster.cluster import kube, paths
 from simcluster.components import registry, workloads
 from simcluster.components.base import Component, Context
+from simcluster.scenarios import contents as scenario
 
 if TYPE_CHECKING:
-    from simcluster.cluster import Sim
+    from simcluster.cluster.sim import Sim
 
 JOURNAL = "components.json"
 BUILD_SCRIPT = paths.SIM_ROOT / "build-component.sh"

@@ -13,7 +13,7 @@ from typing import Any
 
 from kubernetes import client
 
-from simcluster import kube
+from simcluster.cluster import kube
 from simcluster.gpu.model import DRIVER_ANNOTATION, FAULT_ANNOTATION
 from simcluster.runtime.handlers import RUNTIME_FAULT_ANNOTATION
 

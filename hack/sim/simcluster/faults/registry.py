@@ -21,13 +21,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from kubernetes import client
 
-from simcluster import kube
-from simcluster.components import faults as components
-from simcluster.faults import nodes, pods
+from simcluster.cluster import kube
+from simcluster.faults import components, nodes, pods
 from simcluster.runtime.handlers import NO_SANDBOX_HANDLER
 
 if TYPE_CHECKING:
-    from simcluster.cluster import Sim
+    from simcluster.cluster.sim import Sim
 
 Scope = Literal["gpu-node", "node", "cluster"]
 JOURNAL = "faults-active.json"

@@ -9,10 +9,10 @@ from typing import Any
 
 from kubernetes import client
 
-from simcluster import kube, paths
+from simcluster.cluster import kube, paths
 from simcluster.gpu import devices
 from simcluster.gpu.smi import gpu_uuid
-from simcluster.nodes import NCCL_BUSBW_ANNOTATION
+from simcluster.nodes.layout import NCCL_BUSBW_ANNOTATION
 from simcluster.runtime import handlers
 from simcluster.runtime.ownership import SMI, command_name
 

@@ -18,9 +18,9 @@ import threading
 import time
 from dataclasses import dataclass
 
-from simcluster import processes
+from simcluster.cluster import processes
+from simcluster.cluster.processes import Proc
 from simcluster.net.addresses import BRIDGE, GATEWAY, RUNTIME_POD_CIDR
-from simcluster.processes import Proc
 
 HOLDER_ARGV = ["unshare", "--net", "--", "sleep", "infinity"]
 

@@ -20,7 +20,7 @@ from typing import Any
 from kubernetes import client, watch
 from kubernetes.client.rest import ApiException
 
-from simcluster import kube
+from simcluster.cluster import kube
 from simcluster.gpu.model import node_faults
 from simcluster.runtime import node_agent
 from simcluster.runtime.kubelet_server import KubeletServer

@@ -19,7 +19,7 @@ from typing import Any
 
 from kubernetes import client
 
-from simcluster import kube
+from simcluster.cluster import kube
 
 GVISOR = "runsc"
 DEFAULT = "runc"

@@ -18,7 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlparse
 
-from simcluster.pki import KUBELET_CLIENT_CN
+from simcluster.cluster.pki import KUBELET_CLIENT_CN
 from simcluster.runtime import logs
 from simcluster.runtime.pod_files import PodFiles
 

@@ -2,7 +2,7 @@
 
 A real node's kubelet, feature discovery and device plugin (or DRA driver)
 describe it once it joins; here a watch on Nodes gives every provisioned node
-(simcluster.provisioned) its profile's labels and kernel, then advertises its
+(simcluster.nodes.provisioned) its profile's labels and kernel, then advertises its
 GPUs in the cluster's current GPU mode (the `gpu-mode` file `sim mode` writes).
 """
 
@@ -16,7 +16,8 @@ from typing import Any
 
 from kubernetes import client, watch
 
-from simcluster import gpu_modes, provisioned
+from simcluster.gpu import modes as gpu_modes
+from simcluster.nodes import provisioned
 
 log = logging.getLogger("runtime")
 

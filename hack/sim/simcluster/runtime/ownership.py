@@ -37,7 +37,7 @@ FAULT_ANNOTATION = "sim.aicr.dev/fault"
 RUN_LABEL = "aicr.dev/run-id"  # aicr.kube.names.RUN_ID_LABEL; the sim never imports aicr
 SMI = "nvidia-smi"
 # Image repositories (last path component) whose commands run with the host's tools;
-# the inference load generator and server images as simcluster.images plays them.
+# the inference load generator and server images as simcluster.runtime.images plays them.
 NCCL_TESTS_REPO = "nccl-tests"  # played by the GPU model's sshd, mpirun and all_reduce_perf
 HOST_IMAGES = (
     VALIDATOR_REPO,

@@ -19,7 +19,7 @@ from typing import Any
 from kubernetes import client
 
 from simcluster.net.addresses import LOOPBACK as HOST_IP  # every node's InternalIP
-from simcluster.nodes import node_root
+from simcluster.nodes.layout import node_root
 from simcluster.runtime import volume_writer
 from simcluster.runtime.pod_files import PodFiles
 

@@ -27,7 +27,7 @@ from typing import Any
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from simcluster import images, kube, paths, processes
+from simcluster.cluster import kube, paths, processes
 from simcluster.faults import pods as pod_faults
 from simcluster.gpu import devices
 from simcluster.gpu.devices import DevicePlugin
@@ -42,7 +42,7 @@ from simcluster.gpu.model import (
 from simcluster.gpu.smi import gpu_uuid
 from simcluster.net import sandbox as pod_sandbox
 from simcluster.net.addresses import GATEWAY
-from simcluster.runtime import gvisor, handlers, pod_status, probes
+from simcluster.runtime import gvisor, handlers, images, pod_status, probes
 from simcluster.runtime.logs import LogWriter, now_rfc3339nano, tail_text
 from simcluster.runtime.ownership import (
     NCCL_TESTS_REPO,

@@ -9,7 +9,7 @@ also creates a KWOKNodeClass `default` and the NodePool `gpu` (instance type
 p5.48xlarge, the GPU taint, the `aicr.dev/node-group: gpu` label, at most
 16 GPUs). Nodes it creates carry `kwok.x-k8s.io/node: fake`, so the sim's
 kwok keeps them Ready, and the runtime gives them the GPU model
-(simcluster.provisioned). Its metrics and health listeners take every
+(simcluster.nodes.provisioned). Its metrics and health listeners take every
 address (no bind-address setting), on ports no other pod uses. Test-time
 knobs: `consolidateAfter: 5s` on the NodePool, batch windows of 1 s idle /
 3 s at most.
@@ -25,7 +25,7 @@ import yaml
 
 from simcluster.components import objects
 from simcluster.components.base import Component, Context, Image, Manifest
-from simcluster.nodes import GPU_RESOURCE, LAYOUT, load_profile
+from simcluster.nodes.layout import GPU_RESOURCE, LAYOUT, load_profile
 
 NAMESPACE = "kube-system"
 NAME = "karpenter"

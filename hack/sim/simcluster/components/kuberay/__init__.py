@@ -19,7 +19,7 @@ from typing import Any
 
 from simcluster.components import objects
 from simcluster.components.base import Component, Context, Image, Manifest
-from simcluster.components.serving import answers, point_webhooks, serving, webhook_service
+from simcluster.components.webhook_certs import answers, point_webhooks, serving, webhook_service
 
 NAMESPACE = "ray-system"
 NAME = "kuberay-operator"

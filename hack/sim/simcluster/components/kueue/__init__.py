@@ -28,7 +28,7 @@ import yaml
 
 from simcluster.components import objects, pod_ip_config
 from simcluster.components.base import Component, Context, Image, Manifest
-from simcluster.components.serving import answers, point_webhooks, serving, webhook_service
+from simcluster.components.webhook_certs import answers, point_webhooks, serving, webhook_service
 
 NAMESPACE = "kueue-system"
 NAME = "kueue-controller-manager"

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from simcluster import paths
+from simcluster.cluster import paths
 from simcluster.components.registry import image_binary
 from simcluster.gpu.model import node_faults
 from simcluster.runtime.ownership import image_repo_name

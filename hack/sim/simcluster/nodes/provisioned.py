@@ -16,8 +16,14 @@ from typing import Any
 
 from kubernetes import client
 
-from simcluster import kube
-from simcluster.nodes import PROFILE_ANNOTATION, gpu_labels, load_profile, profile_names, root_facts
+from simcluster.cluster import kube
+from simcluster.nodes.layout import (
+    PROFILE_ANNOTATION,
+    gpu_labels,
+    load_profile,
+    profile_names,
+    root_facts,
+)
 
 NODEPOOL_LABEL = "karpenter.sh/nodepool"
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"

@@ -10,7 +10,7 @@ import hashlib
 import os
 from pathlib import Path
 
-SIM_ROOT = Path(__file__).resolve().parent.parent  # hack/sim
+SIM_ROOT = Path(__file__).resolve().parents[2]  # hack/sim
 PROJECT_ROOT = SIM_ROOT.parent.parent
 BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")
 
@@ -49,7 +49,7 @@ def runsc_bin() -> Path:
 
 def uname_shim() -> Path:
     """The uname(2) shim as uname-shim.sh compiles it from its source (it may not exist yet)."""
-    source = Path(__file__).resolve().parent / "runtime" / "uname_shim.c"
+    source = Path(__file__).resolve().parents[1] / "runtime" / "uname_shim.c"
     digest = hashlib.sha256(source.read_bytes()).hexdigest()[:12]
     return cache_root() / f"uname-shim-{digest}" / "libuname.so"
 

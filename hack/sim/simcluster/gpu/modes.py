@@ -14,9 +14,9 @@ from typing import Any, Literal
 
 from kubernetes import client
 
-from simcluster import kube
+from simcluster.cluster import kube
 from simcluster.gpu.smi import gpu_uuid
-from simcluster.nodes import GPU_RESOURCE, load_profile
+from simcluster.nodes.layout import GPU_RESOURCE, load_profile
 
 Mode = Literal["device-plugin", "dra", "dual"]
 MODES: tuple[Mode, ...] = ("device-plugin", "dra", "dual")

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from simcluster import pki
+from simcluster.cluster import pki
 from simcluster.components.base import Manifest
 
 
@@ -94,7 +94,7 @@ def point_webhooks(
 
 def answers(api: Any, body: Manifest, namespace: str | None = None) -> str | None:
     """None when a server-side dry run of creating `body` passes the webhooks, else what failed."""
-    from simcluster import kube
+    from simcluster.cluster import kube
 
     res = kube.dynamic(api).resources.get(api_version=body["apiVersion"], kind=body["kind"])
     try:

@@ -16,12 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from simcluster import kube, paths, scenario
+from simcluster.cluster import kube, paths
 from simcluster.components import install, registry, workloads
 from simcluster.components.base import Component
+from simcluster.scenarios import contents as scenario
 
 if TYPE_CHECKING:
-    from simcluster.cluster import Sim
+    from simcluster.cluster.sim import Sim
 
 SCENARIOS = paths.SIM_ROOT / "scenarios"
 HEADER_KEYS = {"kind", "name", "description", "components", "gpuMode"}

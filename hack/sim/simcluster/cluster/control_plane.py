@@ -15,9 +15,9 @@ import socket
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from simcluster.cluster.pki import Pki
 from simcluster.net.addresses import KWOK_POD_CIDR, POD_CIDR, SERVICE_CIDR
 from simcluster.net.addresses import LOOPBACK as LOOPBACK  # re-exported: the clients use it
-from simcluster.pki import Pki
 
 SA_ISSUER = "https://kubernetes.default.svc.cluster.local"
 ANY = "0.0.0.0"  # inside the cluster namespace only: loopback and the pods' gateway

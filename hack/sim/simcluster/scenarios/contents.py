@@ -14,11 +14,13 @@ import yaml
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from simcluster import gpu_modes, kube, paths, provisioned
-from simcluster.nodes import LAYOUT, node_manifest
+from simcluster.cluster import kube, paths
+from simcluster.gpu import modes as gpu_modes
+from simcluster.nodes import provisioned
+from simcluster.nodes.layout import LAYOUT, node_manifest
 
 if TYPE_CHECKING:
-    from simcluster.cluster import Sim
+    from simcluster.cluster.sim import Sim
 
 FIELD_MANAGER = "aicr-sim"
 

@@ -19,10 +19,10 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from simcluster import control_plane as cp
-from simcluster import paths, pki, processes
+from simcluster.cluster import control_plane as cp
+from simcluster.cluster import paths, pki, processes
+from simcluster.cluster.processes import Proc
 from simcluster.net import namespace
-from simcluster.processes import Proc
 from simcluster.runtime.ownership import RUNTIME_OWNED_JQ
 
 NETNS = "netns"  # the process holding the cluster's network namespace
@@ -183,7 +183,9 @@ class Sim:
         spawn("kwok", cp.kwok_args(bins, self.kubeconfig, stages, ports))
         spawn("runtime", self._runtime_argv(), env=self._runtime_env())
 
-        from simcluster import scenario  # needs the kubernetes client; import late
+        from simcluster.scenarios import (
+            contents as scenario,  # needs the kubernetes client; import late
+        )
 
         scenario.bootstrap(self, deadline)
 

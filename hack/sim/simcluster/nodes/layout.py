@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from simcluster.paths import SIM_ROOT
+from simcluster.cluster.paths import SIM_ROOT
 
 GPU_RESOURCE = "nvidia.com/gpu"
 NODE_GROUP_LABEL = "aicr.dev/node-group"

@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING
 import yaml
 from kubernetes import client
 
-from simcluster import kube
+from simcluster.cluster import kube
 from simcluster.components import install
 
 if TYPE_CHECKING:
-    from simcluster.cluster import Sim
+    from simcluster.cluster.sim import Sim
 
 BEFORE = "sim.aicr.dev/replicas-before-fault"
 

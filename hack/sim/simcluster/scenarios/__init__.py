@@ -1,0 +1,1 @@
+"""What the cluster holds: bootstrap objects and reset (contents), named scenarios (named)."""
