@@ -58,15 +58,30 @@ def cond(kind: str, status: str = "True", reason: str = "", message: str = "") -
     return {"type": kind, "status": status, "reason": reason, "message": message}
 
 
+ALL = {"namespaces": {"from": "All"}}  # AICR's kgateway inference-gateway listener
+
+
+def listener(name: str = "web", protocol: str = "HTTP", port: int = 8000,
+             allowed: Obj | None = None) -> Obj:  # fmt: skip
+    out: Obj = {"name": name, "protocol": protocol, "port": port}
+    if allowed is not None:
+        out["allowedRoutes"] = allowed
+    return out
+
+
 def gateway(ns: str = "gw", name: str = "inference", programmed: str = "True",
-            address: str | None = "10.244.1.5", cls: str = "traefik") -> Obj:  # fmt: skip
+            address: str | None = "10.244.1.5", cls: str = "traefik",
+            listeners: list[Obj] | None = None) -> Obj:  # fmt: skip
     status: Obj = {"conditions": [cond("Programmed", programmed, "Programmed")]}
     if address:
         status["addresses"] = [{"type": "IPAddress", "value": address}]
     return {"kind": "Gateway", "metadata": {"name": name, "namespace": ns},
             "spec": {"gatewayClassName": cls,
-                     "listeners": [{"name": "web", "protocol": "HTTP", "port": 8000}]},
+                     "listeners": listeners or [listener(allowed=ALL)]},
             "status": status}  # fmt: skip
+
+
+SOURCE = build.RouteSource(WNS, {"kubernetes.io/metadata.name": WNS, "team": "ml"})
 
 
 def gateway_class(name: str = "traefik", accepted: str = "True") -> Obj:
@@ -126,7 +141,41 @@ def test_the_gateway_is_chosen_by_name_then_class_then_readiness() -> None:
     (gateway(address=None), "programmed but publishes no address (status.addresses is empty)"),
 ])  # fmt: skip
 def test_judge_gateway(gw: Obj, problem: str | None) -> None:
-    assert build.judge_gateway(gw) == problem
+    assert build.judge_gateway(gw, SOURCE) == problem
+
+
+SELECT_ML = {"namespaces": {"from": "Selector", "selector": {"matchLabels": {"team": "ml"}}}}
+SELECT_WEB = {"namespaces": {"from": "Selector", "selector": {"matchExpressions": [
+    {"key": "team", "operator": "In", "values": ["web"]}]}}}  # fmt: skip
+
+
+@pytest.mark.parametrize(("listeners", "chosen", "refusals"), [
+    ([listener()], None,
+     "listener web: admits routes from its own namespace gw only "
+     "(allowedRoutes.namespaces.from Same)"),
+    ([listener("tls", "HTTPS", 443, ALL), listener("web", allowed=ALL)], "web", ""),
+    ([listener("tls", "HTTPS", 443, ALL)], None, "listener tls: protocol HTTPS, not plain HTTP"),
+    ([listener(allowed=SELECT_ML)], "web", ""),
+    ([listener(allowed=SELECT_WEB)], None,
+     f"listener web: admits routes from namespaces matching team in (web), which {WNS} does not"),
+    ([listener(allowed={**ALL, "kinds": [{"kind": "GRPCRoute"}]})], None,
+     "listener web: allowedRoutes.kinds admits no HTTPRoute"),
+], ids=["same-by-default", "https-skipped", "https-only", "selector-matches", "selector-misses",
+        "kinds"])  # fmt: skip
+def test_only_a_plain_http_listener_open_to_the_run_namespace_takes_the_route(
+    listeners: list[Obj], chosen: str | None, refusals: str
+) -> None:
+    gw = gateway(listeners=listeners)
+    found = build.http_listener(gw, SOURCE)
+    assert (found or {}).get("name") == chosen
+    if chosen is None:
+        assert build.judge_gateway(gw, SOURCE) == (
+            f"no plain HTTP listener takes an HTTPRoute from namespace {WNS}: {refusals}")
+
+
+def test_a_same_namespace_listener_takes_a_route_of_its_own_namespace() -> None:
+    gw = gateway(ns=WNS, listeners=[listener()])
+    assert build.judge_gateway(gw, SOURCE) is None
 
 
 def test_judge_class_and_the_url() -> None:
@@ -134,8 +183,11 @@ def test_judge_class_and_the_url() -> None:
     assert build.judge_class(gateway_class(accepted="Unknown"), "traefik") == (
         "not accepted by its controller: Accepted=Unknown (Pending: Waiting for controller)")
     assert build.judge_class(None, "x") == "GatewayClass x not found"
-    assert build.gateway_url(gateway()) == "http://10.244.1.5:8000"
-    assert build.gateway_url(gateway(address="fd00::5")) == "http://[fd00::5]:8000"
+    assert build.gateway_url(gateway(), SOURCE) == "http://10.244.1.5:8000"
+    assert build.gateway_url(gateway(address="fd00::5"), SOURCE) == "http://[fd00::5]:8000"
+    tls_first = gateway(listeners=[listener("tls", "HTTPS", 443, ALL), listener(port=80,
+                                                                              allowed=ALL)])
+    assert build.gateway_url(tls_first, SOURCE) == "http://10.244.1.5:80"  # fmt: skip
 
 
 def test_the_extension_needs_an_inference_pool_and_objective() -> None:
@@ -211,9 +263,10 @@ def test_the_plan_holds_no_secret_and_the_client_reads_the_key_from_its_secret()
 
 
 def test_the_route_splits_by_weight_and_sends_the_canary_header_to_canary() -> None:
-    r = build.route(gateway(), RUN, (70, 30))
+    r = build.route(gateway(), "web", RUN, (70, 30))
     assert r["spec"]["parentRefs"] == [{"group": "gateway.networking.k8s.io", "kind": "Gateway",
-                                        "name": "inference", "namespace": "gw"}]  # fmt: skip
+                                        "name": "inference", "namespace": "gw",
+                                        "sectionName": "web"}]  # fmt: skip
     header, rest = r["spec"]["rules"]
     assert header["matches"][0]["headers"] == [{"type": "Exact", "name": "OpenAI-Project",
                                                 "value": "ai-conformance-canary"}]  # fmt: skip
@@ -342,6 +395,19 @@ def test_an_unaccepted_class_fails_before_any_workload() -> None:
     assert (result.status, result.message) == (Status.FAILED, (
         "1/2 inference gateway steps failed: GatewayClass traefik: not accepted by its "
         "controller: Accepted=Unknown (Pending: Waiting for controller)"))  # fmt: skip
+    assert not [c for c in kube.calls if c[0] == "create"]
+
+
+def test_a_gateway_closed_to_the_run_namespace_fails_before_any_workload() -> None:
+    # Gateway API's default allowedRoutes is Same: a route from the run's namespace would
+    # never attach, so the check says so instead of waiting for a route that cannot be.
+    kube = fake()
+    kube.objects[0] = gateway(listeners=[listener()])
+    result = run(kube)
+    assert (result.status, result.message) == (Status.FAILED, (
+        "1/2 inference gateway steps failed: Gateway gw/inference: no plain HTTP listener "
+        f"takes an HTTPRoute from namespace {WNS}: listener web: admits routes from its own "
+        "namespace gw only (allowedRoutes.namespaces.from Same)"))  # fmt: skip
     assert not [c for c in kube.calls if c[0] == "create"]
 
 

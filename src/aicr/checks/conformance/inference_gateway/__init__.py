@@ -112,7 +112,16 @@ class Params(CheckParams):
         return self
 
 
-def _class_and_gateway(ctx: CheckContext) -> build.Obj | None:
+def route_source(ctx: CheckContext) -> build.RouteSource:
+    """The namespace the check's HTTPRoute goes in (its workload namespace) and its labels."""
+    ns = ctx.workload_namespace
+    obj = ctx.kube.get("Namespace", ns) or {}
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    # the API server sets kubernetes.io/metadata.name on every namespace
+    return build.RouteSource(ns, {"kubernetes.io/metadata.name": ns, **labels})
+
+
+def _class_and_gateway(ctx: CheckContext, source: build.RouteSource) -> build.Obj | None:
     """The Gateway ready for traffic (its class Accepted), or None; records both steps."""
     p = ctx.params
     gateways = ctx.kube.list("Gateway")
@@ -149,14 +158,14 @@ def _class_and_gateway(ctx: CheckContext) -> build.Obj | None:
         step.asked = f"Gateway {build.ref(gateway)} ({why}): Programmed, addresses, listeners"
         step.answer = (
             f"{build.describe(build.condition(gateway, 'Programmed'), 'Programmed')}; "
-            f"addresses {build.addresses(gateway) or 'none'}; HTTP listener "
-            f"{build.http_listener(gateway) or 'none'}"
+            f"addresses {build.addresses(gateway) or 'none'}; HTTP listener for routes "
+            f"from {source.namespace}: {build.http_listener(gateway, source) or 'none'}"
         )
-        problem = build.judge_gateway(gateway)
+        problem = build.judge_gateway(gateway, source)
         if problem:
             step.failed(problem)
         else:
-            step.passed(f"Programmed at {build.gateway_url(gateway)}")
+            step.passed(f"Programmed at {build.gateway_url(gateway, source)}")
     return None if problem or class_problem else gateway
 
 
@@ -218,12 +227,15 @@ def _key_value(ctx: CheckContext) -> str | None:
     return base64.b64decode(data).decode()
 
 
-def _deploy(ctx: CheckContext, gateway: build.Obj, image: str) -> bool:
+def _deploy(ctx: CheckContext, gateway: build.Obj, source: build.RouteSource, image: str) -> bool:
     """Backends, their Services and the route; True once the route is attached."""
     for name in (build.STABLE, build.CANARY):
         for obj in build.backend(name, image):
             ctx.probes.create(obj)
-    ctx.probes.create(build.route(gateway, ctx.run_id, ctx.params.weights))
+    listener = build.http_listener(gateway, source) or {}
+    ctx.probes.create(
+        build.route(gateway, str(listener.get("name")), ctx.run_id, ctx.params.weights)
+    )
     ns = ctx.workload_namespace
     with ctx.step(f"route {ns}/{build.ROUTE} attached") as step:
         step.asked = (
@@ -264,16 +276,18 @@ def _deploy(ctx: CheckContext, gateway: build.Obj, image: str) -> bool:
     return True
 
 
-def _traffic(ctx: CheckContext, gateway: build.Obj, image: str, key: str | None) -> None:
+def _traffic(
+    ctx: CheckContext, gateway: build.Obj, source: build.RouteSource, image: str, key: str | None
+) -> None:
     p = ctx.params
     probes = build.probes(p.requests, p.header_requests, key is not None)
     header = p.api_key.header if p.api_key else None
     if key is not None:
         ctx.probes.create(build.key_secret(key))
-    url = build.gateway_url(gateway)
+    url = build.gateway_url(gateway, source)
     plan = build.plan(
         url,
-        build.listener_host(gateway),
+        build.listener_host(gateway, source),
         probes,
         ctx.run_id,
         header,
@@ -349,22 +363,23 @@ def _asked(probe: build.Probe) -> str:
 
 def run(ctx: CheckContext) -> CheckResult:
     """Discover and judge the Gateway, then send the traffic and security probes through it."""
-    gateway = _class_and_gateway(ctx)
+    source = route_source(ctx)
+    gateway = _class_and_gateway(ctx, source)
     if gateway is not None:
         _routes_before(ctx, gateway)
     _inference_extension(ctx)
     if gateway is not None:
         key = _key_value(ctx)
         image = workload_image(build.IMAGE, check=ctx.name, config=ctx.config)
-        if _deploy(ctx, gateway, image):
-            _traffic(ctx, gateway, image, key)
+        if _deploy(ctx, gateway, source, image):
+            _traffic(ctx, gateway, source, image, key)
     result = ctx.conclude("inference gateway steps")
     if result.status != Status.PASSED or gateway is None:
         return result
     p = ctx.params
     security = " API key enforced on 3 probes;" if p.api_key else " no API key configured;"
     return ctx.passed(
-        f"Gateway {build.ref(gateway)} Programmed at {build.gateway_url(gateway)};"
+        f"Gateway {build.ref(gateway)} Programmed at {build.gateway_url(gateway, source)};"
         f"{security} {p.header_requests}/{p.header_requests} canary-header "
         f"requests to canary; {p.weights[0]}/{p.weights[1]} split within "
         f"{p.tolerance_points:g} points over {p.requests} requests"

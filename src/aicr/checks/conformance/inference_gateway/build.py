@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
+from aicr.checks import selectors
 from aicr.checks.conformance.inference_gateway.split import Bound
 from aicr.checks.probe_pods import restricted_pod_spec
 
@@ -123,12 +124,67 @@ def addresses(gateway: Obj) -> list[str]:
     ]
 
 
-def http_listener(gateway: Obj) -> Obj | None:
-    """The first plain HTTP listener (the traffic client speaks HTTP)."""
+@dataclass(frozen=True)
+class RouteSource:
+    """Where the check's HTTPRoute lives: its namespace and that namespace's labels."""
+
+    namespace: str
+    labels: dict[str, str]
+
+
+def refusal(listener: Obj, gateway: Obj, source: RouteSource) -> str | None:
+    """Why ``listener`` would not take the check's HTTPRoute, or None when it would.
+
+    Gateway API: only a plain ``HTTP`` listener (the client speaks HTTP, no TLS);
+    ``allowedRoutes.kinds`` must admit HTTPRoute when set; ``allowedRoutes.namespaces.from``
+    defaults to ``Same`` (routes of the Gateway's own namespace only), ``All`` admits
+    every namespace and ``Selector`` those whose labels match its selector.
+    """
+    if listener.get("protocol") != "HTTP":
+        return f"protocol {listener.get('protocol')}, not plain HTTP"
+    allowed = listener.get("allowedRoutes") or {}
+    kinds = allowed.get("kinds")
+    if kinds and not any(
+        (k.get("group") or GROUP) == GROUP and k.get("kind") == "HTTPRoute" for k in kinds
+    ):
+        return "allowedRoutes.kinds admits no HTTPRoute"
+    namespaces = allowed.get("namespaces") or {}
+    origin = namespaces.get("from") or "Same"
+    own = gateway["metadata"]["namespace"]
+    if origin == "All":
+        return None
+    if origin == "Same":
+        if source.namespace == own:
+            return None
+        return (
+            f"admits routes from its own namespace {own} only (allowedRoutes.namespaces.from Same)"
+        )
+    if origin == "Selector":
+        selector = namespaces.get("selector") or {}
+        if selectors.matches(selector, source.labels):
+            return None
+        return (
+            f"admits routes from namespaces matching {selectors.describe(selector)}, "
+            f"which {source.namespace} does not"
+        )
+    return f"allowedRoutes.namespaces.from {origin!r} is not All, Same or Selector"
+
+
+def http_listener(gateway: Obj, source: RouteSource) -> Obj | None:
+    """The first plain HTTP listener that takes an HTTPRoute from ``source``'s namespace."""
     for listener in (gateway.get("spec") or {}).get("listeners") or []:
-        if listener.get("protocol") == "HTTP":
+        if refusal(listener, gateway, source) is None:
             return dict(listener)
     return None
+
+
+def listener_refusals(gateway: Obj, source: RouteSource) -> str:
+    """Each listener and why it would not take the route: ``http: ...; https: ...``."""
+    listeners = (gateway.get("spec") or {}).get("listeners") or []
+    return (
+        "; ".join(f"listener {ls.get('name')}: {refusal(ls, gateway, source)}" for ls in listeners)
+        or "no listeners"
+    )
 
 
 def judge_class(gateway_class: Obj | None, name: str) -> str | None:
@@ -141,29 +197,32 @@ def judge_class(gateway_class: Obj | None, name: str) -> str | None:
     return f"not accepted by its controller: {describe(accepted, 'Accepted')}"
 
 
-def judge_gateway(gateway: Obj) -> str | None:
+def judge_gateway(gateway: Obj, source: RouteSource) -> str | None:
     """Why the Gateway cannot carry the traffic phase (None when it can)."""
     programmed = condition(gateway, "Programmed")
     if not is_true(programmed):
         return f"not programmed: {describe(programmed, 'Programmed')}"
     if not addresses(gateway):
         return "programmed but publishes no address (status.addresses is empty)"
-    if http_listener(gateway) is None:
-        return "has no HTTP listener"
+    if http_listener(gateway, source) is None:
+        return (
+            f"no plain HTTP listener takes an HTTPRoute from namespace {source.namespace}: "
+            + listener_refusals(gateway, source)
+        )
     return None
 
 
-def gateway_url(gateway: Obj) -> str:
-    """``http://<first address>:<HTTP listener port>`` (IPv6 bracketed)."""
+def gateway_url(gateway: Obj, source: RouteSource) -> str:
+    """``http://<first address>:<port of the listener the route uses>`` (IPv6 bracketed)."""
     address = addresses(gateway)[0]
     host = f"[{address}]" if ":" in address else address
-    listener = http_listener(gateway) or {}
+    listener = http_listener(gateway, source) or {}
     return f"http://{host}:{listener.get('port', 80)}"
 
 
-def listener_host(gateway: Obj) -> str | None:
-    """The Host header the HTTP listener's hostname needs (a wildcard filled in), or None."""
-    hostname = (http_listener(gateway) or {}).get("hostname")
+def listener_host(gateway: Obj, source: RouteSource) -> str | None:
+    """The Host header the route's listener's hostname needs (a wildcard filled in), or None."""
+    hostname = (http_listener(gateway, source) or {}).get("hostname")
     return str(hostname).replace("*", "aicr-canary", 1) if hostname else None
 
 
@@ -263,8 +322,12 @@ def path_prefix(run_id: str) -> str:
     return f"/aicr-{run_id}"
 
 
-def route(gateway: Obj, run_id: str, weights: tuple[int, int]) -> Obj:
-    """The HTTPRoute: the canary header to canary; everything else split by ``weights``."""
+def route(gateway: Obj, listener: str, run_id: str, weights: tuple[int, int]) -> Obj:
+    """The HTTPRoute on ``listener``: the canary header to canary; the rest split by ``weights``.
+
+    Its parentRef names the listener (``sectionName``) that admits it, so a Gateway's other
+    listeners (HTTPS, or ones closed to this namespace) never take it.
+    """
     meta = gateway["metadata"]
     path = {"type": "PathPrefix", "value": path_prefix(run_id)}
     header = {"type": "Exact", "name": CANARY_HEADER, "value": CANARY_VALUE}
@@ -279,6 +342,7 @@ def route(gateway: Obj, run_id: str, weights: tuple[int, int]) -> Obj:
                     "kind": "Gateway",
                     "name": meta["name"],
                     "namespace": meta["namespace"],
+                    "sectionName": listener,
                 }
             ],
             "rules": [
