@@ -44,6 +44,11 @@ def leftovers(cluster: SimCluster) -> list[str]:
             if CHECK in n.metadata.name]  # fmt: skip
 
 
+def gpu_nodes(cluster: SimCluster) -> list[str]:
+    listed = cluster.core().list_node(label_selector="nvidia.com/gpu.present=true").items
+    return sorted(n.metadata.name for n in listed)
+
+
 def steps(test: dict[str, object]) -> list[tuple[str, str]]:
     evidence = test["extra"]["evidence"]  # type: ignore[index]
     return [(s["title"], s["status"]) for s in evidence]
@@ -54,12 +59,17 @@ def test_gvisor_runs_on_its_own_kernel_and_the_control_on_the_nodes(
 ) -> None:
     test = run_check(gvisor, tmp_path, CHECK, NO_COMPONENTS, phase="conformance")
     assert test["status"] == "passed", test["message"]
-    node = re.fullmatch(r"gvisor \(runsc\) sandboxed on (\S+): gVisor's kernel 4\.4\.0, the node "
-                        r"and the control pod (\S+)", test["message"])  # fmt: skip
-    assert node, test["message"]
-    kernel = gvisor.core().read_node(node[1]).status.node_info.kernel_version
-    assert node[2] == kernel
-    assert steps(test) == [("RuntimeClasses", "informational"), ("RuntimeClass gvisor", "passed"),
+    probed = []
+    for proof in test["message"].split("; "):
+        node = re.fullmatch(r"gvisor \(runsc\) sandboxed on (\S+): gVisor's kernel 4\.4\.0, the "
+                            r"node and the control pod (\S+)", proof)  # fmt: skip
+        assert node, test["message"]
+        assert node[2] == gvisor.core().read_node(node[1]).status.node_info.kernel_version
+        probed.append(node[1])
+    # one node per node group the class reaches: the system group and the GPU group
+    assert sorted(n in gpu_nodes(gvisor) for n in probed) == [False, True], probed
+    assert steps(test) == [("RuntimeClasses", "informational"),
+                           *[(f"RuntimeClass gvisor on {n}", "passed") for n in probed],
                            ("workloads", "passed")]  # fmt: skip
     assert leftovers(gvisor) == []
 
@@ -67,14 +77,15 @@ def test_gvisor_runs_on_its_own_kernel_and_the_control_on_the_nodes(
 def test_no_sandbox_handler_fails_with_the_kubelets_event(
     gvisor: SimCluster, tmp_path: Path
 ) -> None:
-    gvisor.fault("no-sandbox-handler")
+    gpu = gpu_nodes(gvisor)[0]  # the GPU group's first node: the one its probe lands on
+    gvisor.fault("no-sandbox-handler", gpu)
     test = run_check(gvisor, tmp_path, CHECK, NO_COMPONENTS, phase="conformance",
                      config=config(tmp_path, "{startSeconds: 8}"))  # fmt: skip
     assert (test["status"], test["message"]) == (
-        "failed", "1/1 sandboxed RuntimeClasses failed: RuntimeClass gvisor: pod sandboxed-gvisor "
-        "did not finish within 8s: FailedCreatePodSandBox: Failed to create pod sandbox: rpc "
-        "error: code = Unknown desc = failed to get sandbox runtime: no runtime for \"runsc\" is "
-        "configured")  # fmt: skip
+        "failed", f"1/2 sandboxed RuntimeClasses failed: RuntimeClass gvisor on {gpu}: pod "
+        f"sandboxed-gvisor-{gpu} did not finish within 8s: FailedCreatePodSandBox: Failed to "
+        "create pod sandbox: rpc error: code = Unknown desc = failed to get sandbox runtime: no "
+        "runtime for \"runsc\" is configured")  # fmt: skip
     assert steps(test)[-1] == ("workloads", "passed")
     assert leftovers(gvisor) == []
 
@@ -87,8 +98,8 @@ def test_a_runtime_class_whose_handler_is_runc_is_not_sandboxed(
                      config=config(tmp_path, "{runtimeClasses: [fake-sandbox]}"))  # fmt: skip
     assert test["status"] == "failed"
     client.NodeV1Api(gvisor.api()).delete_runtime_class("fake-sandbox")
-    assert re.fullmatch(
-        r"1/1 sandboxed RuntimeClasses failed: RuntimeClass fake-sandbox: the pod under "
+    assert re.match(
+        r"2/2 sandboxed RuntimeClasses failed: RuntimeClass fake-sandbox on \S+: the pod under "
         r"RuntimeClass fake-sandbox \(handler runc\) reports the node's own kernel \S+ on \S+: it "
         r"is not sandboxed", test["message"]), test["message"]  # fmt: skip
     assert leftovers(gvisor) == []

@@ -22,7 +22,7 @@ from aicr.kube.gpus import (
     is_whole_gpu,
     quantity,
 )
-from aicr.kube.placement import Placement
+from aicr.kube.placement import Placement, tolerated
 
 Obj = dict[str, Any]
 TERMINAL_PHASES = ("Succeeded", "Failed")
@@ -74,19 +74,6 @@ class NodePlan:
     # Labelled as GPU nodes (GPU feature discovery, NFD) yet advertising none: a node
     # that lost its GPUs (driver or device plugin down, GPUs fallen off the bus).
     without_gpus: list[str] = field(default_factory=list)
-
-
-def _tolerated(taint: Obj, tolerations: list[Obj]) -> bool:
-    if taint.get("effect") not in ("NoSchedule", "NoExecute"):
-        return True
-    for t in tolerations:
-        if t.get("effect") and t["effect"] != taint.get("effect"):
-            continue
-        if t.get("operator") == "Exists" and (not t.get("key") or t["key"] == taint.get("key")):
-            return True
-        if t.get("key") == taint.get("key") and t.get("value") == taint.get("value"):
-            return True
-    return False
 
 
 def tolerations(placement: Placement) -> list[Obj]:
@@ -159,7 +146,7 @@ def plan_nodes(
             c.get("type") == "Ready" and c.get("status") == "True"
             for c in status.get("conditions") or []
         )
-        untolerated = [t for t in spec.get("taints") or [] if not _tolerated(t, tols)]
+        untolerated = [t for t in spec.get("taints") or [] if not tolerated(t, tols)]
         if spec.get("unschedulable") or not ready or untolerated:
             why = (
                 "cordoned"

@@ -52,3 +52,17 @@ def from_dict(data: dict[str, Any]) -> Placement:
         for t in data.get("tolerations") or []
     )
     return Placement(node_selector=dict(data.get("nodeSelector") or {}), tolerations=tolerations)
+
+
+def tolerated(taint: dict[str, Any], tolerations: list[dict[str, Any]]) -> bool:
+    """Whether ``tolerations`` let a pod on despite ``taint`` (PreferNoSchedule never bars)."""
+    if taint.get("effect") not in ("NoSchedule", "NoExecute"):
+        return True
+    for t in tolerations:
+        if t.get("effect") and t["effect"] != taint.get("effect"):
+            continue
+        if t.get("operator") == "Exists" and (not t.get("key") or t["key"] == taint.get("key")):
+            return True
+        if t.get("key") == taint.get("key") and t.get("value") == taint.get("value"):
+            return True
+    return False

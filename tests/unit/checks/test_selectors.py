@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from aicr.checks import selectors
+from aicr.kube import selectors
 
 LABELS = {"team": "ml", "tier": "gpu"}
 

@@ -29,24 +29,39 @@ NODE_LOG = f"kernel={NODE_KERNEL}\nversion=Linux version {NODE_KERNEL} (buildd)\
 CREATED: dict[str, Obj] = {}  # every pod the fake kubelet was given, by name
 
 
-def runtime_class(name: str, handler: str) -> Obj:
-    return {"kind": "RuntimeClass", "metadata": {"name": name}, "handler": handler}
+def runtime_class(name: str, handler: str, **scheduling: Any) -> Obj:
+    rc = {"kind": "RuntimeClass", "metadata": {"name": name}, "handler": handler}
+    return {**rc, "scheduling": scheduling} if scheduling else rc
 
 
-def node(name: str = "n0") -> Obj:
-    return {"kind": "Node", "metadata": {"name": name},
-            "status": {"nodeInfo": {"kernelVersion": NODE_KERNEL}}}  # fmt: skip
+def node(name: str = "n0", group: str = "system", taints: list[Obj] | None = None,
+         **labels: str) -> Obj:  # fmt: skip
+    return {"kind": "Node",
+            "metadata": {"name": name, "labels": {"eks.amazonaws.com/nodegroup": group, **labels}},
+            "spec": {"taints": taints or []},
+            "status": {"nodeInfo": {"kernelVersion": NODE_KERNEL},
+                       "conditions": [{"type": "Ready", "status": "True"}]}}  # fmt: skip
 
 
-def fake(*objects: Obj, boxed_log: str = GVISOR_LOG, starts: bool = True) -> FakeKube:
-    kube = FakeKube([node(), *objects])
+def pinned(pod: Obj) -> str:
+    terms = pod["spec"]["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]  # fmt: skip
+    return str(terms[0]["matchExpressions"][0]["values"][0])
+
+
+def fake(*objects: Obj, boxed_log: str = GVISOR_LOG, starts: bool = True,
+         nodes: tuple[Obj, ...] = (), broken: tuple[str, ...] = ()) -> FakeKube:  # fmt: skip
+    """Probe pods run where they are pinned; a sandboxed pod on a ``broken`` node never starts."""
+    nodes = nodes or (node(),)
+    kube = FakeKube([*nodes, *objects])
 
     def kubelet(pod: Obj) -> list[Obj]:
         CREATED[pod["metadata"]["name"]] = pod
-        if pod["spec"].get("runtimeClassName") and not starts:
+        where = pinned(pod)
+        if pod["spec"].get("runtimeClassName") and (not starts or where in broken):
             return []
         state = {"terminated": {"exitCode": 0}}
-        return [{**pod, "spec": {**pod["spec"], "nodeName": "n0"},
+        return [{**pod, "spec": {**pod["spec"], "nodeName": where},
                  "status": {"phase": "Succeeded",
                             "containerStatuses": [{"name": "probe", "state": state}]}}]  # fmt: skip
 
@@ -54,7 +69,9 @@ def fake(*objects: Obj, boxed_log: str = GVISOR_LOG, starts: bool = True) -> Fak
     for rc in objects:
         if rc["kind"] == "RuntimeClass":
             box = build.Sandbox(rc["metadata"]["name"], rc["handler"], "")
-            kube.logs_of[box.pod], kube.logs_of[box.control] = boxed_log, NODE_LOG
+            for n in nodes:
+                name = n["metadata"]["name"]
+                kube.logs_of[box.pod(name)], kube.logs_of[box.control(name)] = boxed_log, NODE_LOG
     return kube
 
 
@@ -77,24 +94,22 @@ def test_a_gvisor_class_is_proven_against_a_control_on_its_node_and_cleaned_up()
     assert (result.status, result.message) == (
         Status.PASSED, f"gvisor (runsc) sandboxed on n0: gVisor's kernel 4.4.0, the node and the "
         f"control pod {NODE_KERNEL}")  # fmt: skip
-    assert steps(result) == [("RuntimeClasses", "informational"), ("RuntimeClass gvisor",
+    assert steps(result) == [("RuntimeClasses", "informational"), ("RuntimeClass gvisor on n0",
                              "passed"), ("workloads", "passed")]  # fmt: skip
     made = [c[3] for c in kube.calls if c[0] == "create"]
-    assert made == ["sandboxed-gvisor", "control-gvisor"]
+    assert made == ["sandboxed-gvisor-n0", "control-gvisor-n0"]
     assert sorted(c[3] for c in kube.calls if c[0] == "delete") == sorted(made)
-    control = CREATED["control-gvisor"]
+    control = CREATED["control-gvisor-n0"]
     assert "runtimeClassName" not in control["spec"]
-    assert CREATED["sandboxed-gvisor"]["spec"]["runtimeClassName"] == "gvisor"
+    assert CREATED["sandboxed-gvisor-n0"]["spec"]["runtimeClassName"] == "gvisor"
     assert control["spec"]["securityContext"]["runAsNonRoot"] is True
-    terms = control["spec"]["affinity"]["nodeAffinity"][
-        "requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]  # fmt: skip
-    assert terms[0]["matchExpressions"][0]["values"] == ["n0"]
+    assert pinned(control) == pinned(CREATED["sandboxed-gvisor-n0"]) == "n0"
 
 
 def test_no_sandboxed_runtime_class_fails() -> None:
     result = run(fake(runtime_class("nvidia", "nvidia")))
     assert (result.status, result.message) == (
-        Status.FAILED, "no sandboxed RuntimeClass (a handler among runsc, kata*)")
+        Status.FAILED, "no sandboxed RuntimeClass (a handler among runsc, gvisor, kata*)")
     assert not [c for c in run(fake()).evidence if c.title == "workloads"]
 
 
@@ -102,23 +117,24 @@ def test_a_class_running_the_nodes_kernel_is_not_sandboxed() -> None:
     kube = fake(runtime_class("gvisor", "runc"), boxed_log=NODE_LOG)
     result = run(kube, "{runtimeClasses: [gvisor]}")
     assert (result.status, result.message) == (
-        Status.FAILED, "1/1 sandboxed RuntimeClasses failed: RuntimeClass gvisor: the pod under "
-        f"RuntimeClass gvisor (handler runc) reports the node's own kernel {NODE_KERNEL} on n0: "
+        Status.FAILED, "1/1 sandboxed RuntimeClasses failed: RuntimeClass gvisor on n0: the pod "
+        f"under RuntimeClass gvisor (handler runc) reports the node's own kernel {NODE_KERNEL} on n0: "
         "it is not sandboxed")  # fmt: skip
 
 
 def test_a_pod_that_never_starts_fails_with_the_kubelets_event() -> None:
     event = {"kind": "Event", "metadata": {"name": "e1", "namespace":
              workload_namespace("r0123abcd", CHECK)}, "reason": "FailedCreatePodSandBox",
-             "involvedObject": {"name": "sandboxed-gvisor"}, "message": 'no runtime for "runsc" '
+             "involvedObject": {"name": "sandboxed-gvisor-n0"}, "message": 'no runtime for "runsc" '
              "is configured"}  # fmt: skip
     kube = fake(runtime_class("gvisor", "runsc"), event, starts=False)
     result = run(kube, "{startSeconds: 0.1}")
     assert (result.status, result.message) == (
-        Status.FAILED, "1/1 sandboxed RuntimeClasses failed: RuntimeClass gvisor: pod "
-        "sandboxed-gvisor did not finish within 0s: FailedCreatePodSandBox: no runtime for "
+        Status.FAILED, "1/1 sandboxed RuntimeClasses failed: RuntimeClass gvisor on n0: pod "
+        "sandboxed-gvisor-n0 did not finish within 0s: FailedCreatePodSandBox: no runtime for "
         '"runsc" is configured')  # fmt: skip
-    assert [c[3] for c in kube.calls if c[0] == "create"] == ["sandboxed-gvisor"]
+    assert [c[3] for c in kube.calls if c[0] == "create"] == ["sandboxed-gvisor-n0",
+                                                              "control-gvisor-n0"]  # fmt: skip
     assert steps(result)[-1] == ("workloads", "passed")
 
 
@@ -130,7 +146,8 @@ def test_a_named_class_that_does_not_exist_fails() -> None:
 
 @pytest.mark.parametrize(
     ("handler", "extra", "want"),
-    [("runsc", (), True), ("kata-qemu", (), True), ("kata", (), True), ("runc", (), False),
+    [("runsc", (), True), ("gvisor", (), True), ("kata-qemu", (), True), ("kata", (), True),
+     ("runc", (), False),
      ("nvidia", (), False), ("my-vm", ("my-vm",), True)],
 )  # fmt: skip
 def test_sandbox_handlers(handler: str, extra: tuple[str, ...], want: bool) -> None:
@@ -156,3 +173,39 @@ def test_judge_needs_a_control_showing_the_nodes_kernel() -> None:
     assert build.judge(box, vm, vm, "n0", NODE_KERNEL) == [
         f"the control pod on n0 reports kernel 6.1.62, the node reports {NODE_KERNEL}: no "
         "baseline to tell a sandbox from the node"]  # fmt: skip
+
+
+GKE_SANDBOX_TAINT = {"key": "sandbox.gke.io/runtime", "value": "gvisor", "effect": "NoSchedule"}
+
+
+def test_gke_sandbox_probes_its_tainted_pool_with_the_classes_tolerations() -> None:
+    # GKE Sandbox: RuntimeClass gvisor, handler gvisor, scheduling onto the sandbox pool's
+    # label and tolerating its sandbox.gke.io/runtime=gvisor:NoSchedule taint.
+    sandbox_pool = node("gke-sbx-0", "sandbox", [GKE_SANDBOX_TAINT],
+                        **{"sandbox.gke.io/runtime": "gvisor"})  # fmt: skip
+    rc = runtime_class("gvisor", "gvisor", nodeSelector={"sandbox.gke.io/runtime": "gvisor"},
+                       tolerations=[{"key": "sandbox.gke.io/runtime", "operator": "Equal",
+                                     "value": "gvisor", "effect": "NoSchedule"}])  # fmt: skip
+    kube = fake(rc, nodes=(node("gke-default-0", "default"), sandbox_pool))
+    result = run(kube)
+    assert result.status == Status.PASSED, result.message
+    assert result.message.startswith("gvisor (gvisor) sandboxed on gke-sbx-0: gVisor's kernel")
+    control = CREATED["control-gvisor-gke-sbx-0"]["spec"]
+    assert GKE_SANDBOX_TAINT["key"] in [t.get("key") for t in control["tolerations"]]
+
+
+def test_every_node_group_the_class_can_reach_is_probed_and_a_broken_one_fails() -> None:
+    gpu_taint = [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]
+    nodes = (node("cpu-0"), node("cpu-1"), node("gpu-0", "gpu", gpu_taint),
+             node("gpu-1", "gpu", gpu_taint), node("other", "tainted",
+                                                   [{"key": "dedicated", "effect": "NoSchedule"}]))
+    kube = fake(runtime_class("gvisor", "runsc"), nodes=nodes, broken=("gpu-0",))
+    result = run(kube, "{startSeconds: 0.1}")
+    assert [t for t, _ in steps(result)][1:3] == ["RuntimeClass gvisor on cpu-0",
+                                                  "RuntimeClass gvisor on gpu-0"]
+    assert (result.status, result.message) == (
+        Status.FAILED, "1/2 sandboxed RuntimeClasses failed: RuntimeClass gvisor on gpu-0: pod "
+        "sandboxed-gvisor-gpu-0 did not finish within 0s: Pending, not scheduled yet")  # fmt: skip
+    every = run(fake(runtime_class("gvisor", "runsc"), nodes=nodes), "{everyNode: true}")
+    assert [t for t, _ in steps(every)][1:-1] == [
+        f"RuntimeClass gvisor on {n}" for n in ("cpu-0", "cpu-1", "gpu-0", "gpu-1")]

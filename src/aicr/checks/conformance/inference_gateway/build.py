@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from aicr.checks import selectors
+from aicr.kube import selectors
 from aicr.checks.conformance.inference_gateway.split import Bound
 from aicr.checks.probe_pods import restricted_pod_spec
 

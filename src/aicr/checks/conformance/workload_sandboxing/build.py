@@ -9,14 +9,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from aicr.kube import selectors
 from aicr.checks.probe_pods import pinned_to, restricted_pod_spec
+from aicr.kube.gpus import gpu_toleration
 from aicr.kube.names import bounded
+from aicr.kube.placement import Placement, tolerated
 
 Obj = dict[str, Any]
 IMAGE = "ubuntu"  # in aicr/checks/images.yaml
 CONTAINER = "probe"
-# gVisor's runsc, and Kata Containers' handlers (kata, kata-qemu, kata-clh, kata-fc, ...).
-HANDLERS = ("runsc",)
+# gVisor's runsc (its own install docs), GKE Sandbox's gvisor (the RuntimeClass GKE creates
+# is named and handled `gvisor`), and Kata Containers' handlers (kata, kata-qemu, kata-clh...).
+HANDLERS = ("runsc", "gvisor")
 HANDLER_PREFIXES = ("kata",)
 # What the probe prints: the kernel release uname reports, /proc/version, the kernel
 # log's first line (gVisor's own says "Starting gVisor..."; a node's is usually
@@ -36,16 +40,23 @@ class Sandbox:
     name: str
     handler: str
     why: str  # "handler runsc", "named in params"
+    # the RuntimeClass's scheduling: the nodes its pods may land on, the taints they tolerate
+    node_selector: tuple[tuple[str, str], ...] = ()
+    tolerations: tuple[Obj, ...] = ()
 
-    @property
-    def pod(self) -> str:
-        """The probe pod that runs under it."""
-        return bounded(f"sandboxed-{self.name}")
+    def pod(self, node: str) -> str:
+        """The probe pod that runs under it on ``node``."""
+        return bounded(f"sandboxed-{self.name}-{node}")
 
-    @property
-    def control(self) -> str:
-        """The control pod, without a RuntimeClass, on the same node."""
-        return bounded(f"control-{self.name}")
+    def control(self, node: str) -> str:
+        """The control pod, without a RuntimeClass, on ``node``."""
+        return bounded(f"control-{self.name}-{node}")
+
+
+def _scheduling(rc: Obj) -> tuple[tuple[tuple[str, str], ...], tuple[Obj, ...]]:
+    sched = rc.get("scheduling") or {}
+    selector = tuple(sorted((str(k), str(v)) for k, v in (sched.get("nodeSelector") or {}).items()))
+    return selector, tuple(dict(t) for t in sched.get("tolerations") or [])
 
 
 def is_sandbox_handler(handler: str, extra: Iterable[str] = ()) -> bool:
@@ -63,8 +74,13 @@ def sandboxes(
     handler is a sandbox handler.
     """
     handlers = {str(rc["metadata"]["name"]): str(rc.get("handler") or "") for rc in runtime_classes}
+    scheduling = {str(rc["metadata"]["name"]): _scheduling(rc) for rc in runtime_classes}
     if named:
-        found = [Sandbox(n, handlers[n], "named in params") for n in named if n in handlers]
+        found = [
+            Sandbox(n, handlers[n], "named in params", *scheduling[n])
+            for n in named
+            if n in handlers
+        ]
         return found, [
             f"RuntimeClass {n} (named in params.runtimeClasses) does not exist"
             for n in named
@@ -72,10 +88,74 @@ def sandboxes(
         ]
     extra = tuple(extra)
     return [
-        Sandbox(n, h, f"handler {h}")
+        Sandbox(n, h, f"handler {h}", *scheduling[n])
         for n, h in sorted(handlers.items())
         if is_sandbox_handler(h, extra)
     ], []
+
+
+# Labels naming a node's group (nodes of one group share their image and runtime config):
+# EKS managed node groups, Karpenter NodePools, GKE node pools, AKS agent pools.
+GROUP_LABELS = (
+    "eks.amazonaws.com/nodegroup",
+    "karpenter.sh/nodepool",
+    "cloud.google.com/gke-nodepool",
+    "kubernetes.azure.com/agentpool",
+)
+INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+
+
+def node_group(node: Obj) -> str:
+    """The node's group: its node-group label, else its instance type, else the node alone."""
+    labels = (node.get("metadata") or {}).get("labels") or {}
+    for key in (*GROUP_LABELS, INSTANCE_TYPE_LABEL):
+        if labels.get(key):
+            return f"{key}={labels[key]}"
+    return f"node {node['metadata']['name']}"
+
+
+def _schedulable(node: Obj, box: Sandbox, placement: Placement) -> bool:
+    labels = (node.get("metadata") or {}).get("labels") or {}
+    spec, status = node.get("spec") or {}, node.get("status") or {}
+    ready = any(
+        c.get("type") == "Ready" and c.get("status") == "True"
+        for c in status.get("conditions") or []
+    )
+    wanted = {**dict(box.node_selector), **placement.node_selector}
+    tols = [*probe_tolerations(box), *(t.as_dict() for t in placement.tolerations)]
+    return (
+        ready
+        and not spec.get("unschedulable")
+        and selectors.matches({"matchLabels": wanted}, labels)
+        and all(tolerated(t, tols) for t in spec.get("taints") or [])
+    )
+
+
+def probe_tolerations(box: Sandbox) -> list[Obj]:
+    """What a probe tolerates: the RuntimeClass's own tolerations and the GPU taint.
+
+    A sandboxed GPU workload tolerates the GPU taint, so GPU nodes are where the
+    sandbox must hold too; the control pod gets the same, to sit on the same node.
+    """
+    return [*box.tolerations, gpu_toleration()]
+
+
+def probe_nodes(box: Sandbox, nodes: list[Obj], placement: Placement, every: bool) -> list[str]:
+    """The nodes to probe ``box`` on: one per node group it can schedule onto, or every one.
+
+    A RuntimeClass's pods land wherever its ``scheduling.nodeSelector`` (and
+    ``--node-selector``) allow and its tolerations admit; its handler must work on each.
+    """
+    fit = sorted(
+        (n for n in nodes if _schedulable(n, box, placement)),
+        key=lambda n: str(n["metadata"]["name"]),
+    )
+    if every:
+        return [str(n["metadata"]["name"]) for n in fit]
+    first: dict[str, str] = {}
+    for n in fit:
+        first.setdefault(node_group(n), str(n["metadata"]["name"]))
+    return sorted(first.values())
 
 
 def _pod(name: str, image: str) -> Obj:
@@ -88,17 +168,24 @@ def _pod(name: str, image: str) -> Obj:
     }
 
 
-def sandboxed_pod(box: Sandbox, image: str) -> Obj:
-    """The probe under ``box``'s RuntimeClass (its scheduling comes from the RuntimeClass)."""
-    pod = _pod(box.pod, image)
+def sandboxed_pod(box: Sandbox, image: str, node: str) -> Obj:
+    """The probe under ``box``'s RuntimeClass, pinned to ``node``.
+
+    The RuntimeClass admission controller adds the class's own tolerations; the GPU
+    taint's is the probe's.
+    """
+    pod = _pod(box.pod(node), image)
     pod["spec"]["runtimeClassName"] = box.name
+    pod["spec"]["affinity"] = pinned_to(node)
+    pod["spec"]["tolerations"] = [gpu_toleration()]
     return pod
 
 
 def control_pod(box: Sandbox, image: str, node: str) -> Obj:
-    """The same probe without a RuntimeClass, pinned to the node the sandboxed one ran on."""
-    pod = _pod(box.control, image)
+    """The same probe without a RuntimeClass on the same node, tolerating what the class does."""
+    pod = _pod(box.control(node), image)
     pod["spec"]["affinity"] = pinned_to(node)
+    pod["spec"]["tolerations"] = probe_tolerations(box)
     return pod
 
 
