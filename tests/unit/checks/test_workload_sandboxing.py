@@ -118,8 +118,8 @@ def test_a_class_running_the_nodes_kernel_is_not_sandboxed() -> None:
     result = run(kube, "{runtimeClasses: [gvisor]}")
     assert (result.status, result.message) == (
         Status.FAILED, "1/1 sandboxed RuntimeClasses failed: RuntimeClass gvisor on n0: the pod "
-        f"under RuntimeClass gvisor (handler runc) reports the node's own kernel {NODE_KERNEL} on n0: "
-        "it is not sandboxed")  # fmt: skip
+        f"under RuntimeClass gvisor (handler runc) reports the node's own kernel {NODE_KERNEL} "
+        "on n0: it is not sandboxed")  # fmt: skip
 
 
 def test_a_pod_that_never_starts_fails_with_the_kubelets_event() -> None:
