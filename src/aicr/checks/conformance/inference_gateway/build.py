@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from aicr.kube import selectors
 from aicr.checks.conformance.inference_gateway.split import Bound
 from aicr.checks.probe_pods import restricted_pod_spec
+from aicr.kube import selectors
 
 Obj = dict[str, Any]
 GROUP = "gateway.networking.k8s.io"

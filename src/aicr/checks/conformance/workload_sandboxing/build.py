@@ -9,8 +9,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from aicr.kube import selectors
 from aicr.checks.probe_pods import pinned_to, restricted_pod_spec
+from aicr.kube import selectors
 from aicr.kube.gpus import gpu_toleration
 from aicr.kube.names import bounded
 from aicr.kube.placement import Placement, tolerated
