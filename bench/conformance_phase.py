@@ -52,6 +52,8 @@ from conformance_cluster import STAND_IN_NS, gpu_components, healthy, teardown  
 from deployhelp import recipe_text  # noqa: E402
 from harness import SimCluster  # noqa: E402
 from simcluster.cluster.sim import Sim  # noqa: E402
+from simcluster.components import install  # noqa: E402
+from simcluster.components import registry as component_registry  # noqa: E402
 
 from aicr.catalog import load_catalog  # noqa: E402
 from aicr.checks import entrypoint  # noqa: E402
@@ -165,6 +167,7 @@ def main() -> int:
               if name in COVERED or (device_plugin and name in DEVICE_PLUGIN_ONLY)]  # fmt: skip
     wanted = ",".join([COMPONENTS, *(DEVICE_PLUGIN_ONLY[c] for c in checks
                                      if c in DEVICE_PLUGIN_ONLY)])  # fmt: skip
+    install.build(component_registry.resolve(wanted))  # outside the cluster's namespace
     sim = Sim()
     started = not sim.is_up()
     if started:

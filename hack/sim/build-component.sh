@@ -3,12 +3,17 @@
 #
 #   bash hack/sim/build-component.sh NAME...   prints one bin folder per NAME
 #   bash hack/sim/build-component.sh all       every component
+#   bash hack/sim/build-component.sh --check NAME...   builds nothing: exit 1 naming
+#                                              each one not built (exit 0: all are)
 #
 # Each component's recipe is hack/sim/simcluster/components/<name>/build.sh,
 # which sets `version` (from pins.env) and `binaries` (files under BIN, or
 # beside it, whose presence means complete) and defines `build BIN`.
 # A complete cache folder is reused; otherwise the recipe runs and the time it
-# took is printed. Go builds take /tmp/aicr-go.lock (one at a time per machine).
+# took is printed, with a line every PROGRESS_SECONDS while it runs. Go builds
+# take /tmp/aicr-go.lock (one at a time per machine). No build runs in a network
+# namespace without a route out (the simulated cluster's): it could fetch
+# nothing, so the script refuses there with one line, exit 3, before starting.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=cache.sh
@@ -17,6 +22,7 @@ export GOFLAGS="${GOFLAGS:-} -mod=mod"
 export CGO_ENABLED=0
 
 log() { echo "sim-build: $*" >&2; }
+PROGRESS_SECONDS=${PROGRESS_SECONDS:-30}
 
 # go_wrapper_build OUT PACKAGE REQUIRE... [-- REPLACE...]
 # Builds PACKAGE from a throw-away module requiring each "module version"
@@ -74,6 +80,8 @@ deb_extract() {
   rm -rf "$dir"
 }
 
+check=false
+if [ "${1:-}" = --check ]; then check=true; shift; fi
 names=("$@")
 if [ "${1:-}" = all ]; then
   names=()
@@ -81,6 +89,7 @@ if [ "${1:-}" = all ]; then
     d=$(basename "$(dirname "$recipe")"); names+=("${d//_/-}")
   done
 fi
+unbuilt=0
 for name in "${names[@]}"; do
   recipe="$here/simcluster/components/${name//-/_}/build.sh"
   [ -f "$recipe" ] || { log "no component named $name"; exit 2; }
@@ -90,13 +99,26 @@ for name in "${names[@]}"; do
     bin="$cache_root/components/$name-$version/bin"
     complete() { for b in "${binaries[@]}"; do [ -e "$bin/$b" ] || return 1; done; }
     if ! complete; then
+      if $check; then
+        echo "$name $version is not built (build it outside the simulated cluster's network" \
+          "namespace: bash hack/sim/build-component.sh $name)" >&2
+        exit 1
+      fi
+      refuse_without_route sim-build "build $name $version" "bash hack/sim/build-component.sh $name"
       mkdir -p "$bin"
       start=$(date +%s)
       log "building $name $version"
+      # One-second sleeps: a stopped ticker leaves no sleep holding the output open.
+      (n=0; while sleep 1; do
+        ((++n % PROGRESS_SECONDS)) || log "building $name $version: $(($(date +%s) - start)) s so far"
+      done) >/dev/null &
+      ticker=$!
+      trap 'kill $ticker 2>/dev/null' EXIT
       build "$bin"
       complete || { log "$name: build left ${binaries[*]} incomplete in $bin"; exit 1; }
-      log "built $name $version in $(( $(date +%s) - start )) s ($(du -sh "$bin" | cut -f1))"
+      log "built $name $version in $(($(date +%s) - start)) s ($(du -sh "$bin" | cut -f1))"
     fi
-    echo "$bin"
-  )
+    $check || echo "$bin"
+  ) || { code=$?; $check && [ $code = 1 ] || exit $code; unbuilt=1; }
 done
+exit $unbuilt

@@ -28,6 +28,7 @@ esac
 
 out="$cache_root/ai-conformance-$AI_CONFORMANCE_REVISION/ai-conformance.test"
 if [ -x "$out" ]; then echo "$out"; exit 0; fi
+refuse_without_route upstream-build "build the upstream suite's test binary" "bash hack/sim/build-upstream-test.sh $src"
 mkdir -p "$(dirname "$out")"
 start=$(date +%s)
 log "building $src ./test at $AI_CONFORMANCE_REVISION (go test -c)"

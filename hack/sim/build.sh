@@ -27,6 +27,7 @@ if ! command -v openssl >/dev/null; then
 fi
 
 complete() { for b in "${want[@]}"; do [ -x "$bin/$b" ] || return 1; done; }
+complete || refuse_without_route sim-build "build the simulated cluster's control plane" "make sim-build"
 # gVisor for pods whose RuntimeClass handler is runsc; without it they fail to start
 # as on a node whose containerd has no runsc runtime (not fatal for the rest).
 bash "$here/runsc.sh" >/dev/null || log "runsc unavailable: sandboxed pods will not start"

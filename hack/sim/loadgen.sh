@@ -19,6 +19,7 @@ tokenizer_repo="aicr-sim/tokenizer"
 log() { echo "sim-loadgen: $*" >&2; }
 
 if [ -f "$dir/complete" ]; then echo "$dir"; exit 0; fi
+refuse_without_route sim-loadgen "install aiperf $AIPERF_VERSION" "bash hack/sim/loadgen.sh"
 grep -qx "aiperf==$AIPERF_VERSION" "$reqs" || {
   log "$reqs does not pin aiperf==$AIPERF_VERSION (pins.env AIPERF_VERSION)"; exit 1; }
 mkdir -p "$cache_root"

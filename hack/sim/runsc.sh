@@ -12,6 +12,7 @@ bin="$dir/bin/runsc"
 log() { echo "sim-build: $*" >&2; }
 
 if [ -x "$bin" ]; then echo "$bin"; exit 0; fi
+refuse_without_route sim-build "fetch runsc $RUNSC_DEB_VERSION" "make sim-build"
 if ! command -v apt-get >/dev/null || ! command -v dpkg-deb >/dev/null; then
   log "runsc needs apt-get and dpkg-deb; sandboxed pods will not start"; exit 1
 fi

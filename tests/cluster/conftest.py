@@ -87,8 +87,24 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.write_line(line, yellow=True)
 
 
+def _build_components(session: pytest.Session) -> None:
+    """Build the components the collected modules' markers name, before the session enters
+    the cluster's network namespace (no build runs inside it); a module whose component
+    could not be built then fails at its setup, naming it."""
+    from simcluster.components import install, registry
+
+    names = {n for item in session.items for m in item.iter_markers("components") for n in m.args}
+    if not names:
+        return
+    try:
+        install.build(registry.resolve(",".join(sorted(names))))
+    except install.ComponentError as e:
+        print(f"\nsimulated cluster: {e}", file=sys.stderr)
+
+
 @pytest.fixture(scope="session")
-def sim_cluster() -> Iterator[SimCluster]:
+def sim_cluster(request: pytest.FixtureRequest) -> Iterator[SimCluster]:
+    _build_components(request.session)
     sim = Sim()
     started = False
     if not sim.is_up():

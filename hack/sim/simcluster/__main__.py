@@ -34,7 +34,11 @@ def up(sim: Sim, args: argparse.Namespace) -> int:
     except registry.ComponentInputError as e:
         return _bad("sim up", str(e))
     try:
+        install.build(wanted)  # here, outside the cluster's network namespace
         path = sim.up()
+    except install.ComponentError as e:
+        print(f"sim-up: {e}", file=sys.stderr)
+        return EXIT_UNAVAILABLE
     except SimUnavailable as e:
         print(f"sim-up: {e}", file=sys.stderr)
         return EXIT_UNAVAILABLE
@@ -94,6 +98,7 @@ def config(sim: Sim, args: argparse.Namespace) -> int:
 
 def scenario_(sim: Sim, args: argparse.Namespace) -> int:
     """`scenario list`, or load scenario NAME and wait until it is ready."""
+    from simcluster.components import install
     from simcluster.scenarios import named
 
     if args.name == "list":
@@ -101,7 +106,12 @@ def scenario_(sim: Sim, args: argparse.Namespace) -> int:
             print(f"{n}  {named.load(n).description}")
         return 0
     return _load_and_run(
-        sim, "sim scenario", args.name, lambda: named.load(args.name), lambda s: named.run(sim, s)
+        sim,
+        "sim scenario",
+        args.name,
+        lambda: named.load(args.name),
+        lambda s: named.run(sim, s),
+        lambda s: install.build(s.components),
     )
 
 
@@ -121,10 +131,16 @@ def apply_(sim: Sim, args: argparse.Namespace) -> int:
 
 
 def _load_and_run(
-    sim: Sim, verb: str, subject: str, load: Callable[[], T], run: Callable[[T], None]
+    sim: Sim,
+    verb: str,
+    subject: str,
+    load: Callable[[], T],
+    run: Callable[[T], None],
+    build: Callable[[T], None] | None = None,
 ) -> int:
-    """Read the input (exit 2 when it is wrong, before any cluster work), then run it (exit 3
-    when it does not become ready)."""
+    """Read the input (exit 2 when it is wrong, before any cluster work), `build` what it
+    needs while still outside the cluster's network namespace, then run it inside (exit 3
+    when a build fails or it does not become ready)."""
     from simcluster.components import install
     from simcluster.scenarios import named
 
@@ -132,10 +148,12 @@ def _load_and_run(
         loaded = load()
     except named.ScenarioError as e:
         return _bad(verb, str(e))
-    if not _running(sim, verb):
-        return EXIT_UNAVAILABLE
     start = time.monotonic()
     try:
+        if build is not None and sim.is_up():
+            build(loaded)
+        if not _running(sim, verb):
+            return EXIT_UNAVAILABLE
         run(loaded)
     except install.ComponentError as e:
         print(f"{verb}: {subject}: {e}", file=sys.stderr)
