@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from aicr.ctrf import Status
 from aicr.plan import PlannedCheck
-from aicr.result import CheckResult, Detail
+from aicr.result import CheckResult, Detail, EvidenceSection
 from aicr.runner.context import RunContext
 from aicr.runner.gpu_pool import GpuPool, InventoryReader
 
@@ -62,7 +62,9 @@ class FakeExecutor:
                     )
                 time.sleep(0.005)
             status, message = self.results.get(check.name, (Status.PASSED, "ok"))
-            return CheckResult.ended(check, status, message)
+            # a real check records what it asked of the cluster and what came back
+            seen = EvidenceSection(title="probe", asked=f"{check.name} probe", answer=message)
+            return CheckResult.ended(check, status, message, evidence=[seen])
         finally:
             with self._lock:
                 self._running.pop(check.name, None)

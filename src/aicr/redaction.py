@@ -68,7 +68,7 @@ BUILTIN_CLASSES: tuple[tuple[str, str, str], ...] = (
         + r"|\s+|\s*#\s*)(?P<v>"
         + _SERIAL
         + r")\b",
-        "serial",
+        "sn",
     ),
     (
         "cloud-host",
@@ -122,7 +122,7 @@ LITERAL_CLASSES = (
     ("known-secret", "secret"),
     ("node-name", "node"),
     ("cluster-name", "cluster"),
-    ("serial-number", "serial"),
+    ("serial-number", "sn"),
 )
 # What each class covers, for the README's redaction table (in this order).
 CLASS_DESCRIPTIONS: dict[str, str] = {

@@ -184,19 +184,19 @@ class Aggregation:
         return reasons
 
     def export_skip_reason(self, test: Test) -> str | None:
-        """Why a non-passing check behind Not Implemented or N/A is exported as skipped.
+        """Why a non-passing check behind N/A requirements only is exported as skipped.
 
-        None when the check is exported as it is (passed, or behind a MUST).
+        None when the check is exported as it is: passed, behind a MUST, or behind a SHOULD
+        that renders Not Implemented (a failed SHOULD check is a failure, never a skip).
         """
         if test.status == Status.PASSED:
             return None
         backed = [self.result(r.id) for r in self.reqs.backed_by(test.name)]
         statuses = {r.status for r in backed if r}
-        if not statuses or not statuses <= {ReqStatus.NOT_IMPLEMENTED, ReqStatus.NOT_APPLICABLE}:
+        if statuses != {ReqStatus.NOT_APPLICABLE}:
             return None
         ids = ", ".join(r.id for r in backed if r)
-        label = "N/A" if statuses == {ReqStatus.NOT_APPLICABLE} else "Not Implemented"
-        return f"{test.status.value}: {skip_reason(test)}; {ids} reported {label}"
+        return f"{test.status.value}: {skip_reason(test)}; {ids} reported N/A"
 
     @property
     def rows(self) -> list[SummaryRow]:
@@ -245,7 +245,7 @@ def check_not_applicable(reqs: RequirementSet, config: ValidateConfig, source: s
             )
         if req.level == Level.MUST and not reqs.hybrid and req.conditional:
             warnings.append(
-                f"WARNING: {req_id} is a MUST declared N/A. The FAQ allows it with a "
+                f"{req_id} is a MUST declared N/A. The FAQ allows it with a "
                 f"justification for a conditional requirement, but {UPSTREAM_REVISION} "
                 f"rejects N/A on a MUST: expect this v{reqs.version} submission to fail "
                 f"upstream CI until a reviewer accepts it by hand."

@@ -68,12 +68,28 @@ def observations(test: Test) -> list[Any]:
     return sections if isinstance(sections, list) else [sections]
 
 
-def run_time(report: Report) -> str:
-    """When the run started, in UTC."""
-    if report.timestamp:
-        return report.timestamp
-    start = report.results.summary.start
-    return datetime.fromtimestamp(start / 1000, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+def _utc(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def run_times(report: Report) -> list[tuple[str, str, str]]:
+    """(label, value, source) of the run's start, end and duration, from ``summary``."""
+    summary = report.results.summary
+    seconds = max(0, summary.stop - summary.start) / 1000
+    return [
+        ("Run started", _utc(summary.start), "report.results.summary.start"),
+        ("Run ended", _utc(summary.stop), "report.results.summary.stop"),
+        ("Run duration", f"{seconds:.0f} s", "summary.stop - summary.start"),
+    ]
+
+
+def snapshot_capture(snapshot: Snapshot | None) -> str:
+    """When and by what the snapshot was captured, as its metadata records it."""
+    if snapshot is None:
+        return "no snapshot"
+    when = snapshot.metadata.get("timestamp") or "time not recorded in the snapshot"
+    source = snapshot.metadata.get("source") or "source not recorded in the snapshot"
+    return f"{when} ({source})"
 
 
 def _q(value: str) -> str:
@@ -124,8 +140,13 @@ def product_yaml(
     metadata: dict[str, str],
     run: str | None,
     trust: Trust,
+    cite_artifacts: bool,
 ) -> str:
-    """PRODUCT.yaml: the template's spec in order, metadata quoted, statuses from ``agg``."""
+    """PRODUCT.yaml: the template's spec in order, metadata quoted, statuses from ``agg``.
+
+    ``cite_artifacts``: Implemented requirements also cite junit.xml and e2e.log (from
+    1.37, and only when no test case in them fails: one failure fails the whole artifact).
+    """
     which = f"run {run}" if run else "one run (its report records no run id)"
     lines = [
         "# Kubernetes AI Conformance Checklist",
@@ -150,8 +171,8 @@ def product_yaml(
                 f"      level: {req.level.value}",
                 f"      status: {_q(res.product_status)}",
                 "      evidence:",
-                *(f"        - {_q(ref)}" for ref in evidence_refs(res, reqs.hybrid)),
-                f"      notes: {_q(banner + note(res, reqs.hybrid, run))}",
+                *(f"        - {_q(ref)}" for ref in evidence_refs(res, cite_artifacts)),
+                f"      notes: {_q(banner + note(res, cite_artifacts, run))}",
             ]
     return "\n".join(lines) + "\n"
 
@@ -375,7 +396,10 @@ def readme(
     ]
     if run:
         facts.append(Fact("Run id", run, "report"))
-    facts.append(Fact("Run started", run_time(report), "report"))
+    facts += [Fact(label, value, source) for label, value, source in run_times(report)]
+    facts.append(
+        Fact("Snapshot captured", snapshot_capture(snapshot), "snapshot.metadata.timestamp/source")
+    )
     facts.append(Fact("Trust class", f"{trust.cls.value}: {trust.why}", "report.extra.aicr.trust"))
     name = f"{metadata.get('platformName', '')} {metadata.get('platformVersion', '')}".strip()
     vendor = metadata.get("vendorName", "").rstrip(".")
@@ -432,8 +456,10 @@ def readme(
         "",
         f"`{JUNIT_FILE}` and `{E2E_FILE}` hold one test case per check in the report "
         f"({len(exported)} in all), under aicr's check names, both built from the same report. "
-        "A check that did not pass and sits behind a Not Implemented or N/A requirement is "
-        "exported as skipped with the reason.",
+        "A check that did not pass and sits behind N/A requirements only is "
+        "exported as skipped with the reason; any other check that did not pass is a "
+        "failure (a failed SHOULD check included), and then no requirement cites these "
+        "files, since one failing test case fails a whole artifact.",
         "",
         *_reproduce(inputs, reqs.version),
         "## Verifier",

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from aicr.cncf import export, leaks, pages
-from aicr.cncf.aggregation import Aggregation, aggregate, check_not_applicable
-from aicr.cncf.requirements import RequirementSet, load_requirements
+from aicr.cncf.aggregation import Aggregation, ReqStatus, aggregate, check_not_applicable
+from aicr.cncf.requirements import Level, RequirementSet, load_requirements
 from aicr.cncf.vendor import check_vendor, product_metadata
 from aicr.cncf.verifier import check_directory, revision
 from aicr.config import NA_PATH, ValidateConfig
@@ -72,9 +72,13 @@ def render(
     """
     run = pages.run_id(report)
     trust = of_report(report.extra)
-    metadata = product_metadata(config, reqs.version)
+    metadata = product_metadata(
+        config, reqs.version, snapshot.server_version if snapshot is not None else None
+    )
     exported = export.cases(report, agg)
-    put(pages.PRODUCT_FILE, redactor.redact(pages.product_yaml(reqs, agg, metadata, run, trust)))
+    cite = reqs.hybrid and not any(c.outcome == export.Outcome.FAIL for c in exported)
+    product = pages.product_yaml(reqs, agg, metadata, run, trust, cite)
+    put(pages.PRODUCT_FILE, redactor.redact(product))
     with (directory / pages.JUNIT_FILE).open("w", encoding="utf-8") as out:
         export.write_junit(exported, out)
     put(pages.E2E_FILE, redactor.redact(export.e2e_log(exported)))
@@ -97,6 +101,24 @@ def render(
     readme = redactor.redact(readme)
     summary = pages.redaction_summary(dict(redactor.counts), redactor.classes, ENGINE)
     put(pages.README_FILE, readme.replace(pages.REDACTION_MARK, summary))
+
+
+def unobserved_musts(agg: Aggregation) -> list[str]:
+    """Each Implemented MUST whose passed checks recorded no observations, with those checks.
+
+    A real run always records what it asked of the cluster and what came back; a report
+    with only verdicts ("ok") cannot show a reviewer the claim.
+    """
+    out = []
+    for res in agg.results:
+        if res.requirement.level != Level.MUST or res.status != ReqStatus.IMPLEMENTED:
+            continue
+        blind = [
+            c.name for c in res.checks if c.test is not None and not pages.observations(c.test)
+        ]
+        if blind:
+            out.append(f"{res.id} (MUST): {', '.join(blind)} recorded no observations")
+    return out
 
 
 def redactor_for(config: ValidateConfig, snapshot: Snapshot | None, report: Report) -> Redactor:
@@ -226,6 +248,12 @@ def write_submission(
         )
     if agg.blocking:
         raise SubmissionFailed("no submission written, because:\n  " + "\n  ".join(agg.blocking))
+    blind = unobserved_musts(agg)
+    if blind:
+        raise SubmissionFailed(
+            "no submission written: a MUST is Implemented only on what its checks saw, and "
+            "these recorded no observations:\n  " + "\n  ".join(blind)
+        )
     trust = of_report(report.extra)
     if trust.cls == TrustClass.OFFLINE:
         raise SubmissionFailed(

@@ -30,6 +30,7 @@ K8S_CONFORMANCE_URL = re.compile(
 )
 # Logo formats CNCF asks for (vector artwork); anything else only earns a warning.
 LOGO_EXTENSIONS = (".svg", ".eps", ".ai")
+_SERVER_VERSION = re.compile(r"^v?(\d+\.\d+)\.(\d+)")
 _PLACEHOLDER = re.compile(r"^\[.*\]$")
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
@@ -97,10 +98,25 @@ def check_vendor(config: ValidateConfig, source: str) -> list[str]:
     return warnings
 
 
-def product_metadata(config: ValidateConfig, version: str) -> dict[str, str]:
+def kubernetes_version(server: str | None, version: str) -> str:
+    """The cluster's version as PRODUCT.yaml shows it: ``vX.Y.Z`` with the patch level.
+
+    The template asks for ``vX.Y``; the cluster's own version (``v1.35.6-eks-3025e55``)
+    keeps its patch level and drops the provider's build suffix. Without a recorded server
+    version (or one of another minor) it is the conformance version.
+    """
+    found = _SERVER_VERSION.match(server or "")
+    if found and found[1] == version:
+        return f"v{found[1]}.{found[2]}"
+    return f"v{version}"
+
+
+def product_metadata(
+    config: ValidateConfig, version: str, server: str | None = None
+) -> dict[str, str]:
     """PRODUCT.yaml metadata in template order (repoUrl only when given)."""
     vendor = config.cncf.vendor
-    out = {"kubernetesVersion": f"v{version}"}
+    out = {"kubernetesVersion": kubernetes_version(server, version)}
     for attr, key in (
         ("platform_name", "platformName"),
         ("platform_version", "platformVersion"),

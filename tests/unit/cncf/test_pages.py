@@ -26,7 +26,7 @@ OBSERVED = [{"title": "PodGroup", "asked": "create a PodGroup of 2", "answer": "
 
 
 def _tests(without_observations: tuple[str, ...] = ()) -> list[Test]:
-    return [make_test(n, evidence=None if n in without_observations else OBSERVED)
+    return [make_test(n, evidence=[] if n in without_observations else OBSERVED)
             for n in CONFORMANCE] + [make_test("operator-health", phase="deployment",
                                                evidence=OBSERVED)]
 
@@ -48,17 +48,27 @@ def _note(files: dict[str, str], category: str, req_id: str) -> str:
 
 
 def test_a_note_claims_observations_only_when_the_page_holds_them(tmp_path: Path) -> None:
-    files = _write(tmp_path / "v1.35" / "x", make_report(_tests(("gang-scheduling",))))
-    gang = _note(files, "schedulingOrchestration", "gang_scheduling")
-    assert "What each asked of the cluster" not in gang
-    assert "The report holds no recorded observations for gang-scheduling" in gang
-    page = files["evidence/gang_scheduling.md"]
+    drm = "driver-runtime-management"  # backs a SHOULD only in 1.35
+    files = _write(tmp_path / "v1.35" / "x", make_report(_tests((drm,))))
+    note = _note(files, "accelerators", "driver_runtime_management")
+    assert "What each asked of the cluster" not in note
+    assert f"The report holds no recorded observations for {drm}" in note
+    page = files["evidence/driver_runtime_management.md"]
     assert "The report holds no observations for this check" in page
     assert "What was asked of the cluster and what came back" not in page
     pods = _note(files, "schedulingOrchestration", "pod_autoscaling")
     assert "What each asked of the cluster and what came back: evidence/pod_autoscaling.md" in pods
     page = files["evidence/pod_autoscaling.md"]
     assert "#### PodGroup" in page and "2/2 Running" in page
+
+
+def test_a_must_whose_checks_recorded_nothing_is_refused_naming_it(tmp_path: Path) -> None:
+    from aicr.errors import SubmissionFailed
+
+    out = tmp_path / "v1.35" / "x"
+    with pytest.raises(SubmissionFailed, match="gang_scheduling \\(MUST\\): gang-scheduling"):
+        _write(out, make_report(_tests(("gang-scheduling",))))
+    assert not out.exists()
 
 
 def test_a_report_without_run_id_writes_no_placeholder(tmp_path: Path) -> None:
@@ -155,4 +165,25 @@ def test_one_pass_removes_serials_and_names_in_cloud_ids_and_keeps_figures(
             assert secret not in text
     page = files["evidence/gang_scheduling.md"]
     assert "started 1780000000000 after 1654922 ms; busbw 450.12 GB/s; 85520809984 bytes" in page
-    assert "0, serial-1" in page and "board serial serial-1" in page
+    assert "0, sn-1" in page and "board serial sn-1" in page
+    assert "serial serial" not in page  # no doubled word
+
+
+def test_readme_times_the_run_from_its_summary_and_says_when_the_snapshot_was_taken(
+        tmp_path: Path) -> None:
+    snap = make_snapshot().model_copy(update={"metadata": {
+        "source": "live capture", "timestamp": "2026-05-28T20:20:00Z"}})
+    readme = _write(tmp_path / "v1.35" / "x", snapshot=snap)["README.md"]
+    # make_report: summary.start 1_780_000_000_000, stop 100 s later; its timestamp differs
+    assert "| Run started | 2026-05-28T20:26:40Z |" in readme
+    assert "| Run ended | 2026-05-28T20:28:20Z |" in readme
+    assert "| Run duration | 100 s |" in readme
+    assert "| Snapshot captured | 2026-05-28T20:20:00Z (live capture) |" in readme
+
+
+def test_kubernetes_version_keeps_the_patch_level_and_drops_the_build() -> None:
+    from aicr.cncf.vendor import kubernetes_version
+
+    assert kubernetes_version("v1.35.6-eks-3025e55", "1.35") == "v1.35.6"
+    assert kubernetes_version("v1.34.2", "1.35") == "v1.35"  # another minor: not this one
+    assert kubernetes_version(None, "1.35") == "v1.35"

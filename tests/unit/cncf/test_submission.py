@@ -60,7 +60,7 @@ def test_complete_run_writes_a_verified_submission(tmp_path: Path) -> None:
     assert verify(out, version=None).ok
     product = yaml.safe_load((out / "PRODUCT.yaml").read_text())
     assert all(isinstance(v, str) for v in product["metadata"].values())
-    assert product["metadata"]["kubernetesVersion"] == "v1.35"
+    assert product["metadata"]["kubernetesVersion"] == "v1.35.2"  # the cluster's, with patch
     statuses = {i["id"]: i["status"] for items in product["spec"].values() for i in items}
     assert statuses["gang_scheduling"] == "Implemented"
     assert statuses["gpu_sharing"] == "Not Implemented"
@@ -96,18 +96,28 @@ def test_evidence_page_shows_checks_and_what_came_back(tmp_path: Path) -> None:
     assert "No aicr check backs" in (out / "evidence" / "gpu_sharing.md").read_text()
 
 
-def test_junit_and_e2e_agree_and_export_should_failures_as_skipped(tmp_path: Path) -> None:
+def test_a_failed_should_check_is_a_failure_in_junit_and_e2e_never_a_skip(tmp_path: Path) -> None:
     out = tmp_path / "v1.35" / "example"
     _write(out, tests=_tests(driver_runtime_management=Status.FAILED))
     junit = (out / "junit.xml").read_text()
     log = (out / "e2e.log").read_text()
-    assert "<failure" not in junit
-    assert re.search(r'<testcase name="driver-runtime-management"[^>]*>\s*<skipped', junit)
-    assert "--- SKIP: driver-runtime-management" in log
+    assert re.search(r'<testcase name="driver-runtime-management"[^>]*>\s*<failure', junit)
+    assert "<skipped" not in junit
+    assert "--- FAIL: driver-runtime-management" in log
     assert log.count("--- PASS: ") == len(CONFORMANCE)  # the others plus operator-health
     product = yaml.safe_load((out / "PRODUCT.yaml").read_text())
     drm = product["spec"]["accelerators"][1]
     assert drm["status"] == "Not Implemented" and "driver-runtime-management failed" in drm["notes"]
+
+
+def test_from_1_37_a_failed_should_check_keeps_every_requirement_off_the_artifacts(
+        tmp_path: Path) -> None:
+    out = tmp_path / "v1.37" / "example"
+    _write(out, version="1.37", tests=_tests(driver_runtime_management=Status.FAILED))
+    product = yaml.safe_load((out / "PRODUCT.yaml").read_text())
+    refs = [e for items in product["spec"].values() for i in items for e in i["evidence"]]
+    assert refs and not [e for e in refs if e.startswith("file://")]
+    assert verify(out, version=None).ok
 
 
 def test_v1_37_references_junit_and_e2e_with_fragments(tmp_path: Path) -> None:
