@@ -17,7 +17,7 @@ from aicr.checks.probe_pods import pinned_to, restricted_pod_spec
 from aicr.checks.smi_xml import first_line, read_probe
 from aicr.kube import names as k8s_names
 from aicr.kube.gpu_inventory import Target
-from aicr.kube.gpus import DRIVER_FULL_LABEL, GPU_RESOURCE, gpu_toleration
+from aicr.kube.gpus import DRIVER_FULL_LABEL, GPU_RESOURCE, gpu_toleration, same_driver
 
 Obj = dict[str, Any]
 CONTAINER = "nvidia-smi"
@@ -82,6 +82,6 @@ def judge(target: Target, exit_code: int | None, log: str) -> tuple[list[str], s
         problems.append(
             f"the node has no {DRIVER_FULL_LABEL} label to compare driver {report.driver}"
         )
-    elif report.driver != target.driver:
+    elif not same_driver(report.driver, target.driver):
         problems.append(f"driver {report.driver} loaded, the node's labels say {target.driver}")
     return problems, seen

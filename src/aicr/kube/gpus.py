@@ -107,3 +107,19 @@ def claim_state(claim: dict[str, Any] | None) -> str:
     return f"allocated {devices}" + (
         f", reserved for {', '.join(holders)}" if holders else ", reserved for no pod"
     )
+
+
+def _version_parts(version: str) -> tuple[tuple[int, str], ...]:
+    return tuple(
+        (int(p), "") if p.isdigit() else (-1, p) for p in version.strip().lstrip("v").split(".")
+    )
+
+
+def same_driver(a: str, b: str) -> bool:
+    """Whether two NVIDIA driver versions name the same driver, compared as versions.
+
+    nvidia-smi and GPU feature discovery print ``570.124.06``; the NVIDIA DRA driver
+    publishes ``driverVersion`` as a semantic version, ``570.124.6`` (no leading zeros),
+    so the parts are compared as numbers, never as strings.
+    """
+    return _version_parts(a) == _version_parts(b)

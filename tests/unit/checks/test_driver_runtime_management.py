@@ -123,3 +123,16 @@ def test_no_gpu_node_fails() -> None:
 def test_judge_without_a_version_fails() -> None:
     problems, _ = build.judge(Target("g0", 1, 8, None), "nothing", 0, SMI.format("1"))
     assert problems and "advertises no driver version" in problems[0]
+
+
+@pytest.mark.parametrize(("loaded", "advertised", "same"), [
+    ("570.124.06", "570.124.6", True),  # nvidia-smi against the DRA driver's semver
+    ("570.124.06", "570.124.06", True),
+    ("570.124.06", "570.124.60", False),
+    ("570.124.06", "570.124", False),
+], ids=["leading-zero", "equal", "differs", "shorter"])  # fmt: skip
+def test_driver_versions_are_compared_as_versions(loaded: str, advertised: str, same: bool) -> None:
+    source = "ResourceSlice driverVersion"
+    problems, _ = build.judge(Target("g0", 1, 8, advertised), source, 0, SMI.format(loaded))
+    assert problems == ([] if same else [
+        f"driver {loaded} loaded, the platform advertises {advertised} ({source})"])

@@ -9,7 +9,7 @@ from typing import Any
 
 from aicr.checks.smi_xml import read_probe
 from aicr.kube.gpu_inventory import Target, driver_label
-from aicr.kube.gpus import DRA_DRIVER, DRIVER_FULL_LABEL, is_whole_gpu
+from aicr.kube.gpus import DRA_DRIVER, DRIVER_FULL_LABEL, is_whole_gpu, same_driver
 
 Obj = dict[str, Any]
 IMAGE = "ubuntu"  # in aicr/checks/images.yaml
@@ -54,7 +54,7 @@ def judge(target: Target, source: str, exit_code: int | None, log: str) -> tuple
             f"{DRIVER_FULL_LABEL} label, no ResourceSlice driverVersion) to compare "
             f"{report.driver} with"
         ], seen
-    if report.driver != target.driver:
+    if not same_driver(report.driver, target.driver):
         return [
             f"driver {report.driver} loaded, the platform advertises {target.driver} ({source})"
         ], seen
