@@ -35,7 +35,37 @@ from simcluster.components.base import (
 )
 
 NAMESPACE = "monitoring"
-NAME = "kube-prometheus-stack-prometheus"
+CHART = "kube-prometheus-stack"
+
+
+def _trunc(name: str, size: int) -> str:
+    return name[:size].rstrip("-")
+
+
+def chart_fullname(values: dict[str, Any], release: str) -> str:
+    """The chart's ``kube-prometheus-stack.fullname`` (templates/_helpers.tpl, chart 82.8.0).
+
+    ``fullnameOverride`` wins; else the release name when it contains the chart's name
+    (or ``nameOverride``), else ``<release>-<name>``; cut to 26 characters.
+    """
+    if values.get("fullnameOverride"):
+        return _trunc(str(values["fullnameOverride"]), 26)
+    name = str(values.get("nameOverride") or CHART)
+    return _trunc(release if name in release else f"{release}-{name}", 26)
+
+
+def prometheus_name(values: dict[str, Any], release: str) -> str:
+    """The chart's Prometheus object (``prometheus.crname``): ``<fullname>-prometheus``.
+
+    With ``cleanPrometheusOperatorObjectNames`` it is the fullname alone. The
+    operator names the StatefulSet ``prometheus-<object>``.
+    """
+    full = chart_fullname(values, release)
+    return full if values.get("cleanPrometheusOperatorObjectNames") else f"{full}-prometheus"
+
+
+# The sim installs the chart as release kube-prometheus-stack with the chart's defaults.
+NAME = prometheus_name({}, CHART)
 STATEFULSET = f"prometheus-{NAME}"
 LABELS = {"app.kubernetes.io/name": "prometheus", "prometheus": NAME}
 IMAGE = "quay.io/prometheus/prometheus:v3.5.0"
