@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from simcluster.scenarios import named as named_scenarios
 from simcluster.__main__ import main
 from simcluster.components import install
 from simcluster.components.gateway import COMPONENT as GATEWAY
 from simcluster.components.prometheus import COMPONENT as PROMETHEUS
+from simcluster.scenarios import named as named_scenarios
 
 SIM_ROOT = Path(__file__).resolve().parents[3] / "hack" / "sim"
 needs_netns = pytest.mark.skipif(
