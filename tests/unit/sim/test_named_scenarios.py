@@ -21,6 +21,23 @@ def test_gpu_platform_runs_prometheus_and_the_gpu_stack() -> None:
     assert s.gpu_mode == "device-plugin"
 
 
+def test_gpu_platform_deploys_every_operand_its_cluster_policy_enables() -> None:
+    # A healthy GPU Operator has a DaemonSet for each operand its ClusterPolicy switches
+    # on (gpu-operator-health's rule); the scenario must be one, not only say so.
+    from aicr.checks import gpu_operator as op
+    from simcluster.components import dcgm_exporter
+
+    s = named.load("gpu-platform")
+    policy = next(m for m in s.manifests if m["kind"] == "ClusterPolicy")
+    deployed = {m["spec"]["template"]["metadata"]["labels"]["app"] for m in s.manifests
+                if m["kind"] == "DaemonSet" and m["metadata"]["namespace"] == "gpu-operator"}
+    if "dcgm-exporter" in [c.name for c in s.components]:
+        deployed.add(dcgm_exporter.NAME)
+    enabled = {o.app for o in op.OPERANDS if op.enabled(policy, o)}
+    assert enabled - deployed == set()
+    assert deployed - enabled == set()
+
+
 def test_every_scenario_loads_and_says_what_it_is() -> None:
     assert "gpu-platform" in named.names()
     for n in named.names():
