@@ -210,11 +210,19 @@ def test_plan_places_cross_pod_where_most_gpus_are_free_and_the_rest_on_every_no
 
 def test_plan_without_enough_free_gpus_says_so() -> None:
     p = build.plan([Target("g0", 1, 8, None)], [], None)
-    why = {probe.title: probe.unrunnable for probe in p.probes}
-    assert why == {"positive": "", "negative (g0)": "", "multi-container":
-                   "no schedulable GPU node has a free GPU", "cross-pod":
-                   "no schedulable GPU node has 2 free GPUs",
-                   "bypass NVIDIA_VISIBLE_DEVICES=all (g0)": ""}  # fmt: skip
+    why = {probe.title: (probe.unrunnable, probe.untested) for probe in p.probes}
+    assert why == {"positive": ("", ""), "negative (g0)": ("", ""), "multi-container":
+                   ("no schedulable GPU node has a free GPU", ""), "cross-pod":
+                   ("", "every node with two GPUs has fewer than two free now"),
+                   "bypass NVIDIA_VISIBLE_DEVICES=all (g0)": ("", "")}  # fmt: skip
+
+
+def test_one_gpu_nodes_leave_cross_pod_untested_not_failed() -> None:
+    p = build.plan([Target("g0", 1, 1, None), Target("g1", 1, 1, None)], [], None)
+    cross = next(probe for probe in p.probes if probe.title == "cross-pod")
+    assert (cross.pods, cross.unrunnable, cross.untested) == (
+        (), "", "no schedulable GPU node has two GPUs")
+    assert all(not probe.unrunnable for probe in p.probes)  # positive g0, multi g1
 
 
 @pytest.mark.parametrize(
@@ -286,3 +294,15 @@ def test_preflight_refuses_a_runtime_class_that_is_not_a_name() -> None:
     with pytest.raises(InvalidRequestError, match=r"operator\.runtimeClass must be a non-empty "
                        "string, got 5"):  # fmt: skip
         check.preflight(_recipe("{operator: {runtimeClass: 5}}"), None, "recipe.yaml")
+
+
+def test_a_cluster_of_one_gpu_nodes_passes_with_cross_pod_noted_untested() -> None:
+    kube = FakeKube([node("g0", 1), node("g1", 1), RUNTIME_CLASS])
+    world(kube)
+    result = run(kube)
+    assert result.status == Status.PASSED, result.message
+    assert result.message.endswith(
+        "no bypass showed a GPU; cross-pod not tested: no schedulable GPU node has two GPUs")
+    cross = next(s for s in result.evidence if s.title == "cross-pod")
+    assert (cross.status.value, cross.verdict) == (
+        "informational", "not tested: no schedulable GPU node has two GPUs")

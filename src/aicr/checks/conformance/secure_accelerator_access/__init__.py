@@ -136,6 +136,9 @@ def _judge(ctx: CheckContext, probe: build.Probe, waited: Any, end: float, image
         if probe.unrunnable:
             step.failed(f"could not be placed: {probe.unrunnable}")
             return
+        if probe.untested:
+            step.info(f"not tested: {probe.untested}")
+            return
         reports: dict[tuple[str, str], build.Report] = {}
         seen, problems = [], []
         for p in probe.pods:
@@ -200,14 +203,17 @@ def run(ctx: CheckContext) -> CheckResult:
     for probe in plan.probes:
         _judge(ctx, probe, waited, end, image)
     count = len({p.node for p in plan.pods})
-    untested = (
+    untested = "".join(
+        f"; {p.title} not tested: {p.untested}" for p in plan.probes if p.untested
+    ) + (
         ""
         if _runtime_class(ctx)
         else ("; RuntimeClass bypass not tested: the recipe names no GPU RuntimeClass")
     )
+    ran = [p for p in plan.probes if not p.untested]
     return ctx.conclude(
         "probes",
-        f"{len(plan.probes)} probes on {count} GPU nodes "
+        f"{len(ran)} probes on {count} GPU nodes "
         f"({'DRA' if dra else 'device plugin'}): each container saw only what "
         f"was allocated to it; no bypass showed a GPU{untested}",
     )

@@ -56,7 +56,8 @@ class Probe:
     title: str
     kind: str
     pods: tuple[ProbePod, ...] = ()
-    unrunnable: str = ""  # why no pod could be placed
+    unrunnable: str = ""  # why no pod could be placed (a failure)
+    untested: str = ""  # why the cluster cannot hold this probe at all (recorded, not failed)
 
 
 @dataclass(frozen=True)
@@ -157,12 +158,25 @@ def plan(targets: list[Target], idle: list[str], runtime_class: str | None) -> P
     """
     free = {t.node: t.gpus for t in targets}
     cross, positive, multi = _take(free, 2), _take(free, 1), _take(free, 1)
+    if cross is None:
+        # Two GPUs on one node are what the cross-pod probe needs; without them (one-GPU
+        # nodes, or the others' workloads holding them) it cannot run, which says nothing
+        # about isolation: the other probes still must pass.
+        two = any(t.total >= 2 for t in targets)
+        untested = (
+            "every node with two GPUs has fewer than two free now"
+            if two
+            else "no schedulable GPU node has two GPUs"
+        )
     every = sorted({*free, *idle})
     out = Plan()
     out.probes.append(_claimed(POSITIVE, positive, [("positive", (CLAIMED,))]))
     out.probes += [_unallocated(NEGATIVE, "negative", n) for n in every]
     out.probes.append(_claimed(MULTI, multi, [("multi-container", (CLAIMED, UNCLAIMED))]))
-    out.probes.append(_claimed(CROSS, cross, [(f"cross-pod-{x}", (CLAIMED,)) for x in "ab"]))
+    if cross is None:
+        out.probes.append(Probe(CROSS, CROSS, untested=untested))
+    else:
+        out.probes.append(_claimed(CROSS, cross, [(f"cross-pod-{x}", (CLAIMED,)) for x in "ab"]))
     out.probes += [_unallocated(BYPASS_ENV, "bypass-env", n, env_all=True) for n in every]
     if runtime_class:
         out.probes += [
