@@ -24,8 +24,9 @@ def test_gpu_platform_runs_prometheus_and_the_gpu_stack() -> None:
 def test_gpu_platform_deploys_every_operand_its_cluster_policy_enables() -> None:
     # A healthy GPU Operator has a DaemonSet for each operand its ClusterPolicy switches
     # on (gpu-operator-health's rule); the scenario must be one, not only say so.
-    from aicr.checks import gpu_operator as op
     from simcluster.components import dcgm_exporter
+
+    from aicr.checks import gpu_operator as op
 
     s = named.load("gpu-platform")
     policy = next(m for m in s.manifests if m["kind"] == "ClusterPolicy")
