@@ -87,7 +87,12 @@ run, the readiness gate (`evaluated`, `passed`, each constraint's verdict), whet
 the run was interrupted or timed out, warnings, and the CNCF requirement map when
 the conformance phase ran, and the run's trust class (`trust`: `class` one of
 `observed`, `given-snapshot`, `offline`, `simulated`, and `why`; see
-docs/cncf-submission.md).
+docs/cncf-submission.md) and its provenance (`provenance`: `nodeGroups`, one entry per
+node group of the nodes the run listed with `group`, `nodes`, and where recorded
+`instanceType`, `nodeImage`, `platformVersion` (provider labels), `osImage`, `kernel`,
+`kubelet`, `containerRuntime`, `nvidiaDriver`, `mixed` where the group's nodes disagree;
+`validatorImage`; `checkVersion`, the tool's, since checks ship inside the validator;
+`catalog.sha256`).
 """
 
 
@@ -245,6 +250,7 @@ learns that it failed). Its path is checked writable before the run starts.
 | `cluster` | `server.sha256`: SHA-256 of the API server URL (the URL itself is not recorded; `null` with `--no-cluster`), `kubernetesVersion` from the snapshot |
 | `run` | `id`, `startedOn`, `finishedOn` (UTC ISO 8601), `phases`, `noCluster`, `gate {evaluated, passed}`, `exitCode` |
 | `checks` | `[{name, phase, status}]`, one per check of the report |
+| `provenance` | the report's `extra.aicr.provenance` (below), or null for a report without one |
 
 Keys: `aicr attestation keygen -o DIR` writes `aicr-attestation.key` (PKCS#8 PEM, no
 passphrase, mode 0600) and `aicr-attestation.pub` (SubjectPublicKeyInfo PEM), ed25519

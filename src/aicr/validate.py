@@ -547,6 +547,7 @@ def run(
         snapshot_given=snapshot_source != LIVE_SNAPSHOT,
         nodes=nodes,
     ).as_extra()
+    report.extra["aicr"]["provenance"] = _provenance(request, inputs, nodes)
     summary = _requirement_summary(request, inputs, snapshot, report, warnings)
     version, aggregation = summary if summary else ("", None)
     if aggregation is not None:
@@ -569,6 +570,24 @@ def run(
     if request.emit_attestation:
         outcome.record = _record(request, inputs, snapshot, snapshot_source, outcome)
     return outcome
+
+
+def _provenance(
+    request: ValidateRequest, inputs: Inputs, nodes: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """What the results came from: node groups' software, the validator image, the catalog.
+
+    The checks are built into the validator, so each check's version is the tool's.
+    """
+    from aicr.attestation.statement import catalog_digest
+    from aicr.snapshot.provenance import node_groups
+
+    return {
+        "nodeGroups": node_groups(nodes),
+        "validatorImage": resolve_image(request, inputs.config),
+        "checkVersion": __version__,
+        "catalog": {"sha256": catalog_digest()},
+    }
 
 
 def _record(

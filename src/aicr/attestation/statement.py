@@ -118,6 +118,7 @@ def predicate(record: RunRecord) -> dict[str, Any]:
         "checks": [
             {"name": t.name, "phase": t.phase, "status": t.status.value} for t in report.tests
         ],
+        "provenance": aicr.get("provenance"),
     }
 
 

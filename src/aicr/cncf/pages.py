@@ -421,6 +421,7 @@ def readme(
     if not run:
         out += ["The report records no run id, so no run log can be matched to it by id.", ""]
     out += [
+        *provenance_section(report),
         *_checks_summary(agg, planned, report),
         "## Requirements",
         "",
@@ -471,6 +472,49 @@ def readme(
         out += ["## Warnings", "", *(f"- {w}" for w in warnings), ""]
     out += ["## Redaction", "", REDACTION_MARK, ""]
     return "\n".join(out)
+
+
+# (provenance key, column heading) of the README's node group table
+GROUP_COLUMNS = (
+    ("group", "group"),
+    ("nodes", "nodes"),
+    ("instanceType", "instance type"),
+    ("nodeImage", "node image"),
+    ("platformVersion", "platform version"),
+    ("osImage", "OS image"),
+    ("kernel", "kernel"),
+    ("kubelet", "kubelet"),
+    ("containerRuntime", "container runtime"),
+    ("nvidiaDriver", "NVIDIA driver"),
+)
+
+
+def provenance_section(report: Report) -> list[str]:
+    """What the results came from, as the run recorded it (``extra.aicr.provenance``)."""
+    aicr = (report.extra or {}).get("aicr") or {}
+    found = aicr.get("provenance") if isinstance(aicr, dict) else None
+    out = ["## Provenance", ""]
+    if not isinstance(found, dict):
+        return [*out, "The report records no provenance (a report from an older aicr).", ""]
+    catalog = (found.get("catalog") or {}).get("sha256") or "not recorded"
+    out += [
+        f"- Validator image: `{found.get('validatorImage') or 'not recorded'}`",
+        f"- Check version: {found.get('checkVersion') or 'not recorded'} (checks ship "
+        "inside the validator); catalog sha256 `" + str(catalog) + "`",
+        "",
+    ]
+    groups = [g for g in found.get("nodeGroups") or [] if isinstance(g, dict)]
+    if not groups:
+        return [*out, "No node was listed from the cluster (no check ran on one).", ""]
+    out += [
+        "| " + " | ".join(h for _, h in GROUP_COLUMNS) + " |",
+        "|" + "---|" * len(GROUP_COLUMNS),
+    ]
+    out += [
+        "| " + " | ".join(_cell(str(g.get(k, "-"))) for k, _ in GROUP_COLUMNS) + " |"
+        for g in groups
+    ]
+    return [*out, ""]
 
 
 def _checks_summary(agg: Aggregation, planned: list[str], report: Report) -> list[str]:
