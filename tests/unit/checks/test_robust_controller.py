@@ -352,7 +352,8 @@ def test_a_controller_that_never_reconciles_fails_at_the_bound_and_cleans_up() -
     result = run(kube, RAY, "{reconcileSeconds: 0.3}")
     assert (result.status, result.message) == (Status.FAILED, (
         f"1/5 robust controller steps failed: valid RayCluster reconciled: RayCluster {NS}/"
-        "aicr-valid not reconciled within 0.3s; last status: no status (never reconciled)"
+        "aicr-valid not reconciled within 0.3s beyond its image pulls (image pulls took 0s, "
+        "bound 1200s); last status: no status (never reconciled)"
     ))  # fmt: skip
     assert steps(result)[-1] == ("workloads", "passed")
     assert ("delete", "RayCluster", NS, VALID) in kube.calls
