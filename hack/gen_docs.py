@@ -258,7 +258,9 @@ by default or ECDSA P-256 (`--algorithm ecdsa-p256`; signatures DER, SHA-256). A
 existing key file is never replaced.
 
 `aicr evidence verify --attestation FILE --key PUB` checks the signature, then every
-subject's digest against the file beside the attestation, then the recorded run: a
+subject's digest against the file beside the attestation, then that every subject that
+is a CTRF report agrees with the predicate (validator image, catalog digest, provenance,
+checks and their verdicts; a disagreement is rejected, exit 8), then the recorded run: a
 failed gate or a check that ended `failed` or `other` makes it exit 1.
 
 Keyless signing through Sigstore (Fulcio certificate, Rekor transparency log) is not

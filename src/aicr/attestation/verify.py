@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from aicr.attestation import dsse, keys
 from aicr.attestation.statement import PREDICATE_TYPE, STATEMENT_TYPE, failures, sha256_file
 from aicr.errors import FileFormatError, Problem
@@ -74,8 +76,47 @@ def verify(path: Path, key_path: str) -> Verdict:
     for subject in subjects or []:
         _check_subject(subject, folder, verdict)
     predicate = body.get("predicate")
-    verdict.failures = failures(predicate if isinstance(predicate, dict) else {})
+    predicate = predicate if isinstance(predicate, dict) else {}
+    for name in verdict.checked:
+        verdict.rejected += _report_mismatches(folder / name, name, predicate)
+    verdict.failures = failures(predicate)
     return verdict
+
+
+def _report_mismatches(path: Path, name: str, predicate: dict[str, Any]) -> list[str]:
+    """Where a signed CTRF report and the predicate disagree: digests, provenance, checks.
+
+    Both are signed, so a disagreement means they describe different runs.
+    """
+    if path.suffix not in (".json", ".yaml", ".yml"):
+        return []
+    try:
+        report = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return []
+    if not isinstance(report, dict) or not isinstance(report.get("results"), dict):
+        return []  # not a CTRF report
+    aicr = (report.get("extra") or {}).get("aicr") or {}
+    recorded = aicr.get("provenance") if isinstance(aicr, dict) else None
+    attested = predicate.get("provenance")
+    problems = []
+    if recorded is not None or attested is not None:
+        image = (predicate.get("validatorImage") or {}).get("ref")
+        if (recorded or {}).get("validatorImage") != image:
+            problems.append(
+                f"subject {name}: its validator image differs from the attested {image}"
+            )
+        catalog = ((predicate.get("catalog") or {}).get("digest") or {}).get("sha256")
+        if ((recorded or {}).get("catalog") or {}).get("sha256") != catalog:
+            problems.append(f"subject {name}: its catalog digest differs from the attested one")
+        if recorded != attested:
+            problems.append(f"subject {name}: its provenance differs from the attested one")
+    tests = report["results"].get("tests") or []
+    shown = [(t.get("name"), t.get("status")) for t in tests if isinstance(t, dict)]
+    signed = [(c.get("name"), c.get("status")) for c in predicate.get("checks") or []]
+    if shown != signed:
+        problems.append(f"subject {name}: its checks and verdicts differ from the attested ones")
+    return problems
 
 
 def _check_subject(subject: Any, folder: Path, verdict: Verdict) -> None:

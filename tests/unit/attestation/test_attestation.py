@@ -280,3 +280,26 @@ def test_every_file_of_a_written_submission_is_a_subject(tmp_path: Path) -> None
     assert [str(p.relative_to(tmp_path)) for p in found] == [
         "report.json", "evidence/v1.35/acme/PRODUCT.yaml", "evidence/v1.35/acme/README.md",
         "evidence/v1.35/acme/evidence/gang_scheduling.md"]  # fmt: skip
+
+
+def test_an_attestation_whose_digests_differ_from_the_report_is_rejected(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from aicr.attestation import dsse
+    from aicr.attestation import keys as keyring
+
+    keys = keygen(capsys, tmp_path / "keys")
+    _, att = attested_run(capsys, tmp_path, keys)
+    body = payload(att)
+    assert body["predicate"]["provenance"]["catalog"]["sha256"]  # type: ignore[index]
+    # the same key signs a predicate of another validator image and catalog: the subjects
+    # still match their digests, but the signed report says otherwise
+    body["predicate"]["validatorImage"]["ref"] = "example.org/other:v9"  # type: ignore[index]
+    body["predicate"]["catalog"]["digest"]["sha256"] = "0" * 64  # type: ignore[index]
+    signed = json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
+    private = keyring.load_private(str(keys / "aicr-attestation.key"))
+    att.write_text(json.dumps(dsse.envelope(signed, private)))
+    code, out = verify(capsys, att, keys / "aicr-attestation.pub")
+    assert code == 8, out
+    assert "REJECTED: subject report.json: its validator image differs" in out
+    assert "REJECTED: subject report.json: its catalog digest differs" in out
