@@ -36,6 +36,7 @@ from simcluster.nodes import provisioned
 
 from aicr.cncf import load_requirements
 from aicr.cncf.requirements import Level
+from aicr.trust import SIMULATED_BANNER
 
 pytestmark = pytest.mark.components(
     "kuberay", "gateway", "kueue", "prometheus", "prometheus-adapter", "dcgm-exporter",
@@ -154,7 +155,15 @@ def test_one_run_writes_a_verified_submission_with_every_must_implemented(
     # PRODUCT.yaml: the upstream template's spec, in order, every MUST Implemented
     product = yaml.safe_load(files["PRODUCT.yaml"])
     # every value a non-empty string, as the validator requires
-    assert product["metadata"] == {"kubernetesVersion": f"v{VERSION}", **VENDOR}
+    # kubernetesVersion: the cluster's own, with its patch level
+    assert product["metadata"]["kubernetesVersion"].startswith(f"v{VERSION}.")
+    assert product["metadata"] == {"kubernetesVersion": product["metadata"]["kubernetesVersion"],
+                                   **VENDOR}
+    # the sim's nodes are KWOK's: a simulated submission, marked on every page and note
+    assert raw["extra"]["aicr"]["trust"]["class"] == "simulated"
+    assert all(SIMULATED_BANNER in text for name, text in files.items() if name.endswith(".md"))
+    assert all(SIMULATED_BANNER in i["notes"] for items in product["spec"].values()
+               for i in items)  # fmt: skip
     template = yaml.safe_load(TEMPLATE.read_text())["spec"]
     assert [(c, [i["id"] for i in items]) for c, items in product["spec"].items()] == [
         (c, [i["id"] for i in items]) for c, items in template.items()]  # fmt: skip
@@ -205,9 +214,14 @@ def test_one_run_writes_a_verified_submission_with_every_must_implemented(
     # the verifier the project ships (the upstream validator's rules) accepts it
     members = tmp_path / "members.txt"
     members.write_text(VENDOR["vendorName"] + "\n")
-    verified = subprocess.run(
+    refused = subprocess.run(
         [sys.executable, "-m", "aicr.cli.main", "evidence", "verify", str(out),
          "--members", str(members)], capture_output=True, text=True, timeout=60)  # fmt: skip
-    said = verified.stdout.strip().splitlines()  # no error, no warning: one VALID line
+    assert refused.returncode == 1 and "--allow-simulated" in refused.stdout, refused.stdout
+    verified = subprocess.run(
+        [sys.executable, "-m", "aicr.cli.main", "evidence", "verify", str(out),
+         "--members", str(members), "--allow-simulated"],
+        capture_output=True, text=True, timeout=60)  # fmt: skip
+    said = verified.stdout.strip().splitlines()  # no error, no warning, no leak: one VALID line
     assert (verified.returncode, said) == (0, [f"VALID: {out} passes the v{VERSION} checks"]), (
         verified.stdout + verified.stderr)  # fmt: skip
