@@ -303,6 +303,20 @@ def test_params_operator_chooses_among_several() -> None:
     )
 
 
+def test_several_in_the_recipe_the_first_one_up_is_judged() -> None:
+    # CNCF asks for at least one: KubeRay first in the recipe but not running, Trainer up.
+    both = ("- name: kuberay-operator\n  namespace: ray-system\n"
+            "- name: kubeflow-trainer\n  namespace: kubeflow\n")  # fmt: skip
+    kube = Operated(TRAINER, healthy(TRAINER, "kubeflow"))
+    kube.fail["dry-run"] = denied(TRAINER, "always must be 1")
+    result = run(kube, both)
+    assert result.status == Status.PASSED, result.message
+    assert result.evidence[0].answer == (
+        "the recipe deploys kubeflow-trainer (also kuberay-operator; passed over: "
+        "kuberay-operator: no Deployment ray-system/kuberay-operator; params.operator chooses "
+        "another)")  # fmt: skip
+
+
 def test_without_one_in_the_recipe_an_installed_operator_is_found() -> None:
     kube = Operated(DYNAMO, healthy(DYNAMO))
     kube.fail["dry-run"] = denied(DYNAMO, "spec.services must have at least one service")

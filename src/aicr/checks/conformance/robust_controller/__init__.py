@@ -1,8 +1,9 @@
 """robust-controller: an AI operator's webhook refuses a bad resource; its controller reconciles.
 
 What it proves, for the operator the recipe deploys (KubeRay, Dynamo or
-Kubeflow Trainer; ``params.operator`` chooses when the recipe has several; with
-none in the recipe, the first whose CRDs are installed):
+Kubeflow Trainer; when the recipe has several, the first in recipe order that
+is up, or the one ``params.operator`` chooses; with none in the recipe, the
+first whose CRDs are installed):
 - its controller Deployment is available and its CRDs are Established;
 - its validating webhook is registered, and the API server reaches it: a
   server-side dry run (``dryRun=All``, nothing stored) of an object the CRD
@@ -60,8 +61,8 @@ class Params(CheckParams):
 
     operator: Literal["kuberay", "dynamo", "trainer"] | None = Field(
         default=None,
-        description="The operator to judge (default: the one the recipe deploys; the first "
-        "in recipe order when it deploys several).",
+        description="The operator to judge (default: the one the recipe deploys; when it "
+        "deploys several, the first in recipe order that is up).",
     )
     operator_namespace: str | None = Field(
         default=None,
@@ -110,6 +111,21 @@ def _choose(ctx: CheckContext) -> tuple[Operator | None, str]:
         return BY_KEY[ctx.params.operator], f"params.operator is {ctx.params.operator}"
     names = [c.name for c in ctx.recipe.component_refs if c.is_enabled]
     deployed = [o for name in names for o in OPERATORS if o.component == name]
+    if len(deployed) > 1:
+        # CNCF asks for at least one working operator: take the first in recipe order
+        # that is up (controller available, CRDs established, webhook registered), and
+        # say why the ones before it were passed over.
+        passed_over: list[str] = []
+        for op in deployed:
+            down = _not_up(ctx, op)
+            if down is None:
+                others = [o.component for o in deployed if o is not op]
+                why = f"the recipe deploys {op.component} (also {', '.join(others)}"
+                skipped = "; ".join(passed_over)
+                return op, why + (f"; passed over: {skipped}" if skipped else "") + (
+                    "; params.operator chooses another)"
+                )
+            passed_over.append(f"{op.component}: {down}")
     if deployed:
         others = [o.component for o in deployed[1:]]
         also = f" (also {', '.join(others)}; params.operator chooses another)" if others else ""
@@ -118,6 +134,20 @@ def _choose(ctx: CheckContext) -> tuple[Operator | None, str]:
         if ctx.kube.get("CustomResourceDefinition", op.crds[0]) is not None:
             return op, f"the recipe deploys none of them; the CRD {op.crds[0]} is installed"
     return None, ""
+
+
+def _not_up(ctx: CheckContext, op: Operator) -> str | None:
+    """Why ``op`` is not up to be judged (read only), or None when it is."""
+    ns = _namespace(ctx, op)
+    name = ctx.params.deployment or op.deployment
+    dep = build.deployment(ctx.kube.get("Deployment", name, ns), f"{ns}/{name}")
+    crds = build.crds({n: ctx.kube.get("CustomResourceDefinition", n) for n in op.crds})
+    for v in (dep, crds):
+        if not v.ok:
+            return v.reason
+    if build.find_hook(ctx.kube.list("ValidatingWebhookConfiguration"), op.webhook) is None:
+        return f"no validating webhook {op.webhook} is registered"
+    return None
 
 
 def _namespace(ctx: CheckContext, op: Operator) -> str:
