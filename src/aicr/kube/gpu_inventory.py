@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from aicr.kube import pod_status
 from aicr.kube.gpus import (
     DRA_DRIVER,
     DRIVER_FULL_LABEL,
@@ -25,7 +26,6 @@ from aicr.kube.gpus import (
 from aicr.kube.placement import Placement, tolerated
 
 Obj = dict[str, Any]
-TERMINAL_PHASES = ("Succeeded", "Failed")
 
 
 def gpu_requests(pod: Obj) -> int:
@@ -87,7 +87,7 @@ def device_plugin_gpus(nodes: list[Obj], pods: list[Obj]) -> tuple[dict[str, int
     used: dict[str, int] = {}
     for p in pods:
         node = (p.get("spec") or {}).get("nodeName")
-        if node and (p.get("status") or {}).get("phase") not in TERMINAL_PHASES:
+        if node and not pod_status.finished(p):
             used[node] = used.get(node, 0) + gpu_requests(p)
     return capacity, used
 
@@ -165,3 +165,43 @@ def plan_nodes(
             continue
         plan.targets.append(Target(name, free, total, driver_label(n)))
     return plan
+
+
+def gpu_counts(
+    nodes: list[Obj], pods: list[Obj], slices: list[Obj], claims: list[Obj], dra: bool | None
+) -> tuple[dict[str, int], dict[str, int]]:
+    """``(capacity, in use)`` per node, counted the way the allocation mode says.
+
+    ``dra`` True: whole GPUs in ResourceSlices minus allocated claims; False:
+    allocatable ``nvidia.com/gpu`` minus the requests of non-terminal pods. None
+    (a cluster that may run both, as the runner sees it): a node with whole GPUs
+    in ResourceSlices is counted the DRA way, any other the device-plugin way.
+    """
+    if dra is True:
+        return dra_gpus(slices, claims)
+    plugin_cap, plugin_used = device_plugin_gpus(nodes, pods)
+    if dra is False:
+        return plugin_cap, plugin_used
+    dra_cap, dra_used = dra_gpus(slices, claims)
+    capacity = {**plugin_cap, **{n: g for n, g in dra_cap.items() if g > 0}}
+    used = {n: (dra_used if dra_cap.get(n) else plugin_used).get(n, 0) for n in capacity}
+    return capacity, used
+
+
+def free_gpu_nodes(
+    nodes: list[Obj],
+    placement: Placement,
+    *,
+    dra: bool | None,
+    pods: list[Obj] | None = None,
+    slices: list[Obj] | None = None,
+    claims: list[Obj] | None = None,
+) -> NodePlan:
+    """The GPU nodes a workload placed by ``placement`` can go to, with their free GPUs.
+
+    The one count shared by the runner (``dra=None``) and every check that counts
+    GPUs (its allocation mode); ``plan_nodes`` says which nodes are busy, out of
+    scope, unschedulable or without GPUs.
+    """
+    capacity, used = gpu_counts(nodes, pods or [], slices or [], claims or [], dra)
+    return plan_nodes(nodes, capacity, used, placement)

@@ -12,7 +12,13 @@ from typing import Any
 Obj = dict[str, Any]
 IMAGE_PULL_FINAL = {"ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull"}
 IMAGE_PULL_FIRST = {"ErrImagePull"}
+TERMINAL_PHASES = ("Succeeded", "Failed")  # a pod in either runs no container again
 CONFIG_ERRORS = {"CreateContainerConfigError", "CreateContainerError", "RunContainerError"}
+
+
+def finished(pod: Obj) -> bool:
+    """The pod ended (Succeeded or Failed): its containers will not run again."""
+    return _status(pod).get("phase") in TERMINAL_PHASES
 
 
 def _status(obj: Obj) -> Obj:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aicr.catalog.model import GpuNeed, gpu_count
-from aicr.kube.gpu_inventory import device_plugin_gpus, dra_gpus, plan_nodes
+from aicr.kube.gpu_inventory import free_gpu_nodes
 from aicr.kube.names import CHECK_LABEL, RUN_ID_LABEL, holder_id
 from aicr.kube.placement import Placement
 
@@ -65,15 +65,17 @@ def inventory(
 ) -> Inventory:
     """Free GPUs per schedulable GPU node, not counting what ``holders``' workloads use.
 
-    A node with whole GPUs in ResourceSlices is counted the DRA way (slice devices
-    minus allocated claims), any other the device-plugin way (allocatable minus the
-    requests of non-terminal pods).
+    Each node is counted the way it publishes its GPUs (``gpu_inventory.gpu_counts``
+    with no mode): DRA where ResourceSlices hold whole GPUs, else device plugin.
     """
-    plugin_cap, plugin_used = device_plugin_gpus(nodes, [p for p in pods if not _ours(p, holders)])
-    dra_cap, dra_used = dra_gpus(slices, [c for c in claims if not _ours(c, holders)])
-    capacity = {**plugin_cap, **{n: g for n, g in dra_cap.items() if g > 0}}
-    used = {n: (dra_used if dra_cap.get(n) else plugin_used).get(n, 0) for n in capacity}
-    plan = plan_nodes(nodes, capacity, used, placement)
+    plan = free_gpu_nodes(
+        nodes,
+        placement,
+        dra=None,
+        pods=[p for p in pods if not _ours(p, holders)],
+        slices=slices,
+        claims=[c for c in claims if not _ours(c, holders)],
+    )
     return Inventory({t.node: t.gpus for t in plan.targets}, tuple(plan.without_gpus))
 
 

@@ -21,15 +21,14 @@ GPUs of its node instead of an ``nvidia.com/gpu`` limit.
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import Field
 
 from aicr.checks import CheckContext, CheckParams
 from aicr.checks import smi_probes as smi
 from aicr.checks.allocation import AllocationMode, preflight_mode, prepared_mode
+from aicr.checks.gpu_nodes import free_gpu_nodes
 from aicr.checks.images import workload_image
-from aicr.kube import gpu_inventory, pod_status
+from aicr.kube import pod_status
 from aicr.result import CheckResult, StepStatus
 
 
@@ -46,22 +45,12 @@ class Params(CheckParams):
 preflight = preflight_mode  # the whole-GPU mode, resolved like gpu-allocation-policy does
 
 
-def _finished(pod: dict[str, Any]) -> bool:
-    return (pod.get("status") or {}).get("phase") in gpu_inventory.TERMINAL_PHASES
-
-
 def run(ctx: CheckContext) -> CheckResult:
     """Probe every schedulable GPU node with a pinned nvidia-smi pod."""
     mode = prepared_mode(ctx.prepared, ctx.recipe)
     dra = mode == AllocationMode.DRA
     nodes = ctx.kube.list("Node")
-    if dra:
-        capacity, used = gpu_inventory.dra_gpus(
-            ctx.kube.list("ResourceSlice"), ctx.kube.list("ResourceClaim")
-        )
-    else:
-        capacity, used = gpu_inventory.device_plugin_gpus(nodes, ctx.kube.list("Pod"))
-    plan = gpu_inventory.plan_nodes(nodes, capacity, used, ctx.workloads)
+    plan = free_gpu_nodes(ctx.kube, nodes, ctx.workloads, dra=dra)
     ctx.record(
         "GPU nodes",
         (
@@ -102,7 +91,7 @@ def run(ctx: CheckContext) -> CheckResult:
         if dra:
             ctx.probes.create(smi.gpu_claim(target))
         ctx.probes.create(smi.probe_pod(target, image, dra=dra))
-    waited = ctx.probes.wait("Pod", _finished)
+    waited = ctx.probes.wait("Pod", pod_status.finished)
     failures, seen = [], []
     for target in plan.targets:
         name = smi.pod_name(target.node)

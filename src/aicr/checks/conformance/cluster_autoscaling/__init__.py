@@ -43,11 +43,12 @@ from pydantic import Field
 from aicr.checks import CheckContext, CheckParams
 from aicr.checks.allocation import AllocationMode, prepared_mode
 from aicr.checks.conformance.cluster_autoscaling import build, providers
+from aicr.checks.gpu_nodes import free_gpu_nodes
 from aicr.checks.images import workload_image
 from aicr.config import NA_PATH
 from aicr.ctrf import Status
 from aicr.kube import pod_status
-from aicr.kube.gpu_inventory import NodePlan, device_plugin_gpus, dra_gpus, plan_nodes
+from aicr.kube.gpu_inventory import NodePlan
 from aicr.kube.gpus import GPU_DEVICE_CLASS, allocatable_gpus
 from aicr.result import CheckResult, StepStatus
 
@@ -138,18 +139,13 @@ def _provider(ctx: CheckContext) -> providers.Provider | None:
 def _capacity(ctx: CheckContext, dra: bool) -> tuple[NodePlan, set[str]] | None:
     with ctx.step("existing GPU nodes") as step:
         nodes = ctx.kube.list("Node")
-        if dra:
-            capacity, used = dra_gpus(
-                ctx.kube.list("ResourceSlice"), ctx.kube.list("ResourceClaim")
-            )
-            step.asked = (
-                "Nodes, the whole GPUs of gpu.nvidia.com ResourceSlices and the "
-                "devices every ResourceClaim holds"
-            )
-        else:
-            capacity, used = device_plugin_gpus(nodes, ctx.kube.list("Pod"))
-            step.asked = "Nodes, their allocatable nvidia.com/gpu and every pod's GPU requests"
-        plan = plan_nodes(nodes, capacity, used, ctx.workloads)
+        step.asked = (
+            "Nodes, the whole GPUs of gpu.nvidia.com ResourceSlices and the "
+            "devices every ResourceClaim holds"
+            if dra
+            else "Nodes, their allocatable nvidia.com/gpu and every pod's GPU requests"
+        )
+        plan = free_gpu_nodes(ctx.kube, nodes, ctx.workloads, dra=dra)
         step.answer = (
             "; ".join(
                 [f"{t.node}: {t.gpus}/{t.total} GPUs free" for t in plan.targets]

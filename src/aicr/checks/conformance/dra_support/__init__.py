@@ -118,10 +118,6 @@ def _driver(ctx: CheckContext, dra: bool) -> None:
             step.passed("healthy" + (f"; publishes GPUs for {', '.join(nodes)}" if dra else ""))
 
 
-def _finished(pod: build.Obj) -> bool:
-    return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
-
-
 def _allocation(ctx: CheckContext) -> None:
     ns = ctx.workload_namespace
     image = workload_image(build.IMAGE, check=ctx.name, config=ctx.config)
@@ -136,13 +132,13 @@ def _allocation(ctx: CheckContext) -> None:
         # Kubernetes may release it, and the status no longer says what the pod got.
         claims = ctx.probes.wait("ResourceClaim", is_allocated, budget=ctx.params.probe_seconds)
         if build.GPU_CLAIM in claims.pending:
-            pod = ctx.probes.wait("Pod", _finished, budget=0).objects.get(build.POD)
+            pod = ctx.probes.wait("Pod", pod_status.finished, budget=0).objects.get(build.POD)
             step.failed(
                 f"the claim was not allocated within {int(claims.seconds)}s; "
                 f"the pod: {pod_status.where(pod)}"
             )
             return
-        waited = ctx.probes.wait("Pod", _finished, budget=ctx.params.probe_seconds)
+        waited = ctx.probes.wait("Pod", pod_status.finished, budget=ctx.params.probe_seconds)
         pod = waited.objects.get(build.POD) or {}
         state = pod_status.terminated(pod)
         if build.POD in waited.pending or state is None:

@@ -20,7 +20,6 @@ probe that never finished. No GPU node to probe fails too.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 from pydantic import Field
 
@@ -28,8 +27,9 @@ from aicr.checks import CheckContext, CheckParams
 from aicr.checks import smi_probes as smi
 from aicr.checks.allocation import AllocationMode, preflight_mode, prepared_mode
 from aicr.checks.conformance.driver_runtime_management import build
+from aicr.checks.gpu_nodes import free_gpu_nodes
 from aicr.checks.images import workload_image
-from aicr.kube import gpu_inventory, pod_status
+from aicr.kube import pod_status
 from aicr.result import CheckResult
 
 preflight = preflight_mode  # the whole-GPU mode, resolved like gpu-allocation-policy does
@@ -45,20 +45,12 @@ class Params(CheckParams):
     )
 
 
-def _finished(pod: dict[str, Any]) -> bool:
-    return (pod.get("status") or {}).get("phase") in gpu_inventory.TERMINAL_PHASES
-
-
 def run(ctx: CheckContext) -> CheckResult:
     """One vanilla pod with one GPU per GPU node; compare the driver it sees with the advertised."""
     dra = prepared_mode(ctx.prepared, ctx.recipe) == AllocationMode.DRA
     nodes = ctx.kube.list("Node")
     slices = ctx.kube.list("ResourceSlice") if dra else []
-    if dra:
-        capacity, used = gpu_inventory.dra_gpus(slices, ctx.kube.list("ResourceClaim"))
-    else:
-        capacity, used = gpu_inventory.device_plugin_gpus(nodes, ctx.kube.list("Pod"))
-    plan = gpu_inventory.plan_nodes(nodes, capacity, used, ctx.workloads)
+    plan = free_gpu_nodes(ctx.kube, nodes, ctx.workloads, dra=dra, slices=slices)
     by_name = {n["metadata"]["name"]: n for n in nodes}
     drivers = build.slice_drivers(slices)
     targets, sources = [], {}
@@ -86,7 +78,7 @@ def run(ctx: CheckContext) -> CheckResult:
         if dra:
             ctx.probes.create(smi.gpu_claim(t))
         ctx.probes.create(smi.probe_pod(t, image, dra=dra))
-    waited = ctx.probes.wait("Pod", _finished)
+    waited = ctx.probes.wait("Pod", pod_status.finished)
     for t in targets:
         name = smi.pod_name(t.node)
         with ctx.step(f"node {t.node}") as step:

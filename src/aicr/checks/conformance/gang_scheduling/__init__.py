@@ -139,9 +139,7 @@ def _plan(ctx: CheckContext) -> tuple[gpu_inventory.NodePlan, gpu_inventory.Node
     its free millicores and ``total`` its allocatable ones.
     """
     nodes, pods = ctx.kube.list("Node"), ctx.kube.list("Pod")
-    gpu_plan = gpu_inventory.plan_nodes(
-        nodes, *gpu_inventory.device_plugin_gpus(nodes, pods), ctx.workloads
-    )
+    gpu_plan = gpu_inventory.free_gpu_nodes(nodes, ctx.workloads, dra=False, pods=pods)
     return gpu_plan, gpu_inventory.plan_nodes(nodes, *build.cpu_use(nodes, pods), ctx.workloads)
 
 

@@ -19,7 +19,8 @@ from aicr.checks.conformance.gang_scheduling.mechanisms import (
     Mechanism,
 )
 from aicr.checks.probe_pods import pinned_to, restricted_pod_spec
-from aicr.kube.gpu_inventory import TERMINAL_PHASES, NodePlan
+from aicr.kube import pod_status
+from aicr.kube.gpu_inventory import NodePlan
 from aicr.kube.gpus import GPU_RESOURCE, gpu_toleration
 
 Obj = dict[str, Any]
@@ -73,7 +74,7 @@ def cpu_use(nodes: list[Obj], pods: list[Obj]) -> tuple[dict[str, int], dict[str
     used: dict[str, int] = {}
     for p in pods:
         node = (p.get("spec") or {}).get("nodeName")
-        if node and (p.get("status") or {}).get("phase") not in TERMINAL_PHASES:
+        if node and not pod_status.finished(p):
             used[node] = used.get(node, 0) + cpu_requests(p)
     return capacity, used
 

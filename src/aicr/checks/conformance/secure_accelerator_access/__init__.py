@@ -38,10 +38,11 @@ from pydantic import Field
 from aicr.checks import CheckContext, CheckParams
 from aicr.checks.allocation import AllocationMode, preflight_mode, prepared_mode
 from aicr.checks.conformance.secure_accelerator_access import build
+from aicr.checks.gpu_nodes import free_gpu_nodes
 from aicr.checks.gpu_operator import runtime_class
 from aicr.checks.images import workload_image
 from aicr.errors import InputError
-from aicr.kube import gpu_inventory, pod_status
+from aicr.kube import pod_status
 from aicr.recipe.model import Recipe
 from aicr.result import CheckResult
 
@@ -106,9 +107,9 @@ def _gpu_runtime_class(ctx: CheckContext) -> str | None:
 
 def _started(pod: dict[str, Any]) -> bool:
     """Every container runs (the probes then sleep), or the pod already ended."""
-    status = pod.get("status") or {}
-    if status.get("phase") in gpu_inventory.TERMINAL_PHASES:
+    if pod_status.finished(pod):
         return True
+    status = pod.get("status") or {}
     states = [cs.get("state") or {} for cs in status.get("containerStatuses") or []]
     want = len((pod.get("spec") or {}).get("containers") or [])
     return (
@@ -169,13 +170,7 @@ def run(ctx: CheckContext) -> CheckResult:
     """Place every probe, start them all at once, then judge what each container saw."""
     dra = prepared_mode(ctx.prepared, ctx.recipe) == AllocationMode.DRA
     nodes = ctx.kube.list("Node")
-    if dra:
-        capacity, used = gpu_inventory.dra_gpus(
-            ctx.kube.list("ResourceSlice"), ctx.kube.list("ResourceClaim")
-        )
-    else:
-        capacity, used = gpu_inventory.device_plugin_gpus(nodes, ctx.kube.list("Pod"))
-    nodes_plan = gpu_inventory.plan_nodes(nodes, capacity, used, ctx.workloads)
+    nodes_plan = free_gpu_nodes(ctx.kube, nodes, ctx.workloads, dra=dra)
     with ctx.step("GPU nodes") as step:
         step.asked = "Nodes with GPUs (" + ("ResourceSlices" if dra else "nvidia.com/gpu") + ")"
         step.answer = (

@@ -65,10 +65,6 @@ class Params(CheckParams):
     )
 
 
-def _finished(pod: build.Obj) -> bool:
-    return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
-
-
 def _report(ctx: CheckContext, pod: build.Obj) -> build.Report | str:
     state = pod_status.terminated(pod) or {}
     log = ctx.probes.logs(pod["metadata"]["name"], build.CONTAINER)
@@ -122,7 +118,11 @@ def run(ctx: CheckContext) -> CheckResult:
     for b, n in targets:
         ctx.probes.create(build.sandboxed_pod(b, image, n))
         ctx.probes.create(build.control_pod(b, image, n))
-    waited = ctx.probes.wait("Pod", _finished, budget=params.start_seconds) if targets else None
+    waited = (
+        ctx.probes.wait("Pod", pod_status.finished, budget=params.start_seconds)
+        if targets
+        else None
+    )
     groups = {str(n["metadata"]["name"]): build.node_group(n) for n in nodes}
     for b, n in targets:
         assert waited is not None

@@ -188,10 +188,6 @@ def _running(pod: build.Obj) -> bool:
     return (pod.get("status") or {}).get("phase") in ("Running", "Succeeded", "Failed")
 
 
-def _finished(pod: build.Obj) -> bool:
-    return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
-
-
 def run(ctx: CheckContext) -> CheckResult:
     """Topology, launcher, workers up, the test, then the verdict on its output."""
     gate = _gate(ctx)
@@ -268,7 +264,7 @@ def run(ctx: CheckContext) -> CheckResult:
         ctx.probes.create(build.launcher_job(launch))
     done = ctx.probes.wait(
         "Pod",
-        _finished,
+        pod_status.finished,
         budget=params.run_seconds,
         selector=f"{base},{build.role_selector('launcher')}",
         expect=1,
