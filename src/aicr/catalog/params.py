@@ -26,6 +26,18 @@ if TYPE_CHECKING:
 PreflightFn = Callable[["Recipe", "str | None", str], Any]
 
 
+def image_param(what: str) -> Any:
+    """A check's image-override param: replaces the pinned ``what`` (``images.yaml`` names it).
+
+    The run passes the override as given (``checks.images.resolve``): no mirror rewrite.
+    """
+    return Field(
+        default=None,
+        min_length=1,
+        description=f"Replaces the pinned {what} (used as given, no mirror rewrite).",
+    )
+
+
 class CheckParams(Document):
     """``spec.validate.checks.<name>.params``: what every check accepts.
 

@@ -34,3 +34,17 @@ def test_params_models_extend_the_shared_base() -> None:
     for spec in load_catalog().checks:
         model = params.find_params(spec)
         assert model is None or issubclass(model, CheckParams), spec.name
+
+
+def test_every_image_override_is_one_image_param_that_images_yaml_names() -> None:
+    from aicr.checks.images import load_images
+
+    declared = {(c, i.param) for i in load_images().images if i.param for c in i.checks}
+    overrides = set()
+    for spec in load_catalog().checks:
+        model = params.find_params(spec)
+        for name, field in (model.model_fields if model else {}).items():
+            if name.endswith("image"):
+                assert str(field.description).endswith("(used as given, no mirror rewrite)."), name
+                overrides.add((spec.name, field.alias or name))
+    assert overrides == declared

@@ -21,8 +21,7 @@ GPUs of its node instead of an ``nvidia.com/gpu`` limit.
 
 from __future__ import annotations
 
-from pydantic import Field
-
+from aicr.catalog.params import image_param
 from aicr.checks import CheckContext, CheckParams
 from aicr.checks import smi_probes as smi
 from aicr.checks.allocation import AllocationMode, preflight_mode, prepared_mode
@@ -35,11 +34,7 @@ from aicr.result import CheckResult, StepStatus
 class Params(CheckParams):
     """``spec.validate.checks.check-nvidia-smi.params``."""
 
-    image: str | None = Field(
-        default=None,
-        min_length=1,
-        description="Replaces the pinned cuda-base image (used as given, no mirror rewrite).",
-    )
+    image: str | None = image_param("cuda-base image")
 
 
 preflight = preflight_mode  # the whole-GPU mode, resolved like gpu-allocation-policy does

@@ -43,6 +43,7 @@ from typing import Any
 import httpx
 from pydantic import Field
 
+from aicr.catalog.params import image_param
 from aicr.checks import CheckContext, CheckParams, prometheus
 from aicr.checks.allocation import AllocationMode, preflight_mode, prepared_mode
 from aicr.checks.conformance.accelerator_metrics import build
@@ -85,11 +86,7 @@ class Params(CheckParams):
     exporter_port: int = Field(default=9400, gt=0, lt=65536, description="The exporter's port.")
     metrics_path: str = Field(default="/metrics", pattern=r"^/", description="The metrics path.")
     scrape_seconds: float = Field(default=10, gt=0, description="Timeout of one HTTP request.")
-    image: str | None = Field(
-        default=None,
-        min_length=1,
-        description="Replaces the pinned DCGM image of the load pod (used as given).",
-    )
+    image: str | None = image_param("DCGM image of the load pod")
     load_seconds: int = Field(default=60, gt=0, description="How long the load pod runs.")
     collect_seconds: float = Field(
         default=90,

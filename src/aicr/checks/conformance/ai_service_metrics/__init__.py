@@ -32,6 +32,7 @@ from typing import Literal
 import httpx
 from pydantic import Field
 
+from aicr.catalog.params import image_param
 from aicr.checks import CheckContext, CheckParams, prometheus
 from aicr.checks.conformance.ai_service_metrics import build
 from aicr.checks.images import workload_image
@@ -57,11 +58,7 @@ class Params(CheckParams):
         default=90, gt=0, description="How long Prometheus may take to count the requests."
     )
     http_seconds: float = Field(default=10, gt=0, description="Timeout of one HTTP request.")
-    image: str | None = Field(
-        default=None,
-        min_length=1,
-        description="Replaces the pinned Python image of the workload (used as given).",
-    )
+    image: str | None = image_param("Python image of the workload")
 
 
 def _client(ctx: CheckContext) -> httpx.Client:

@@ -40,6 +40,7 @@ from typing import Any
 
 from pydantic import Field
 
+from aicr.catalog.params import image_param
 from aicr.checks import CheckContext, CheckParams
 from aicr.checks.allocation import AllocationMode, prepared_mode
 from aicr.checks.conformance.cluster_autoscaling import build, providers
@@ -70,11 +71,7 @@ class Params(CheckParams):
     scale_down_seconds: float = Field(
         default=300, gt=0, description="How long the new nodes may take to go (or start going)."
     )
-    image: str | None = Field(
-        default=None,
-        min_length=1,
-        description="Replaces the pinned pause image (used as given, no mirror rewrite).",
-    )
+    image: str | None = image_param("pause image")
 
 
 class Stopped(BaseException):

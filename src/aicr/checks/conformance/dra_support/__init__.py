@@ -27,6 +27,7 @@ import time
 
 from pydantic import Field
 
+from aicr.catalog.params import image_param
 from aicr.checks import CheckContext, CheckParams
 from aicr.checks.allocation import DRA_DRIVER, AllocationMode, preflight_mode, prepared_mode
 from aicr.checks.components import judge
@@ -45,11 +46,7 @@ GONE_SECONDS = 30.0
 class Params(CheckParams):
     """``spec.validate.checks.dra-support.params``."""
 
-    image: str | None = Field(
-        default=None,
-        min_length=1,
-        description="Replaces the pinned cuda-base image (used as given, no mirror rewrite).",
-    )
+    image: str | None = image_param("cuda-base image")
     probe_seconds: float = Field(
         default=180, gt=0, description="How long the GPU probe pod may take to finish."
     )

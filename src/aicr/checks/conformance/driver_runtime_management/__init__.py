@@ -21,8 +21,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from pydantic import Field
-
+from aicr.catalog.params import image_param
 from aicr.checks import CheckContext, CheckParams
 from aicr.checks import smi_probes as smi
 from aicr.checks.allocation import AllocationMode, preflight_mode, prepared_mode
@@ -38,11 +37,7 @@ preflight = preflight_mode  # the whole-GPU mode, resolved like gpu-allocation-p
 class Params(CheckParams):
     """``spec.validate.checks.driver-runtime-management.params``."""
 
-    image: str | None = Field(
-        default=None,
-        min_length=1,
-        description="Replaces the pinned ubuntu image (used as given, no mirror rewrite).",
-    )
+    image: str | None = image_param("ubuntu image")
 
 
 def run(ctx: CheckContext) -> CheckResult:

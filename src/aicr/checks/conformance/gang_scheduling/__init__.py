@@ -41,6 +41,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from aicr.catalog.params import image_param
 from aicr.checks import CheckContext, CheckParams
 from aicr.checks.allocation import AllocationMode, preflight_mode, prepared_mode
 from aicr.checks.conformance.gang_scheduling import build
@@ -96,11 +97,7 @@ class Params(CheckParams):
         min_length=1,
         description="KAI or Volcano queue the gangs join (default-queue / default).",
     )
-    image: str | None = Field(
-        default=None,
-        min_length=1,
-        description="Replaces the pinned ubuntu image (used as given, no mirror rewrite).",
-    )
+    image: str | None = image_param("ubuntu image")
 
     def workload_pod_security(self) -> str | None:
         """Restricted, though the check takes GPUs: every member is a non-root ``sleep``."""

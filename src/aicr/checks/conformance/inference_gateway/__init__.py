@@ -37,6 +37,7 @@ import base64
 
 from pydantic import Field, model_validator
 
+from aicr.catalog.params import image_param
 from aicr.checks import CheckContext, CheckParams
 from aicr.checks.conformance.inference_gateway import build, split
 from aicr.checks.images import workload_image
@@ -84,11 +85,7 @@ class Params(CheckParams):
         default=None,
         description="The route requires this API key: run the security probes.",
     )
-    image: str | None = Field(
-        default=None,
-        min_length=1,
-        description="Replaces the pinned Python image of the backends and the client.",
-    )
+    image: str | None = image_param("Python image of the backends and the client")
     requests: int = Field(default=500, ge=20, description="Requests of the weighted split.")
     header_requests: int = Field(default=50, ge=1, description="Requests with the canary header.")
     weights: tuple[int, int] = Field(default=(70, 30), description="stable, canary weights.")

@@ -31,6 +31,7 @@ from typing import Any
 import httpx
 from pydantic import Field
 
+from aicr.catalog.params import image_param
 from aicr.checks import CheckContext, CheckParams
 from aicr.checks.allocation import AllocationMode, preflight_mode, prepared_mode
 from aicr.checks.conformance.pod_autoscaling import build
@@ -47,11 +48,7 @@ SET_SECONDS = 5.0  # one PUT of the load to a pod
 class Params(CheckParams):
     """``spec.validate.checks.pod-autoscaling.params``."""
 
-    image: str | None = Field(
-        default=None,
-        min_length=1,
-        description="Replaces the pinned Python image of the metric pods (used as given).",
-    )
+    image: str | None = image_param("Python image of the metric pods")
     metric: str = Field(
         default="aicr_autoscaling_load",
         pattern=r"^[a-zA-Z_:][a-zA-Z0-9_:]*$",

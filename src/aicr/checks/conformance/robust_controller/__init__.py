@@ -35,6 +35,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from aicr.catalog.params import image_param
 from aicr.checks import CheckContext, CheckParams
 from aicr.checks.conformance.robust_controller import build
 from aicr.checks.conformance.robust_controller.operators import (
@@ -75,16 +76,8 @@ class Params(CheckParams):
         min_length=1,
         description="The controller Deployment's name (default: the release's).",
     )
-    image: str | None = Field(
-        default=None,
-        min_length=1,
-        description="Replaces the pinned image of the KubeRay or Trainer pods (used as given).",
-    )
-    dynamo_image: str | None = Field(
-        default=None,
-        min_length=1,
-        description="Replaces the pinned image of the Dynamo frontend pod (used as given).",
-    )
+    image: str | None = image_param("image of the KubeRay or Trainer pods")
+    dynamo_image: str | None = image_param("image of the Dynamo frontend pod")
     reconcile_seconds: float = Field(
         default=120,
         gt=0,

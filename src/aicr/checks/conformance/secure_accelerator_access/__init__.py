@@ -35,6 +35,7 @@ from typing import Any
 
 from pydantic import Field
 
+from aicr.catalog.params import image_param
 from aicr.checks import CheckContext, CheckParams
 from aicr.checks.allocation import AllocationMode, preflight_mode, prepared_mode
 from aicr.checks.conformance.secure_accelerator_access import build
@@ -52,11 +53,7 @@ LOG_POLL_SECONDS = 0.5
 class Params(CheckParams):
     """``spec.validate.checks.secure-accelerator-access.params``."""
 
-    image: str | None = Field(
-        default=None,
-        min_length=1,
-        description="Replaces the pinned ubuntu image (used as given, no mirror rewrite).",
-    )
+    image: str | None = image_param("ubuntu image")
     probe_seconds: float = Field(
         default=120, gt=0, description="How long the probe pods may take to start and report."
     )

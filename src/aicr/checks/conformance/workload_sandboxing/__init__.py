@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from aicr.catalog.params import image_param
 from aicr.checks import CheckContext, CheckParams
 from aicr.checks.conformance.workload_sandboxing import build
 from aicr.checks.images import workload_image
@@ -50,11 +51,7 @@ class Params(CheckParams):
         default_factory=list,
         description="Handlers that count as sandboxed besides runsc and kata*.",
     )
-    image: str | None = Field(
-        default=None,
-        min_length=1,
-        description="Replaces the pinned ubuntu image (used as given, no mirror rewrite).",
-    )
+    image: str | None = image_param("ubuntu image")
     start_seconds: float = Field(
         default=180, gt=0, description="How long each probe pod may take to finish."
     )

@@ -26,6 +26,7 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from aicr import durations
+from aicr.catalog.params import image_param
 from aicr.checks import CheckContext, CheckParams
 from aicr.checks.images import workload_image
 from aicr.checks.performance.inference_perf import aiperf, gates, knobs, stack
@@ -82,15 +83,9 @@ class Params(CheckParams):
     )
     input_tokens: int = Field(default=128, ge=1, description="Prompt length in tokens.")
     output_tokens: int = Field(default=128, ge=1, description="Output length in tokens.")
-    loadgen_image: str | None = Field(
-        default=None, min_length=1, description="Replaces the pinned AIPerf image."
-    )
-    serving_image: str | None = Field(
-        default=None, min_length=1, description="Replaces the pinned vLLM image."
-    )
-    dynamo_image: str | None = Field(
-        default=None, min_length=1, description="Replaces the pinned Dynamo vLLM runtime image."
-    )
+    loadgen_image: str | None = image_param("AIPerf image")
+    serving_image: str | None = image_param("vLLM image")
+    dynamo_image: str | None = image_param("Dynamo vLLM runtime image")
 
     @field_validator("workload_ready_timeout", "health_timeout", mode="before")
     @classmethod

@@ -25,6 +25,7 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from aicr.catalog.model import workload_pod_security
+from aicr.catalog.params import image_param
 from aicr.checks import CheckContext, CheckParams
 from aicr.checks.images import workload_image
 from aicr.checks.performance.nccl_all_reduce_bw import build, evidence, keys
@@ -70,11 +71,7 @@ FABRIC_CAPABILITIES = ("IPC_LOCK",)
 class Params(CheckParams):
     """``spec.validate.checks.nccl-all-reduce-bw.params``."""
 
-    image: str | None = Field(
-        default=None,
-        min_length=1,
-        description="Replaces the pinned nccl-tests image (used as given).",
-    )
+    image: str | None = image_param("nccl-tests image")
     path: str = Field(
         default=IMAGE_PATH,
         min_length=1,
