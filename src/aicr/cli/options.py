@@ -156,6 +156,41 @@ def output(help: str) -> Callable[[F], F]:
     return _option("-o", "--output", metavar="FILE|-|cm://NS/NAME", help=help)
 
 
+def image(envvar: str, help: str) -> Callable[[F], F]:
+    """``--image``: the image the command's own pods run; each command names its variable."""
+    return _option("--image", envvar=envvar, help=help)
+
+
+def image_pull_secret(help: str) -> Callable[[F], F]:
+    """``--image-pull-secret``: repeatable or a comma list, as AICR takes it."""
+    return _option("--image-pull-secret", cls=ListOption, multiple=True, metavar="NAME", help=help)
+
+
+def job_name(help: str) -> Callable[[F], F]:
+    """``--job-name``: a prefix of the object names; names stay run-unique."""
+    return _option("--job-name", metavar="PREFIX", help=help)
+
+
+def node_selector(help: str, flag: str = "--node-selector") -> Callable[[F], F]:
+    """A repeatable ``KEY=VALUE`` node selector."""
+    return _option(flag, multiple=True, metavar="KEY=VALUE", help=help)
+
+
+def toleration(help: str, flag: str = "--toleration") -> Callable[[F], F]:
+    """A repeatable ``KEY[=VALUE]:EFFECT`` toleration (or a comma list)."""
+    return _option(flag, cls=ListOption, multiple=True, metavar="KEY[=VALUE]:EFFECT", help=help)
+
+
+def no_cleanup(help: str) -> Callable[[F], F]:
+    """``--no-cleanup``: keep what the command created (``aicr cleanup`` removes it later)."""
+    return _option("--no-cleanup", is_flag=True, help=help)
+
+
+def timeout(help: str, **attrs: Any) -> Callable[[F], F]:
+    """``--timeout DURATION`` (Go durations such as ``5m0s``); each command says what it bounds."""
+    return _option("--timeout", metavar="DURATION", help=help, **attrs)
+
+
 def require_gpu(help: str) -> Callable[[F], F]:
     """``--require-gpu`` with AICR's environment variable."""
     return _option("--require-gpu", is_flag=True, envvar="AICR_REQUIRE_GPU", help=help)

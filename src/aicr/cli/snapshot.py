@@ -124,42 +124,20 @@ def _inert_given(ctx: click.Context) -> list[str]:
     show_default=True,
     help="AICR's agent namespace; the agents run in a run-unique namespace instead.",
 )
-@click.option(
-    "--image",
-    envvar="AICR_IMAGE",
-    show_envvar=True,
-    help="Image the node agents run (default: the check image of this version).",
+@options.image(
+    "AICR_IMAGE", "Image the node agents run (default: the check image of this version)."
 )
-@click.option(
-    "--image-pull-secret",
-    cls=options.ListOption,
-    multiple=True,
-    metavar="NAME",
-    help="Pull secret for the node agents; repeatable.",
-)
-@click.option("--job-name", metavar="PREFIX", help="Start the agents' object names with PREFIX.")
+@options.image_pull_secret("Pull secret for the node agents; repeatable.")
+@options.job_name("Start the agents' object names with PREFIX.")
 @options.refused("--service-account-name", message=compat.SERVICE_ACCOUNT)
-@click.option(
-    "--node-selector",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="Only nodes with these labels host an agent; repeatable.",
-)
-@click.option(
-    "--toleration",
-    cls=options.ListOption,
-    multiple=True,
-    metavar="KEY[=VALUE]:EFFECT",
-    help="The agents' tolerations (default: every taint); repeatable.",
-)
-@click.option(
-    "--timeout",
+@options.node_selector("Only nodes with these labels host an agent; repeatable.")
+@options.toleration("The agents' tolerations (default: every taint); repeatable.")
+@options.timeout(
+    "Bound each read of the Kubernetes API, and each node agent.",
     default=defaults.SNAPSHOT_TIMEOUT,
     show_default=True,
-    metavar="DURATION",
-    help="Bound each read of the Kubernetes API, and each node agent.",
 )
-@click.option("--no-cleanup", is_flag=True, help="Keep the agents' Jobs, RBAC and namespace.")
+@options.no_cleanup("Keep the agents' Jobs, RBAC and namespace.")
 @click.option(
     "--agent/--no-agent",
     default=True,

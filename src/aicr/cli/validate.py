@@ -289,52 +289,23 @@ def _attest(outcome: Outcome, opts: dict[str, Any]) -> None:
 @options.kubeconfig
 @options.context
 @options.namespace
-@click.option(
-    "--image",
-    envvar=CHECK_IMAGE_ENV,
-    show_envvar=True,
-    help="Image the check pods run (default: the catalog image at this version; "
+@options.image(
+    CHECK_IMAGE_ENV,
+    "Image the check pods run (default: the catalog image at this version; "
     f"${defaults.IMAGE_REGISTRY_ENV} swaps the registry).",
 )
-@click.option(
-    "--image-pull-secret",
-    cls=options.ListOption,
-    multiple=True,
-    metavar="NAME",
-    help="Image pull secret for the check pods; repeatable.",
+@options.image_pull_secret("Image pull secret for the check pods; repeatable.")
+@options.node_selector("Place the workloads checks create (GPU test pods); repeatable.")
+@options.toleration("Toleration for the workloads checks create; repeatable.")
+@options.node_selector(
+    "Pin the check pods themselves; repeatable.", flag="--orchestrator-node-selector"
 )
-@click.option(
-    "--node-selector",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="Place the workloads checks create (GPU test pods); repeatable.",
+@options.toleration(
+    "Tolerations for the check pods (replaces the default tolerate-all).",
+    flag="--orchestrator-toleration",
 )
-@click.option(
-    "--toleration",
-    cls=options.ListOption,
-    multiple=True,
-    metavar="KEY[=VALUE]:EFFECT",
-    help="Toleration for the workloads checks create; repeatable.",
-)
-@click.option(
-    "--orchestrator-node-selector",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="Pin the check pods themselves; repeatable.",
-)
-@click.option(
-    "--orchestrator-toleration",
-    cls=options.ListOption,
-    multiple=True,
-    metavar="KEY[=VALUE]:EFFECT",
-    help="Tolerations for the check pods (replaces the default tolerate-all).",
-)
-@click.option("--no-cleanup", is_flag=True, help="Keep everything the run created.")
-@click.option(
-    "--job-name",
-    metavar="PREFIX",
-    help="Start every object name of the run with PREFIX (names stay run-unique).",
-)
+@options.no_cleanup("Keep everything the run created.")
+@options.job_name("Start every object name of the run with PREFIX (names stay run-unique).")
 @options.require_gpu("Exit 8 before any check runs when the snapshot reports no GPU.")
 @options.refused("--service-account-name", message=compat.SERVICE_ACCOUNT)
 @options.refused("-f", "--feature", message=compat.FEATURE)
@@ -356,12 +327,8 @@ def _attest(outcome: Outcome, opts: dict[str, Any]) -> None:
     show_envvar=True,
     help="job: each check is a Kubernetes Job; local: a subprocess here.",
 )
-@click.option(
-    "--timeout",
-    envvar="AICR_TIMEOUT",
-    show_envvar=True,
-    metavar="DURATION",
-    help="Bound the whole run (e.g. 45m); unfinished checks end as other.",
+@options.timeout(
+    "Bound the whole run (e.g. 45m); unfinished checks end as other.", envvar="AICR_TIMEOUT"
 )
 @click.option("--dry-run", is_flag=True, help="Print every manifest the run would apply.")
 @click.option(
