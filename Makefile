@@ -3,7 +3,13 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install test unit cluster lint demo bench bench-cluster help
+.PHONY: install test unit cluster lint demo bench bench-cluster soak help
+
+# Test processes: each runs its own simulated cluster (tests/cluster/conftest.py).
+# Whole test files go to one worker, so a module's components start once there.
+WORKERS ?= 2
+XDIST := -n $(WORKERS) --dist loadfile
+N ?= 3
 
 help:
 	@echo "install  create $(VENV) and install aicr with its test extras"
@@ -13,6 +19,7 @@ help:
 	@echo "lint     ruff + mypy --strict on src/ + actionlint on .github/workflows"
 	@echo "demo     run aicr validate on an example recipe"
 	@echo "bench    print the benchmark figures (start-up, CNCF rendering)"
+	@echo "soak     the cluster suite N times (make soak N=5): each test's failure count"
 	@echo "bench-cluster  executor overhead, parallel speed-up and the conformance phase wall time on the simulated cluster"
 
 $(BIN)/aicr: pyproject.toml
@@ -26,14 +33,18 @@ install: $(BIN)/aicr
 # cannot be built, the cluster tests say why once and the rest still run (CI=true fails).
 test: install
 	@bash hack/sim/build.sh >/dev/null || echo "make test: simulated cluster binaries could not be built; the cluster tests will say why"
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest tests $(PYTEST_ARGS)
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest tests $(XDIST) $(PYTEST_ARGS)
 
 unit: install
 	$(BIN)/pytest tests/unit
 
 cluster: install
 	@bash hack/sim/build.sh >/dev/null
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest tests/cluster
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest tests/cluster $(XDIST) $(PYTEST_ARGS)
+
+soak: install
+	@bash hack/sim/build.sh >/dev/null
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python hack/soak.py $(N) --pytest-args "$(XDIST) $(PYTEST_ARGS)"
 
 lint: install
 	$(BIN)/ruff check src tests bench hack

@@ -69,15 +69,21 @@ import (
 )
 GO
   (cd "$dir" && go mod tidy -e >/dev/null)
+  # One `go build` for the three commands: they share most of their packages, and one
+  # invocation loads the package graph once and links the three binaries in parallel.
+  local todo=() pkgs=() c
   for c in kube-apiserver kube-controller-manager kube-scheduler; do
-    [ -x "$bin/$c" ] && continue
-    log "building $c $KUBERNETES_VERSION"
-    (cd "$dir" && go build -trimpath -ldflags "-s -w \
-      -X k8s.io/component-base/version.gitVersion=$KUBERNETES_VERSION \
-      -X k8s.io/component-base/version.gitMajor=1 \
-      -X k8s.io/component-base/version.gitMinor=$(echo "$KUBERNETES_VERSION" | cut -d. -f2)" \
-      -o "$bin/$c.tmp" "k8s.io/kubernetes/cmd/$c") && mv "$bin/$c.tmp" "$bin/$c"
+    [ -x "$bin/$c" ] || { todo+=("$c"); pkgs+=("k8s.io/kubernetes/cmd/$c"); }
   done
+  [ ${#todo[@]} -eq 0 ] && return 0
+  log "building ${todo[*]} $KUBERNETES_VERSION"
+  mkdir -p "$work/out"
+  (cd "$dir" && go build -trimpath -ldflags "-s -w \
+    -X k8s.io/component-base/version.gitVersion=$KUBERNETES_VERSION \
+    -X k8s.io/component-base/version.gitMajor=1 \
+    -X k8s.io/component-base/version.gitMinor=$(echo "$KUBERNETES_VERSION" | cut -d. -f2)" \
+    -o "$work/out/" "${pkgs[@]}")
+  for c in "${todo[@]}"; do mv "$work/out/$c" "$bin/$c"; done
 }
 
 build_etcd() {

@@ -40,6 +40,14 @@ from simcluster.net import namespace as netns  # noqa: E402
 HERE = Path(__file__).resolve().parent
 IN_CI = os.environ.get("CI", "").lower() == "true"
 
+# Under pytest-xdist each worker runs its own simulated cluster in its own run
+# folder (and so its own network namespace, ports and processes): two clusters
+# side by side share nothing on the host. A folder named by AICR_SIM_DIR is
+# left alone, so a cluster started by hand is still reused by a plain run.
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER")
+if _WORKER and not os.environ.get("AICR_SIM_DIR"):
+    os.environ["AICR_SIM_DIR"] = str(ROOT / f".sim-{_WORKER}")
+
 
 def _unavailable_reason() -> str | None:
     if Sim().is_up():
