@@ -225,7 +225,14 @@ class SimCluster:
         running = set(components.journal(self.sim))
         wanted = [c for c in component_registry.resolve(spec) if c.name not in running]
         if wanted:
-            components.install(self.sim, wanted)
+            try:
+                components.install(self.sim, wanted)
+            except BaseException:
+                # What this call applied must not outlive it: a component left half
+                # installed would sit in the journal of every later module's cluster.
+                applied = set(components.journal(self.sim))
+                self.stop_components([c.name for c in wanted if c.name in applied])
+                raise
         return [c.name for c in wanted]
 
     def stop_components(self, names: list[str]) -> None:
