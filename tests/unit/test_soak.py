@@ -13,10 +13,10 @@ _spec.loader.exec_module(soak)
 
 JUNIT = """<?xml version="1.0" encoding="utf-8"?>
 <testsuites><testsuite name="pytest" tests="4">
-  <testcase classname="tests.cluster.test_a" name="test_ok" time="1.0"/>
-  <testcase classname="tests.cluster.test_a" name="test_bad" time="2.0"><failure message="x"/></testcase>
-  <testcase classname="tests.cluster.test_b" name="test_setup_broke" time="0.1"><error message="y"/></testcase>
-  <testcase classname="tests.cluster.test_b" name="test_skipped" time="0.0"><skipped message="z"/></testcase>
+  <testcase classname="t.a" name="test_ok" time="1.0"/>
+  <testcase classname="t.a" name="test_bad" time="2.0"><failure message="x"/></testcase>
+  <testcase classname="t.b" name="test_setup_broke" time="0.1"><error message="y"/></testcase>
+  <testcase classname="t.b" name="test_skipped" time="0.0"><skipped message="z"/></testcase>
 </testsuite></testsuites>
 """
 
@@ -25,5 +25,5 @@ def test_failures_and_errors_count_skips_do_not(tmp_path: Path) -> None:
     junit = tmp_path / "round.xml"
     junit.write_text(JUNIT)
     bad, ran = soak.failed_tests(junit)
-    assert bad == ["tests.cluster.test_a::test_bad", "tests.cluster.test_b::test_setup_broke"]
+    assert bad == ["t.a::test_bad", "t.b::test_setup_broke"]
     assert ran == 4
