@@ -132,7 +132,7 @@ def tree_digests(root: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run(label: str, checks: int, size_kib: int, goal: float, runs: int) -> None:
+def run(label: str, checks: int, size_kib: int, goal: float, runs: int, update: bool) -> None:
     case = inputs(checks, size_kib)
     mib = checks * size_kib / 1024
     samples, digests, written, redactions = [], "", 0.0, 0
@@ -145,23 +145,28 @@ def run(label: str, checks: int, size_kib: int, goal: float, runs: int) -> None:
             redactions = sum(result.redaction_counts.values())
             digests = tree_digests(result.path)
     golden = GOLDEN / f"render-{label}.sha256"
+    if update:
+        golden.write_text(digests, encoding="utf-8")
     same = golden.is_file() and golden.read_text(encoding="utf-8") == digests
+    output = "as golden" if same else f"DIFFERS from {golden.name}"
     rate = mib / sorted(samples)[len(samples) // 2]
     print(figures.line(f"render {label} {checks}x{size_kib} KiB", samples, goal,
                note=f"{rate:.1f} MiB/s; {mib:.1f} MiB in, {written:.1f} MiB out, "
-               f"{redactions} redactions; output {'as main' if same else 'DIFFERS from main'}"))
+               f"{redactions} redactions; output {output}"))
 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--only", choices=["realistic", "large"])
     parser.add_argument("--runs", type=int, default=0, help="runs per case (default 10 and 3)")
+    parser.add_argument("--update-golden", action="store_true",
+                        help="record this output as the golden (a reviewed change of output)")
     args = parser.parse_args()
     print(f"regex engine: {ENGINE}")
     if args.only in (None, "realistic"):
-        run("realistic", 15, 300, 0.25, args.runs or 10)
+        run("realistic", 15, 300, 0.25, args.runs or 10, args.update_golden)
     if args.only in (None, "large"):
-        run("large", 1000, 100, 2.0, args.runs or 3)
+        run("large", 1000, 100, 2.0, args.runs or 3, args.update_golden)
     return 0
 
 
