@@ -74,7 +74,8 @@ def test_validate_no_cluster_is_unchanged(tmp_path: Path) -> None:
     proc = aicr("validate", "-r", str(RECIPE), "-s", str(SNAPSHOT), "--no-cluster",
                 "-o", str(report))
     body = json.dumps(stable(json.loads(report.read_text(encoding="utf-8"))), indent=2)
-    stderr = proc.stderr.replace(str(tmp_path), "<tmp>")
+    body = body.replace(str(ROOT), "<root>")
+    stderr = proc.stderr.replace(str(tmp_path), "<tmp>").replace(str(ROOT), "<root>")
     golden("validate-no-cluster.txt",
            f"exit {proc.returncode}\n--- stdout\n{proc.stdout}--- stderr\n{stderr}"
            f"--- report (volatile values masked)\n{body}\n")
@@ -103,3 +104,24 @@ def test_single_verify_verdicts_are_unchanged(capsys: pytest.CaptureFixture[str]
         rel = directory.relative_to(CORPUS).as_posix()
         blocks.append(f"$ verify {rel}\nexit {code}\n--- stdout\n{out}--- stderr\n{err}")
     golden("verify-real.txt", "".join(blocks).replace(CORPUS, "<corpus>"))
+
+
+@pytest.mark.skipif(not CORPUS, reason="real CNCF submissions: set AICR_CNCF_SUBMISSIONS")
+def test_one_call_over_many_gives_each_single_verdict(capsys: pytest.CaptureFixture[str]) -> None:
+    """Several directories: each one's block exactly as alone, in order; exit 8 if any fails."""
+    blocks = (GOLDEN / "verify-real.txt").read_text(encoding="utf-8").split("$ verify ")[1:]
+    want_out, want_err, codes = "", "", []
+    for block in blocks:
+        head, rest = block.split("\n--- stdout\n")
+        out, err = rest.split("--- stderr\n")
+        codes.append(int(head.splitlines()[1].removeprefix("exit ")))
+        want_out, want_err = want_out + out, want_err + err
+    dirs = corpus_dirs()
+    assert len(dirs) == len(blocks) and 0 in codes and 1 in codes
+    code = run(["evidence", "verify", *map(str, dirs)])
+    out, err = capsys.readouterr()
+    assert out.replace(CORPUS, "<corpus>") == want_out
+    assert err.replace(CORPUS, "<corpus>") == want_err
+    assert code == 8
+    valid = [str(d) for d, c in zip(dirs, codes, strict=True) if c == 0]
+    assert run(["evidence", "verify", *valid]) == 0
