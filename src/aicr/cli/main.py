@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import importlib
-import logging
 import sys
-import traceback
 
 import click
 
@@ -119,6 +117,9 @@ def run(argv: list[str] | None = None) -> int:
         click.echo(f"error: {exc}", err=True)
         return exc.exit_code
     except Exception as exc:  # a bug: say so plainly, fail closed, keep the trace for --debug
+        import logging
+        import traceback
+
         if logging.getLogger("aicr").isEnabledFor(logging.DEBUG):
             traceback.print_exc()
         click.echo(

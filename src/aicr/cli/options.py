@@ -11,7 +11,6 @@ AICR command lines keep working.
 
 from __future__ import annotations
 
-import logging
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -218,6 +217,8 @@ log_json = _option(
 def _setup_logging(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
     """--debug turns on the library's debug log on stderr (and tracebacks of internal errors)."""
     if value:
+        import logging  # only here: --help and the checks' start-up never need it
+
         logging.basicConfig(
             level=logging.WARNING,
             stream=sys.stderr,

@@ -3,36 +3,69 @@
 The last stage of the pipeline. Requirement sets per version are package data; the
 aggregation is fail closed; the writer renders, redacts and verifies before anything
 reaches the output directory.
+
+Each name below is imported from its module when first asked for, so a run that only
+prints the requirement summary never loads the page writers, redaction (RE2) or JUnit.
 """
 
-from aicr.cncf.aggregation import (
-    Aggregation,
-    CheckOutcome,
-    ReqStatus,
-    RequirementResult,
-    SummaryRow,
-    aggregate,
-    check_not_applicable,
-    check_recipe_coverage,
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from aicr.cncf.aggregation import (
+        Aggregation,
+        CheckOutcome,
+        ReqStatus,
+        RequirementResult,
+        SummaryRow,
+        aggregate,
+        check_not_applicable,
+        check_recipe_coverage,
+    )
+    from aicr.cncf.requirements import (
+        SUPPORTED_VERSIONS,
+        Level,
+        Requirement,
+        RequirementSet,
+        load_requirements,
+        resolve_version,
+    )
+    from aicr.cncf.submission import (
+        SubmissionResult,
+        check_output_dir,
+        planned_checks,
+        refuse_leaks,
+        write_submission,
+    )
+    from aicr.cncf.vendor import check_vendor
+    from aicr.cncf.verifier import VerifyResult, read_members, verify
+    from aicr.redaction import Redactor
+
+# Searched in this order for a name of __all__: the light modules first, so asking for
+# the aggregation or the verifier never imports the writer or redaction.
+_MODULES = (
+    "aicr.cncf.aggregation",
+    "aicr.cncf.requirements",
+    "aicr.cncf.vendor",
+    "aicr.cncf.verifier",
+    "aicr.cncf.submission",
+    "aicr.redaction",
 )
-from aicr.cncf.requirements import (
-    SUPPORTED_VERSIONS,
-    Level,
-    Requirement,
-    RequirementSet,
-    load_requirements,
-    resolve_version,
-)
-from aicr.cncf.submission import (
-    SubmissionResult,
-    check_output_dir,
-    planned_checks,
-    refuse_leaks,
-    write_submission,
-)
-from aicr.cncf.vendor import check_vendor
-from aicr.cncf.verifier import VerifyResult, read_members, verify
-from aicr.redaction import Redactor
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name's module on first use (PEP 562)."""
+    if name in __all__:
+        for module in _MODULES:
+            found = importlib.import_module(module)
+            if hasattr(found, name):
+                value = getattr(found, name)
+                globals()[name] = value
+                return value
+    raise AttributeError(f"module 'aicr.cncf' has no attribute {name!r}")
+
 
 __all__ = [
     "SUPPORTED_VERSIONS",

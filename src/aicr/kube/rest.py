@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import ssl
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +26,8 @@ from typing import TYPE_CHECKING, Any
 from aicr.kube.target import KubeTarget
 
 if TYPE_CHECKING:
+    import ssl
+
     import httpx
 
 Obj = dict[str, Any]
@@ -72,6 +73,8 @@ def _kubeconfig_present() -> bool:
 
 
 def _in_cluster() -> Credentials | None:
+    import ssl  # here, not at the top: the checks' start-up and --no-cluster never need it
+
     host = os.environ.get("KUBERNETES_SERVICE_HOST")
     port = os.environ.get("KUBERNETES_SERVICE_PORT")
     token_file, ca_file = SERVICE_ACCOUNT_DIR / "token", SERVICE_ACCOUNT_DIR / "ca.crt"
@@ -89,6 +92,8 @@ def _in_cluster() -> Credentials | None:
 
 
 def _from_kubeconfig(target: KubeTarget) -> Credentials:
+    import ssl
+
     from aicr.kube.target import load_configuration
 
     cfg = load_configuration(target)

@@ -38,9 +38,8 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 from pydantic import Field
 
 from aicr.catalog.params import image_param
@@ -63,6 +62,9 @@ from aicr.kube.gpus import (
 )
 from aicr.parsers import dcgm
 from aicr.result import CheckResult
+
+if TYPE_CHECKING:
+    import httpx
 
 preflight = preflight_mode  # the whole-GPU mode decides how the load pod gets its GPU
 GPU_OPERATOR = "gpu-operator"
@@ -96,6 +98,8 @@ class Params(CheckParams):
 
 
 def _client(ctx: CheckContext) -> httpx.Client:
+    import httpx
+
     return httpx.Client(timeout=ctx.params.scrape_seconds, trust_env=False)
 
 
@@ -152,6 +156,8 @@ def _scrape_nodes(
     ctx: CheckContext, http: httpx.Client, expected: dict[str, int]
 ) -> dict[str, dcgm.Page]:
     """The page of every GPU node whose exporter passed (a step per node)."""
+    import httpx
+
     exporters = _exporters(ctx)
     pages: dict[str, dcgm.Page] = {}
     for name in expected:
@@ -181,6 +187,8 @@ def _scrape_nodes(
 def _collected(
     ctx: CheckContext, http: httpx.Client, base: str, pages: dict[str, dcgm.Page]
 ) -> bool:
+    import httpx
+
     wanted = {node: set(build.per_gpu(p, build.UTIL)) for node, p in pages.items()}
     with ctx.step("collected by Prometheus") as step:
         step.asked = f"{base}/api/v1/query for " + ", ".join(build.REQUIRED)
@@ -295,6 +303,8 @@ def _judge_load(
     step: Step,
 ) -> None:
     """Scrape until the load's GPU is busier than before, on the exporter and in Prometheus."""
+    import httpx
+
     ns = ctx.workload_namespace
     end = time.monotonic() + ctx.params.collect_seconds
     seen: dcgm.Sample | None = None

@@ -27,9 +27,8 @@ from __future__ import annotations
 
 import time
 from datetime import datetime
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import httpx
 from pydantic import Field
 
 from aicr.catalog.params import image_param
@@ -38,6 +37,9 @@ from aicr.checks.conformance.ai_service_metrics import build
 from aicr.checks.images import workload_image
 from aicr.ctrf import Status
 from aicr.result import CheckResult
+
+if TYPE_CHECKING:
+    import httpx
 
 POLL_SECONDS = 1.0
 
@@ -62,6 +64,8 @@ class Params(CheckParams):
 
 
 def _client(ctx: CheckContext) -> httpx.Client:
+    import httpx
+
     return httpx.Client(timeout=ctx.params.http_seconds, trust_env=False)
 
 
@@ -191,6 +195,8 @@ def _identity(ctx: CheckContext, found: list[build.Series], pod: build.Obj) -> b
 
 
 def _send(ctx: CheckContext, http: httpx.Client, address: str) -> bool:
+    import httpx
+
     n = ctx.params.requests
     with ctx.step("requests sent") as step:
         step.asked = f"{n} x GET http://{address}/ from the check's pod"

@@ -28,7 +28,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import httpx
 from pydantic import Field
 
 from aicr.catalog.params import image_param
@@ -84,6 +83,8 @@ def preflight(recipe: Recipe, data_dir: str | None, source: str) -> dict[str, An
 
 def set_load(pod: build.Obj, value: float) -> None:
     """PUT the load on one pod's server (from inside the cluster: the check's own pod)."""
+    import httpx
+
     url = f"http://{pod['status']['podIP']}:{build.PORT}/load"
     with httpx.Client(timeout=SET_SECONDS, trust_env=False) as http:
         http.put(url, content=f"{value:g}").raise_for_status()
@@ -128,6 +129,8 @@ class Run:
 
     def load(self, step: Step, value: float) -> bool:
         """Set the load on every serving pod; False (the step failed) if one refused."""
+        import httpx
+
         pods = [
             p
             for p in self.ctx.kube.list("Pod", self.ctx.workload_namespace, self.selector)

@@ -5,12 +5,13 @@ Made per run and kept only in the run's Secret, which the run deletes; never in 
 
 from __future__ import annotations
 
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-
 
 def ed25519_pair() -> tuple[str, str]:
     """``(private key in OpenSSH format, public key as an authorized_keys line)``."""
+    # cryptography costs about 50 ms to import: only a run that launches pays it.
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
     key = Ed25519PrivateKey.generate()
     private = key.private_bytes(
         serialization.Encoding.PEM,
