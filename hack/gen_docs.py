@@ -36,6 +36,10 @@ Generated from the code by `python hack/gen_docs.py`; do not edit by hand.
 | 130 | interrupted (Ctrl-C or SIGTERM): running checks are stopped, everything is cleaned up and the partial report is written, marked interrupted |
 
 `aicr evidence verify DIR` exits 0 when the submission is valid, 1 when it is not, 2 on bad invocation.
+`aicr evidence verify DIR DIR...` checks every submission in one process (one verdict line
+each, the same lines as one call per directory) and exits 0 when all are valid, 8 when any
+is invalid or leaks, and 2, before checking any, when a path is not a directory or its version
+cannot be told.
 `aicr evidence verify --attestation FILE --key PUB` exits 0 when the signature, every
 subject's digest and every recorded check pass; 1 when the attestation is genuine but
 the recorded run has failures (informational); 8 when the signature or a digest does

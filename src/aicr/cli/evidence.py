@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from aicr.errors import EXIT_OK, EXIT_VALIDATION_FAILED
+from aicr.errors import EXIT_OK, EXIT_VALIDATION_FAILED, Problem
+
+if TYPE_CHECKING:
+    from aicr.cncf.verifier import VerifyResult
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -96,7 +100,7 @@ def render(
 
 
 @evidence.command()
-@click.argument("directory", required=False, type=click.Path(file_okay=False))
+@click.argument("directories", metavar="[DIRECTORY]...", nargs=-1, type=click.Path(file_okay=False))
 @click.option("--online", is_flag=True, help="Also fetch every http(s) URL (HEAD, then GET).")
 @click.option(
     "--members", default=None, help="CNCF member names (file or URL; one per line or a JSON list)."
@@ -123,7 +127,7 @@ def render(
     help="Accept a submission rendered from a simulated (KWOK) cluster, for demos.",
 )
 def verify(
-    directory: str | None,
+    directories: tuple[str, ...],
     online: bool,
     members: str | None,
     cncf_version: str | None,
@@ -132,12 +136,16 @@ def verify(
     known_path: str | None,
     allow_simulated: bool,
 ) -> int:
-    """Check a submission directory the way the CNCF validator does, or a run attestation.
+    """Check submission directories the way the CNCF validator does, or a run attestation.
 
     DIRECTORY: prints every error, sorted, then a verdict line; then every leak (a
     value of a redaction class, or of --known, in any file, raw or JSON-, XML- or
     YAML-escaped) with its file, line and class. Exit codes: 0 valid, 1 invalid,
     8 any leak, 2 bad invocation.
+
+    DIRECTORY...: the same for each, in order, in one process. Exit codes: 0 all valid,
+    8 any invalid or leaking, 2 bad invocation (a path that is no directory, a version
+    that cannot be told), reported for every directory before any is checked.
 
     --attestation FILE --key PUB: exit 0 when the signature, every subject's digest
     and every recorded check pass; 1 when genuine but the run recorded failures;
@@ -146,23 +154,45 @@ def verify(
     catalog digest, provenance, checks); 2 for bad invocation or an unreadable file.
     """
     if attestation_path is not None:
-        return _verify_attestation(directory, attestation_path, key, online, members)
-    if directory is None:
+        return _verify_attestation(directories, attestation_path, key, online, members)
+    if not directories:
         raise click.UsageError("give DIRECTORY (a submission) or --attestation FILE")
     if key is not None:
         raise click.UsageError("--key is for --attestation")
-    from aicr import cncf
+    from aicr.cncf import verifier
     from aicr.cncf.leaks import read_known
+    from aicr.errors import InputError
 
-    names = cncf.read_members(members) if members else None
-    result = cncf.verify(
-        Path(directory),
-        version=cncf_version,
-        online=online,
-        members=names,
-        allow_simulated=allow_simulated,
-        known=read_known(known_path) if known_path else None,
-    )
+    names = verifier.read_members(members) if members else None
+    known = read_known(known_path) if known_path else None
+    problems: list[Problem] = []
+    for directory in directories:
+        try:
+            verifier.requirements_for(Path(directory), cncf_version)
+        except InputError as exc:
+            problems += [p for p in exc.problems if p not in problems]
+    if problems:
+        raise InputError(problems)
+    fetch = verifier.http_fetcher() if online else None  # one URL cache for every submission
+    codes = []
+    for directory in directories:
+        result = verifier.verify(
+            Path(directory),
+            version=cncf_version,
+            online=online,
+            members=names,
+            fetch=fetch,
+            allow_simulated=allow_simulated,
+            known=known,
+        )
+        codes.append(_show_verdict(directory, result))
+    if len(codes) == 1:
+        return codes[0]
+    return EXIT_OK if set(codes) == {EXIT_OK} else EXIT_VALIDATION_FAILED
+
+
+def _show_verdict(directory: str, result: VerifyResult) -> int:
+    """Print one submission's errors, verdict line and leaks; its exit code as if alone."""
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
     for error in result.errors:
@@ -180,9 +210,9 @@ def verify(
 
 
 def _verify_attestation(
-    directory: str | None, path: str, key: str | None, online: bool, members: str | None
+    directories: tuple[str, ...], path: str, key: str | None, online: bool, members: str | None
 ) -> int:
-    if directory is not None or online or members:
+    if directories or online or members:
         raise click.UsageError("--attestation takes no DIRECTORY, --online or --members")
     if key is None:
         raise click.UsageError(

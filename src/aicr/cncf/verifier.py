@@ -93,6 +93,22 @@ def verify(
     known: list[str] | None = None,
 ) -> VerifyResult:
     """Verify a submission directory; the version comes from a ``vX.Y`` path part or the flag."""
+    reqs = requirements_for(directory, version)
+    if online and fetch is None:
+        fetch = http_fetcher()
+    result = check_directory(
+        directory,
+        reqs,
+        fetch=fetch if online else None,
+        members=members,
+        allow_simulated=allow_simulated,
+    )
+    result.leaks.extend(str(leak) for leak in leaks.scan(directory, known))
+    return result
+
+
+def requirements_for(directory: Path, version: str | None) -> RequirementSet:
+    """The requirement set ``directory`` is checked against; InputError when it cannot be told."""
     if not directory.is_dir():
         raise InputError(Problem("not a directory", source=str(directory)))
     from_path = version_from_path(directory)
@@ -116,18 +132,7 @@ def verify(
                 "--cncf-version X.Y",
             )
         )
-    reqs = load_requirements(chosen)
-    if online and fetch is None:
-        fetch = _http_fetcher()
-    result = check_directory(
-        directory,
-        reqs,
-        fetch=fetch if online else None,
-        members=members,
-        allow_simulated=allow_simulated,
-    )
-    result.leaks.extend(str(leak) for leak in leaks.scan(directory, known))
-    return result
+    return load_requirements(chosen)
 
 
 def check_directory(
@@ -363,7 +368,8 @@ def _check_evidence(
     return []
 
 
-def _http_fetcher() -> Fetcher:
+def http_fetcher() -> Fetcher:
+    """HEAD (then GET) each URL once, remembering every answer for the next submissions."""
     import httpx
 
     client = httpx.Client(timeout=HTTP_TIMEOUT_SECONDS, follow_redirects=True)

@@ -143,3 +143,36 @@ def test_render_warns_that_na_on_a_conditional_must_fails_upstream_b2c8969(
     assert code == 0
     assert "N/A on a conditional MUST is accepted with notes (FAQ), but cncf/k8s-ai-conformance" \
         " scripts/validate.go at b2c8969 (2026-08-19) rejects it" in err
+
+
+def test_verify_many_bad_invocation_names_every_directory_and_checks_none(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    good = write_submission(tmp_path / "a")
+    missing, unversioned = tmp_path / "missing", tmp_path / "plain"
+    unversioned.mkdir()
+    code, out, err = run(["evidence", "verify", str(good), str(missing), str(unversioned)], capsys)
+    assert code == 2 and out == ""
+    assert err.splitlines() == [
+        f"error: {missing}: not a directory",
+        f"error: {unversioned}: cannot tell the conformance version (place the directory under "
+        "vX.Y/ as upstream expects, or pass --cncf-version X.Y)",
+    ]
+
+
+def test_verify_many_one_invalid_exits_8_one_verdict_each(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    members = tmp_path / "members.txt"
+    members.write_text("Example Corp\n")
+    good = write_submission(tmp_path / "a")
+    code, out, _ = run(["evidence", "verify", str(good), str(good), "--members", str(members)],
+                       capsys)
+    assert code == 0 and out.splitlines() == [f"VALID: {good} passes the v1.36 checks"] * 2
+    members.write_text("Google\n")
+    code, out, _ = run(["evidence", "verify", str(good), str(good), "--members", str(members)],
+                       capsys)
+    lines = out.splitlines()
+    assert code == 8
+    assert [v for v in lines if v.startswith(("VALID", "INVALID"))] == [
+        f"INVALID: {good}: 1 error(s) against v1.36"] * 2
+    code, _, _ = run(["evidence", "verify", str(good), "--members", str(members)], capsys)
+    assert code == 1  # one directory keeps the upstream validator's exit code
