@@ -15,8 +15,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from prometheus_client.parser import text_string_to_metric_families
-
 from aicr.parsers import ParseError
 
 INT64_BLANK = float(0x7FFFFFFFFFFFFFF0)
@@ -50,6 +48,9 @@ class Page:
 
 def parse(text: str) -> Page:
     """The samples of a Prometheus text page; ParseError naming the line it cannot read."""
+    # prometheus_client pulls in http.server and ssl: only a scrape pays for them
+    from prometheus_client.parser import text_string_to_metric_families
+
     samples: list[Sample] = []
     declared: set[str] = set()
     try:
