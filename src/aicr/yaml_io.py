@@ -18,6 +18,7 @@ PathKey = tuple[str | int, ...]
 # libyaml parses about ten times faster than the pure-Python parser; a PyYAML built
 # without it still works, only slower.
 _FAST_LOADER: Any = getattr(yaml, "CSafeLoader", None)
+_DERIVED: dict[type[yaml.SafeLoader], Any] = {}  # SafeLoader subclass -> its libyaml twin
 
 
 @dataclass(frozen=True)
@@ -50,23 +51,49 @@ def _index(node: yaml.Node, path: PathKey, out: dict[PathKey, int]) -> None:
             _index(item, (*path, i), out)
 
 
-def load(text: str) -> Any:
-    """``yaml.safe_load``, through libyaml where it is built in.
+def load(text: str, loader: type[yaml.SafeLoader] = yaml.SafeLoader) -> Any:
+    """``yaml.load(text, Loader=loader)`` for a SafeLoader or subclass, through libyaml.
 
-    Raises exactly what the pure-Python loader raises: on any error the text is parsed
-    again by it, so messages and marks never depend on which parser is installed.
+    The constructor (``loader``'s own rules included, such as refusing duplicate keys)
+    runs over libyaml's parser. Raises exactly what ``loader`` alone raises: on any error
+    the text is parsed again by it, so messages and marks never depend on libyaml.
     """
-    return _compose_and_construct(text)[1]
+    return _compose_and_construct(text, loader)[1]
 
 
-def _compose_and_construct(text: str) -> tuple[yaml.Node | None, Any]:
+def _compose_and_construct(
+    text: str, loader: type[yaml.SafeLoader] = yaml.SafeLoader
+) -> tuple[yaml.Node | None, Any]:
     """The document's node tree and its data, from one parse."""
     if _FAST_LOADER is not None:
         try:
-            return _parse_with(_FAST_LOADER, text)
+            return _parse_with(_over_libyaml(loader), text)
         except yaml.YAMLError:
             pass  # fall through: the pure-Python loader gives today's message and mark
-    return _parse_with(yaml.SafeLoader, text)
+    return _parse_with(loader, text)
+
+
+def _over_libyaml(loader: type[yaml.SafeLoader]) -> Any:
+    """``loader``'s constructor and resolver over libyaml's parser (CSafeLoader's recipe)."""
+    if loader is yaml.SafeLoader:
+        return _FAST_LOADER
+    if loader not in _DERIVED:
+        _DERIVED[loader] = _derive(loader)
+    return _DERIVED[loader]
+
+
+def _derive(loader: type[yaml.SafeLoader]) -> Any:
+    """A class of libyaml's parser, then ``loader``'s constructor and resolver methods."""
+    from yaml.cyaml import CParser  # type: ignore[attr-defined]  # there when _FAST_LOADER is
+
+    parser: Any = CParser
+
+    def init(self: Any, stream: str) -> None:
+        parser.__init__(self, stream)
+        yaml.constructor.SafeConstructor.__init__(self)
+        yaml.resolver.Resolver.__init__(self)
+
+    return type(f"C{loader.__name__}", (parser, loader), {"__init__": init})
 
 
 def _parse_with(loader_class: Any, text: str) -> tuple[yaml.Node | None, Any]:

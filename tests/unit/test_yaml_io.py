@@ -64,3 +64,29 @@ def test_errors_are_the_pure_python_parser_s(text: str, monkeypatch: pytest.Monk
         yaml.safe_load(text)
     assert [str(p) for p in fast.value.problems] == [str(p) for p in slow.value.problems]
     assert str(fast_load.value) == str(slow_load.value)
+
+
+class NoDuplicates(yaml.SafeLoader):
+    """A SafeLoader subclass with a rule of its own, as the verifier's unique-key loader."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[object, object]:
+        keys = [self.construct_object(k, deep=deep) for k, _ in node.value]
+        if len(keys) != len(set(keys)):
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate key at line {node.start_mark.line + 1}", None)
+        return super().construct_mapping(node, deep=deep)
+
+
+@pytest.mark.parametrize("text", ["a: 1\nb: {c: 2, d: [x, y]}\n", "a: 1\nb:\n  c: 1\n  c: 2\n",
+                                  *MALFORMED])
+def test_a_loader_subclass_keeps_its_rules_over_libyaml(text: str) -> None:
+    try:
+        want: object = yaml.load(text, Loader=NoDuplicates)
+    except yaml.YAMLError as exc:
+        want = f"refused: {exc}"
+    try:
+        got: object = yaml_io.load(text, NoDuplicates)
+    except yaml.YAMLError as exc:
+        got = f"refused: {exc}"
+    assert got == want
+    assert yaml_io._over_libyaml(NoDuplicates).__mro__[1] is yaml.cyaml.CParser

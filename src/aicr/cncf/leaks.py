@@ -17,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from aicr import yaml_io
 from aicr.errors import InputError, Problem
 from aicr.redaction import Redactor
 
@@ -99,7 +100,7 @@ def _json_char(match: re.Match[str]) -> str:
 def _published(directory: Path) -> list[str]:
     """The vendor metadata of PRODUCT.yaml: public on purpose, so never a leak."""
     try:
-        data: Any = yaml.safe_load((directory / PRODUCT_FILE).read_text(encoding="utf-8"))
+        data: Any = yaml_io.load((directory / PRODUCT_FILE).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return []
     metadata = data.get("metadata") if isinstance(data, dict) else None

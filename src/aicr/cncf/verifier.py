@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from aicr import yaml_io
 from aicr.cncf import hybrid, leaks
 from aicr.cncf.requirements import (
     PRODUCT_STATUSES,
@@ -162,7 +163,7 @@ def check_directory(
         return VerifyResult(reqs.version, errors)
     try:
         text = product.read_text(encoding="utf-8")
-        data = yaml.load(text, Loader=_UniqueKeyLoader)
+        data = yaml_io.load(text, _UniqueKeyLoader)
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         err("", f"malformed YAML: {exc}")
         return VerifyResult(reqs.version, errors)
