@@ -144,6 +144,9 @@ def test_launcher_runs_every_rank_with_the_fabric_env() -> None:
         argv[argv.index("--host") + 1] == "nccl-worker-0.nccl-worker:8,nccl-worker-1.nccl-worker:8"
     )
     assert argv[argv.index("NCCL_IB_HCA") - 1] == "-x"
+    # by its path in the image; the image's library path goes to the ranks ssh starts
+    assert argv[0] == "/opt/amazon/openmpi/bin/mpirun"
+    assert argv[argv.index("LD_LIBRARY_PATH") - 1] == "-x"
     assert argv[-11:] == [
         "all_reduce_perf",
         "-b",
@@ -158,7 +161,7 @@ def test_launcher_runs_every_rank_with_the_fabric_env() -> None:
         "1",
     ]
     script = build.launcher_job(LAUNCH)["spec"]["template"]["spec"]["containers"][0]["command"][2]
-    assert "exec mpirun" in script and "authorized_keys id_rsa" in script
+    assert "exec /opt/amazon/openmpi/bin/mpirun" in script and "authorized_keys id_rsa" in script
 
 
 def test_ssh_keys_are_fresh_openssh_keys() -> None:
@@ -466,6 +469,7 @@ def test_an_operator_object_nothing_reconciles_is_other_with_its_status(
     kube = FakeKube([gpu_node("gpu-0"), gpu_node("gpu-1")])
     kube.discovery.update(served)
     if status is not None:  # the operator looked at it and said why it made nothing
+
         def judged(obj: dict[str, Any]) -> list[dict[str, Any]]:
             next(o for o in kube.objects if o["kind"] == obj["kind"])["status"] = status
             return []
@@ -556,3 +560,22 @@ def test_dry_run_labels_the_nccl_workload_namespace_privileged_for_ipc_lock(
     assert [v for n, v in asked.items() if n not in workloads] == ["restricted"]  # the run's
     default = levels()
     assert [v for n, v in default.items() if n.endswith("-nccl-all-reduce-bw-w")] == ["baseline"]
+
+
+def test_a_release_without_the_concluded_footer_is_judged_by_table_and_average() -> None:
+    # before 2.16.7 nccl-tests ends with `# Avg bus bandwidth` and no `# Collective test concluded`
+    text = "\n".join(line for line in sample("pass").splitlines() if "Collective test" not in line)
+    v = judge(parse(text), HOSTS, parse_gate(">= 150"))
+    assert v.outcome == "passed" and v.message.startswith("out-of-place busbw 157.29 GB/s at")
+
+
+def test_a_memory_reduced_run_is_judged_at_the_largest_size_it_reached() -> None:
+    # an A100-SXM4-40GB (totalGlobalMem 42505273344): nccl-tests 2.16.6+ cuts -e 16G to
+    # (memory - 3 GiB reserve - 1 GiB) / 3 = 12736768682; doubling from 1 GiB stops at 8 GiB
+    text = sample("pass").replace(
+        "#\n# Using devices",
+        "#\n# Reducing maxBytes to 12736768682 due to memory limitation\n#\n# Using devices",
+    )
+    text = "\n".join(line for line in text.splitlines() if not line.startswith(" 17179869184"))
+    v = judge(parse(text), HOSTS, parse_gate(">= 130"))
+    assert (v.outcome, v.size, v.busbw) == ("passed", 8589934592, 132.26)

@@ -120,6 +120,8 @@ def test_ranks_meet_through_the_state_and_a_missing_host_fails_as_mpirun_does(
         "16",
         "--host",
         "nccl-worker-0.nccl-worker:8,nccl-worker-1.nccl-worker:8",
+        "-x",
+        "LD_LIBRARY_PATH",
         "all_reduce_perf",
         "-b",
         "1G",
@@ -130,6 +132,11 @@ def test_ranks_meet_through_the_state_and_a_missing_host_fails_as_mpirun_does(
     ]
     done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
+    # without -x LD_LIBRARY_PATH the ranks ssh starts on the workers find no libnccl
+    bare = [a for a in argv if a not in ("-x", "LD_LIBRARY_PATH")]
+    lost = subprocess.run(bare, env=env, capture_output=True, text=True, timeout=60)
+    assert lost.returncode == nccl.NO_LIBRARY and lost.stdout == ""
+    assert "all_reduce_perf: error while loading shared libraries: libnccl.so.2" in lost.stderr
     assert judge(parse(done.stdout), HOSTS, parse_gate(">= 150")).outcome == "passed"
     monkeypatch.setattr(nccl, "SSH_SECONDS", 0.1)
     code = nccl.mpirun(

@@ -44,6 +44,16 @@ DEGRADED = 0.4
 WRONG_FROM = 1 << 30  # nccl-wrong corrupts messages from this size up
 SSH_SECONDS = 15.0  # how long mpirun's ssh retries (ConnectionAttempts) keep trying a host
 WORLD_ENV = "SIM_NCCL_WORLD"
+# The pinned image's layout and environment (aws-samples/awsome-distributed-training,
+# micro-benchmarks/nccl-tests/nccl-tests.Dockerfile): Open MPI under /opt/amazon/openmpi,
+# nccl-tests under /opt/nccl-tests/build, NCCL and the EFA plugin found through its ENV
+# LD_LIBRARY_PATH, which a rank that ssh starts on a worker has only when mpirun forwards it.
+IMAGE_DIRS = ("/opt/amazon/openmpi/bin", "/opt/nccl-tests/build")
+IMAGE_LD_LIBRARY_PATH = (
+    "/usr/local/cuda/extras/CUPTI/lib64:/opt/amazon/openmpi/lib:/opt/nccl/build/lib:"
+    "/opt/amazon/efa/lib:/opt/amazon/ofi-nccl/lib/x86_64-linux-gnu:/usr/local/lib"
+)
+NO_LIBRARY = 127  # the loader's exit when a shared library is missing
 _SIZE = re.compile(r"^(\d+)([KMG]?)$")
 
 
@@ -107,6 +117,11 @@ _WITH_VALUE = {
 }
 
 
+def forwarded(argv: list[str]) -> set[str]:
+    """The environment variables an Open MPI command line forwards (`-x NAME`)."""
+    return {argv[i + 1].partition("=")[0] for i, a in enumerate(argv[:-1]) if a == "-x"}
+
+
 def parse_mpirun(argv: list[str]) -> tuple[int | None, list[tuple[str, int]] | None, list[str]]:
     """`(np, [(host, slots)] or None, program argv)` from an Open MPI command line."""
     np_, hosts, i = None, None, 0
@@ -157,6 +172,25 @@ def _daemon_failed(host: str) -> int:
     return 1
 
 
+def _no_library(program: str, rank: int) -> int:
+    """A rank ssh started without the image's LD_LIBRARY_PATH: the loader's error, mpirun's."""
+    name = Path(program).name
+    sys.stderr.write(
+        f"{name}: error while loading shared libraries: libnccl.so.2: cannot open shared "
+        "object file: No such file or directory\n"
+        "--------------------------------------------------------------------------\n"
+        "Primary job  terminated normally, but 1 process returned\n"
+        "a non-zero exit code. Per user-direction, the job has been aborted.\n"
+        "--------------------------------------------------------------------------\n"
+        "--------------------------------------------------------------------------\n"
+        f"mpirun detected that one or more processes exited with non-zero status, thus causing\n"
+        f"the job to be terminated. The first process to do so was:\n\n"
+        f"  Process name: [[1,1],{rank}]\n  Exit code:    {NO_LIBRARY}\n"
+        "--------------------------------------------------------------------------\n"
+    )
+    return NO_LIBRARY
+
+
 def mpirun(state: Path, argv: list[str], env: dict[str, str]) -> int:
     """Find every host's daemon, lay out the ranks by slot, run the program with them."""
     np_, hosts, program = parse_mpirun(argv)
@@ -191,6 +225,11 @@ def mpirun(state: Path, argv: list[str], env: dict[str, str]) -> int:
     if binary is None:
         sys.stderr.write(f"mpirun was unable to find the specified executable file: {program[0]}\n")
         return 1
+    if "LD_LIBRARY_PATH" not in forwarded(argv):
+        starts = [sum(h["slots"] for h in world[:i]) for i in range(len(world))]
+        remote = [r for r, h in zip(starts, world, strict=True) if h["hostname"] != local]
+        if remote:
+            return _no_library(program[0], remote[0])
     world_file = state / f"world-{os.getpid()}.json"
     world_file.write_text(json.dumps({"np": np_, "hosts": world}))
     return subprocess.call([binary, *program[1:]], env={**env, WORLD_ENV: str(world_file)})

@@ -39,6 +39,7 @@ from simcluster.gpu.model import (
     smi_argv,
     write_tools,
 )
+from simcluster.gpu.nccl import IMAGE_DIRS, IMAGE_LD_LIBRARY_PATH
 from simcluster.gpu.smi import gpu_uuid
 from simcluster.net import sandbox as pod_sandbox
 from simcluster.net.addresses import GATEWAY
@@ -476,6 +477,8 @@ class PodWorker(threading.Thread):
             env["NVIDIA_VISIBLE_DEVICES"] = ",".join(gpu_uuid(self.node_name, i) for i in gpus)
         if gpus or nccl:  # the nccl-tests image's own tools are played by the GPU model
             env["PATH"] = f"{tools}:{env['PATH']}"
+        if nccl:  # the image's ENV, which the pod's own env overrides
+            env.setdefault("LD_LIBRARY_PATH", IMAGE_LD_LIBRARY_PATH)
         kernel = str(((node.get("status") or {}).get("nodeInfo") or {}).get("kernelVersion", ""))
         mounts = []
         kinds = {v["name"]: v for v in self.pod["spec"].get("volumes") or []}
@@ -494,6 +497,8 @@ class PodWorker(threading.Thread):
                     "readOnly": bool(m.get("readOnly")) or always_ro,
                 }
             )
+        if nccl:  # the image's tools at their paths in it (mpirun is called by path)
+            mounts += [{"source": str(tools), "target": d, "readOnly": True} for d in IMAGE_DIRS]
         sandboxed = self.handler == handlers.GVISOR  # gVisor shows its own kernel
         if not sandboxed:
             mounts += _kernel_overlays(cdir, kernel)

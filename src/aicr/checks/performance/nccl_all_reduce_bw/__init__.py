@@ -77,6 +77,12 @@ class Params(CheckParams):
         min_length=1,
         description="PATH in the image: where mpirun, sshd and all_reduce_perf are.",
     )
+    mpirun: str = Field(
+        default=build.MPIRUN,
+        pattern=r"^/",
+        description="mpirun's absolute path in the image (Open MPI then finds its remote "
+        "daemons under the same prefix).",
+    )
     min_bytes: str = Field(default="8", pattern=SIZE, description="Smallest message (-b).")
     max_bytes: str = Field(
         default="16G",
@@ -213,6 +219,7 @@ def run(ctx: CheckContext) -> CheckResult:
         min_bytes=params.min_bytes,
         max_bytes=params.max_bytes,
         path=params.path,
+        mpirun=params.mpirun,
         env=dict(params.env),
         capabilities=tuple(params.capabilities),
         resources=dict(params.resources),

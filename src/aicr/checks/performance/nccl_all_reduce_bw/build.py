@@ -48,6 +48,12 @@ TRAINER_ANCESTOR = "trainer.kubeflow.org/trainjob-ancestor-step"  # "trainer": g
 RSH_ARGS = "-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o ConnectionAttempts=10"
 
 
+# Open MPI in the pinned image (its Dockerfile: ``OPAL_PREFIX=/opt/amazon/openmpi``). Called
+# by path, mpirun takes its own prefix for the remote daemons (as ``--prefix``), which a
+# non-login ssh shell on a worker would not otherwise find.
+MPIRUN = "/opt/amazon/openmpi/bin/mpirun"
+
+
 @dataclass(frozen=True)
 class Launch:
     """What the check runs: how many nodes, their GPUs, the test's sizes, the fabric."""
@@ -58,6 +64,7 @@ class Launch:
     min_bytes: str
     max_bytes: str
     path: str  # PATH inside the image: where mpirun, sshd and all_reduce_perf are
+    mpirun: str = MPIRUN  # called by its path, so Open MPI finds its orted on every host
     binary: str = "all_reduce_perf"
     env: dict[str, str] = field(default_factory=dict)
     capabilities: tuple[str, ...] = ()
@@ -89,7 +96,7 @@ class Launch:
     def mpirun_argv(self, hosts: list[str] | None) -> list[str]:
         """``mpirun`` over ``hosts`` (None: the operator's hostfile names them)."""
         argv = [
-            "mpirun",
+            self.mpirun,
             "--allow-run-as-root",
             "-np",
             str(self.ranks),
@@ -101,7 +108,8 @@ class Launch:
         ]
         if hosts is not None:
             argv += ["--host", ",".join(f"{h}:{self.gpus_per_node}" for h in hosts)]
-        for name in ["PATH", *sorted(self.env)]:
+        # ssh starts the remote ranks without the image's ENV: forward what the test needs
+        for name in ["PATH", "LD_LIBRARY_PATH", *sorted(set(self.env) - {"LD_LIBRARY_PATH"})]:
             argv += ["-x", name]
         return [*argv, *self.test_argv()]
 
