@@ -75,11 +75,11 @@ def log(summary: str = SUMMARY) -> str:
 
 
 def fake(objects: list[Obj] | None = None, ready: bool = True, summary: str | None = SUMMARY,
-         init_exit: int = 0) -> FakeKube:  # fmt: skip
+         init_exit: int = 0, exit_code: int = 0) -> FakeKube:  # fmt: skip
     kube = FakeKube([endpoints(WNS, stack.NAME)] if objects is None else objects)
     state = deployment(WNS, stack.NAME, 1, 1 if ready else 0)
     kube.script["Deployment"] = lambda d: [{**d, **state, "metadata": d["metadata"]}]
-    kube.script["Pod"] = lambda p: finished(p, init_exit)
+    kube.script["Pod"] = lambda p: finished(p, init_exit, exit_code)
     kube.logs_of[(aiperf.POD, aiperf.CONTAINER)] = log(summary) if summary is not None else (
         "ERROR All 8 inference request(s) failed\n" + aiperf.SENTINEL + "\n\n" + aiperf.SENTINEL)
     kube.logs_of[(aiperf.POD, aiperf.HEALTH_CONTAINER)] = (
@@ -159,6 +159,9 @@ def test_the_generator_runs_offline_on_server_token_counts() -> None:
     assert {"name": "HF_HUB_OFFLINE", "value": "1"} in main["env"]
     assert "--streaming" in args
     assert "--use-server-token-count" in args
+    # every request runs to --output-tokens-mean: the server is asked not to stop at EOS
+    extra = args.index("--extra-inputs")
+    assert args[extra + 1 : extra + 3] == ["temperature:0", "ignore_eos:true"]
     assert args[args.index("--tokenizer") + 1] == "m/x"
     assert [args[i + 1] for i, a in enumerate(args) if a == "--url"] == [
         f"http://{IP}:8000", "http://10.244.2.9:8000"]  # fmt: skip
@@ -224,6 +227,15 @@ def test_failed_requests_fail_the_check() -> None:
     result = run(fake(summary=json.dumps(data)))
     assert result.status == Status.FAILED
     assert result.message.startswith("1/3 gates failed: requests: 2 of 64 requests failed")
+
+
+def test_aiperf_exiting_non_zero_fails_even_with_a_summary() -> None:
+    kube = fake(exit_code=1)
+    result = run(kube)
+    assert result.status == Status.FAILED
+    bench = next(s for s in result.evidence if s.title == "benchmark")
+    assert bench.status.value == "failed"
+    assert bench.verdict == "AIPerf exited 1: INFO AIPerf System is PROFILING"
 
 
 def test_without_gates_it_is_skipped_and_creates_nothing() -> None:

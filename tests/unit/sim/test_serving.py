@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import random
 import threading
 import time
 from collections.abc import Iterator
@@ -43,7 +44,8 @@ def call(port: int, method: str, path: str, body: Any = None) -> tuple[int, str]
     return resp.status, text
 
 
-CHAT = {"model": "org/m", "messages": [{"role": "user", "content": "a b c"}], "max_tokens": 5}
+CHAT = {"model": "org/m", "messages": [{"role": "user", "content": "a b c"}], "max_tokens": 5,
+        "ignore_eos": True}  # fmt: skip
 
 
 def test_a_streamed_chat_sends_each_token_then_usage_then_done(serve: Any) -> None:
@@ -64,12 +66,23 @@ def test_a_streamed_chat_sends_each_token_then_usage_then_done(serve: Any) -> No
 def test_whole_answers_and_the_model_list(serve: Any) -> None:
     port = serve()
     status, text = call(port, "POST", "/v1/completions",
-                        {"model": "org/m", "prompt": "x y", "max_tokens": 3})
+                        {"model": "org/m", "prompt": "x y", "max_tokens": 3, "ignore_eos": True})
     answer = json.loads(text)
     assert status == 200 and answer["choices"][0]["text"] == "tok tok tok "
     assert answer["usage"]["completion_tokens"] == 3
     assert json.loads(call(port, "GET", "/v1/models")[1])["data"][0]["id"] == "org/m"
     assert call(port, "POST", "/v1/chat/completions", {**CHAT, "model": "other"})[0] == 404
+
+
+def test_a_completion_ends_at_eos_unless_ignore_eos() -> None:
+    rng = random.Random(7)
+    body = {"max_tokens": 128}
+    ended = [server.output_tokens(body, rng) for _ in range(200)]
+    assert sum(n for n, _ in ended) / len(ended) < 100  # EOS about every 64 tokens
+    assert {f for n, f in ended if n < 128} == {"stop"}
+    assert {server.output_tokens({**body, "ignore_eos": True}, rng) for _ in range(20)} == {
+        (128, "length")}  # fmt: skip
+    assert min(server.output_tokens({**body, "min_tokens": 100}, rng)[0] for _ in range(50)) >= 100
 
 
 def test_never_ready_answers_503_to_health(serve: Any) -> None:

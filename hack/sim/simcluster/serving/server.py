@@ -3,8 +3,11 @@
 Run as `python -m simcluster.serving.server --port 8000 --model NAME ...`. It
 serves `GET /health`, `GET /v1/models`, `POST /v1/completions` and
 `POST /v1/chat/completions`, streamed as server-sent events when the request
-says `"stream": true`. Every request gets `max_tokens` (or
-`max_completion_tokens`, default 16) output tokens: the first after
+says `"stream": true`. A completion ends at the model's EOS, as vLLM's does: here
+each token after the first is EOS with probability `EOS_CHANCE` (`finish_reason`
+"stop"), never before vLLM's `min_tokens`; it runs to `max_tokens` (or
+`max_completion_tokens`, default 16; `finish_reason` "length") only when the request
+sets vLLM's `ignore_eos`, or when no EOS came first. The first token comes after
 `--first-token-ms`, the rest at `--tokens-per-second` per request, so the
 aggregate output rate grows with concurrency as a batching server's does.
 `usage` is reported (on the last chunk when `stream_options.include_usage`).
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import time
 import uuid
 from http import HTTPStatus
@@ -28,6 +32,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 DEFAULT_MAX_TOKENS = 16
+EOS_CHANCE = 1 / 64  # the stand-in model's: a mean completion of about 64 tokens
 WORD = "tok"  # every output token is this word and a space
 
 
@@ -39,6 +44,7 @@ class Behaviour:
         self.rate = float(args.tokens_per_second)
         self.first_token = float(args.first_token_ms) / 1000.0
         self.mode = str(args.mode)
+        self.rng = random.Random()
         self.ready_at = time.monotonic() + (
             float(args.health_delay) if self.mode == "slow-health" else 0.0
         )
@@ -67,6 +73,23 @@ def _max_tokens(body: dict[str, Any]) -> int:
         if isinstance(value, int) and value > 0:
             return value
     return DEFAULT_MAX_TOKENS
+
+
+def _ignore_eos(body: dict[str, Any]) -> bool:
+    """vLLM's `ignore_eos` sampling parameter (its pydantic model takes "true" too)."""
+    return body.get("ignore_eos") in (True, "true", "True", 1)
+
+
+def output_tokens(body: dict[str, Any], rng: random.Random) -> tuple[int, str]:
+    """How many tokens the completion gets, and its finish reason."""
+    most = _max_tokens(body)
+    if _ignore_eos(body):
+        return most, "length"
+    least = body.get("min_tokens") if isinstance(body.get("min_tokens"), int) else 0
+    for n in range(1, most):
+        if n >= least and rng.random() < EOS_CHANCE:
+            return n, "stop"
+    return most, "length"
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -128,7 +151,8 @@ class Handler(BaseHTTPRequestHandler):
             )
             return
         chat = route.endswith("chat/completions")
-        reply = Reply(self.behaviour, chat, _prompt_tokens(body), _max_tokens(body))
+        tokens, finish = output_tokens(body, self.behaviour.rng)
+        reply = Reply(self.behaviour, chat, _prompt_tokens(body), tokens, finish)
         if body.get("stream"):
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
             self._stream(reply, include_usage)
@@ -161,8 +185,10 @@ class Handler(BaseHTTPRequestHandler):
 class Reply:
     """One request's answer: its tokens and when each is due."""
 
-    def __init__(self, behaviour: Behaviour, chat: bool, prompt_tokens: int, tokens: int) -> None:
-        self.b, self.chat, self.tokens = behaviour, chat, tokens
+    def __init__(
+        self, behaviour: Behaviour, chat: bool, prompt_tokens: int, tokens: int, finish: str
+    ) -> None:
+        self.b, self.chat, self.tokens, self.finish = behaviour, chat, tokens, finish
         self.prompt_tokens = prompt_tokens
         self.id = ("chatcmpl-" if chat else "cmpl-") + uuid.uuid4().hex[:24]
         self.created = int(time.time())
@@ -196,7 +222,7 @@ class Reply:
 
     def chunk(self, i: int) -> dict[str, Any]:
         """Streamed chunk ``i``; the last carries the finish reason."""
-        finish = "length" if i == self.tokens - 1 else None
+        finish = self.finish if i == self.tokens - 1 else None
         if self.chat:
             delta: dict[str, Any] = {"content": WORD + " "}
             if i == 0:
@@ -217,9 +243,9 @@ class Reply:
         if self.chat:
             base["object"] = "chat.completion"
             message = {"role": "assistant", "content": text}
-            choice: dict[str, Any] = {"index": 0, "finish_reason": "length", "message": message}
+            choice: dict[str, Any] = {"index": 0, "finish_reason": self.finish, "message": message}
         else:
-            choice = {"index": 0, "finish_reason": "length", "text": text}
+            choice = {"index": 0, "finish_reason": self.finish, "text": text}
         return {**base, "choices": [choice], "usage": self.usage()}
 
 

@@ -14,7 +14,8 @@ says nothing about other models, longer contexts, or multi-node serving.
 
 How it fails: a gate missed (both numbers named), or requests that failed,
 fail it; a stack that never becomes ready, an endpoint that never serves, or
-a benchmark that leaves no summary end ``other`` with the stack's own status.
+a benchmark that leaves no summary end ``other`` with the stack's own status;
+AIPerf exiting non-zero fails it, summary or not.
 Without either gate it is skipped.
 """
 
@@ -217,6 +218,10 @@ def _benchmark(
             )
             return None
         log = ctx.probes.logs(aiperf.POD, aiperf.CONTAINER)
+        code = (pods.terminated(pod) or {}).get("exitCode")
+        if code != 0:  # a summary AIPerf wrote before failing is not a measurement
+            step.failed(f"AIPerf exited {code}: {aiperf.tail(log) or 'no output'}")
+            return None
         try:
             summary = parse_summary(aiperf.summary_text(log))
         except ParseError as exc:

@@ -92,8 +92,11 @@ def arguments(load: Load, urls: list[str]) -> list[str]:
         str(load.output_tokens),
         "--output-tokens-stddev",
         "0",
+        # vLLM stops at the model's EOS unless told not to: a throughput measured on
+        # however many tokens the model chose to write is not the configured load
         "--extra-inputs",
         "temperature:0",
+        "ignore_eos:true",
         "--random-seed",
         str(load.seed),
         "--ui-type",
