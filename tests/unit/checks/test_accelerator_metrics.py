@@ -14,6 +14,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from fakes import FakeKube
 
 from aicr.catalog import load_catalog
+from aicr.catalog.model import workload_pod_security
 from aicr.checks import RunInputs, entrypoint
 from aicr.checks.conformance import accelerator_metrics
 from aicr.checks.conformance.accelerator_metrics import build
@@ -354,6 +355,18 @@ def test_dra_the_claim_template_labels_its_claims_and_the_pod_uses_it() -> None:
     assert build.load_pod("img", "g0", 5)["spec"]["containers"][0]["resources"] == {
         "limits": {"nvidia.com/gpu": "1"}}
     assert "resourceClaims" not in build.load_pod("img", "g0", 5)["spec"]
+
+
+def test_the_load_runs_as_root_unprivileged_at_pod_security_baseline() -> None:
+    spec = build.load_pod("img", "g0", 5)["spec"]
+    assert spec["securityContext"]["runAsUser"] == 0
+    assert "runAsNonRoot" not in spec["securityContext"]
+    assert spec["containers"][0]["securityContext"] == {
+        "privileged": False,
+        "allowPrivilegeEscalation": False,
+    }
+    spec_ = load_catalog().get("accelerator-metrics")
+    assert spec_ is not None and workload_pod_security(spec_) == "baseline"
 
 
 def test_dra_gpu_counts_come_from_the_published_slices(monkeypatch: pytest.MonkeyPatch) -> None:

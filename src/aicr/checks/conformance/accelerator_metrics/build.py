@@ -223,7 +223,7 @@ def load_claim_template(labels: dict[str, str]) -> Obj:
 
 
 def load_pod(image: str, node: str, seconds: int, dra: bool = False) -> Obj:
-    """A pod holding one GPU of `node` busy for `seconds` (DCGM's load generator).
+    """A pod holding one GPU of `node` busy for `seconds` (DCGM's load generator), as root.
 
     The GPU comes from the device plugin (`nvidia.com/gpu`), or in DRA mode
     from a claim made from `load_claim_template`.
@@ -232,6 +232,14 @@ def load_pod(image: str, node: str, seconds: int, dra: bool = False) -> Obj:
     gpu = {"claims": [{"name": LOAD_CLAIM}]} if dra else {"limits": {GPU_RESOURCE: "1"}}
     container = {"name": LOAD_CONTAINER, "image": image, "command": command, "resources": gpu}
     spec = restricted_pod_spec([container])
+    # DCGM profiles as root only (DCGM_ST_REQUIRES_ROOT, "Profiling requires running as
+    # root."): Pod Security baseline, this check's workload namespace level (its catalog
+    # GPUs), allows root; the container stays unprivileged, with no privilege escalation.
+    spec["securityContext"] = {"runAsUser": 0, "seccompProfile": {"type": "RuntimeDefault"}}
+    spec["containers"][0]["securityContext"] = {
+        "privileged": False,
+        "allowPrivilegeEscalation": False,
+    }
     spec["tolerations"] = [gpu_toleration()]
     spec["affinity"] = pinned_to(node)
     if dra:
