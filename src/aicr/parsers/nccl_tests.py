@@ -138,7 +138,7 @@ class Run:
         top, size = self.effective_max, self.min_bytes
         if top is None or size is None:
             return None
-        size = min(size, top)  # 2.19 lowers minBytes with a reduced maximum
+        size = min(size, top)  # 2.16.6+ lower minBytes to a reduced maximum
         factor, kind = self.step or (2, "factor")
         if size <= 0 or (kind == "factor" and factor <= 1) or (kind == "bytes" and factor <= 0):
             return size

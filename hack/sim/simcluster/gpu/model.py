@@ -11,6 +11,7 @@ from kubernetes import client
 
 from simcluster.cluster import kube, paths
 from simcluster.gpu import devices
+from simcluster.gpu.nccl import VERSION_ENV
 from simcluster.gpu.smi import gpu_uuid
 from simcluster.nodes.layout import NCCL_BUSBW_ANNOTATION
 from simcluster.runtime import handlers
@@ -140,14 +141,19 @@ def _gpu_runtime_class(api: client.ApiClient, pod: dict[str, Any]) -> bool:
 
 
 def write_tools(
-    workdir: Path, profile: dict[str, Any] | None, python: str, nccl_state: Path | None = None
+    workdir: Path,
+    profile: dict[str, Any] | None,
+    python: str,
+    nccl_state: Path | None = None,
+    nccl_version: str = "",
 ) -> Path:
     """Write the container's GPU profile, `nvidia-smi` and `dcgmproftester12`; return the folder.
 
     The folder goes first on the container's PATH when it sees GPUs, as the
     NVIDIA container toolkit mounts nvidia-smi into GPU containers. With
     `nccl_state` (a container of the nccl-tests image) it also holds the
-    nccl-tests tools the GPU model plays (`simcluster.gpu.nccl`), sharing that state.
+    nccl-tests tools the GPU model plays (`simcluster.gpu.nccl`), sharing that state,
+    printing as the release `nccl_version` (the one the image's tag names).
     """
     path = workdir / "gpu-profile.json"
     path.write_text(json.dumps(profile))
@@ -168,7 +174,8 @@ def write_tools(
         for tool in NCCL_TOOLS:
             shim = tools / tool
             shim.write_text(
-                f"#!/bin/sh\nPYTHONPATH={paths.SIM_ROOT} exec {python} -m "
+                f"#!/bin/sh\n{VERSION_ENV}={nccl_version} PYTHONPATH={paths.SIM_ROOT} "
+                f"exec {python} -m "
                 f'simcluster.gpu.nccl {nccl_state} {path} {tool} "$@"\n'
             )
             shim.chmod(0o755)

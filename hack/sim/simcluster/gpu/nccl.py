@@ -12,13 +12,17 @@ folder per namespace) instead of SSH and NCCL's sockets:
   hostfile, `OMPI_MCA_orte_default_hostfile`) against the registered hosts as
   SSH would (a host that never registers fails as an unreachable daemon does),
   lays the ranks out by slot and runs the program with the world it found;
-- `all_reduce_perf` prints what rank 0 of nccl-tests prints (`src/util.cu`):
-  the header, every rank's line with its own host, device and PCI bus, the
-  table, and the summary. The bus bandwidth is the slowest host's
-  (`sim.aicr.dev/nccl-busbw`, from the node profile), approached as the
-  message grows. Node faults: `nccl-degraded` cuts it to 40%, `nccl-wrong`
-  reports wrong elements at the larger sizes and exits non-zero, as
-  nccl-tests does when its data check fails.
+- `all_reduce_perf` prints what rank 0 of nccl-tests prints (`src/common.cu`,
+  `src/util.cu`) in the format of the release the image's tag names (`testsvX.Y.Z`):
+  the version line (2.17.4+), the header (`unalign` from 2.18.2), every rank's line
+  with its own host, device and PCI bus, the memory cap against the smallest GPU's
+  memory from the node profile (`(memory - 1 GiB) / 3`, less a reserve from 2.16.6),
+  the table (`N/A` without data checking), the summary (padded from 2.17.7) and the
+  `concluded` line (2.16.7+). The bus bandwidth is the slowest host's
+  (`sim.aicr.dev/nccl-busbw`, from the node profile), approached as the message
+  grows. Node faults: `nccl-degraded` cuts it to 40%, `nccl-wrong` reports wrong
+  elements at the larger sizes and exits as that release does (1 before 2.17.3,
+  then its `testNumResults`: 6, 7 from 2.17.7).
 """
 
 from __future__ import annotations
@@ -37,8 +41,10 @@ from typing import Any
 
 from simcluster.gpu.smi import BUS, visible
 
-VERSION = "2.16.9"
+VERSION = "2.16.9"  # when the image's tag names none (the pinned tag says testsv2.16.9)
+VERSION_ENV = "SIM_NCCL_TESTS_VERSION"  # the shim's: the release the image's tag names
 NCCL_CODE = 22707  # NCCL 2.27.7, as the pinned image's nccl-tests reports it
+GIB = 1 << 30
 HALF_BYTES = 64 << 20  # the message size at which half the peak bus bandwidth is reached
 DEGRADED = 0.4
 WRONG_FROM = 1 << 30  # nccl-wrong corrupts messages from this size up
@@ -74,6 +80,7 @@ def host_record(profile: dict[str, Any], hostname: str) -> dict[str, Any]:
         "gpus": visible(profile),
         "product": profile.get("product", "NVIDIA GPU"),
         "busbw": float(profile.get("ncclBusBw") or 0.0),
+        "memoryMiB": int(profile.get("memoryMiB") or 0),
         "faults": list(profile.get("faults") or []),
     }
 
@@ -264,19 +271,54 @@ def ranks(world: dict[str, Any], profile: dict[str, Any] | None) -> list[dict[st
     return out
 
 
-def report(args: dict[str, int], layout: list[dict[str, Any]], program: str) -> tuple[str, int]:
-    """Rank 0's output and the exit code."""
+def release(version: str) -> tuple[int, ...]:
+    """`2.16.9` -> `(2, 16, 9)`."""
+    return tuple(int(p) for p in version.split("."))
+
+
+def image_version(image: str) -> str:
+    """The nccl-tests release an image's tag names (`...-testsv2.16.9`), else VERSION."""
+    m = re.search(r"tests-?v?(\d+\.\d+\.\d+)", image.rpartition(":")[2])
+    return m.group(1) if m else VERSION
+
+
+def reduced_max(max_bytes: int, memory_mib: int, version: tuple[int, ...], check: bool) -> int:
+    """nccl-tests' cap on maxBytes for the smallest GPU (src/common.cu, run())."""
+    if memory_mib <= 0:
+        return max_bytes
+    memory = memory_mib << 20
+    reserve = min(-(-memory // (16 * GIB)) * GIB, 4 * GIB) if version >= (2, 16, 6) else 0
+    return min(max_bytes, (memory - reserve - GIB) // (3 if check else 2))
+
+
+def data_error_exit(version: tuple[int, ...]) -> int:
+    """What a run with wrong data returns: EXIT_FAILURE, then testNumResults (6, then 7)."""
+    if version < (2, 17, 3):
+        return 1
+    return 6 if version < (2, 17, 7) else 7
+
+
+def report(
+    args: dict[str, int], layout: list[dict[str, Any]], program: str, version: str = VERSION
+) -> tuple[str, int]:
+    """Rank 0's output and the exit code, in the format of nccl-tests `version`."""
+    v = release(version)
     lo, hi, factor = args["b"], args["e"], max(2, args["f"])
     faults = {f for r in layout for f in r["faults"]}
     peak = min((r["busbw"] for r in layout), default=0.0)
     if "nccl-degraded" in faults:
         peak *= DEGRADED
-    lines = [
-        f"# nccl-tests version {VERSION} nccl-headers={NCCL_CODE} nccl-library={NCCL_CODE}",
-        f"# Collective test starting: {program}",
+    lines = []
+    if v >= (2, 17, 4):
+        lines.append(
+            f"# nccl-tests version {version} nccl-headers={NCCL_CODE} nccl-library={NCCL_CODE}"
+        )
+    if v >= (2, 16, 7):
+        lines.append(f"# Collective test starting: {program}")
+    lines += [
         f"# nThread 1 nGpus {args['g']} minBytes {lo} maxBytes {hi} step: {factor}(factor) "
         f"warmup iters: {args['w']} iters: {args['n']} agg iters: 1 validation: {args['c']} "
-        "graph: 0 unalign: 0",
+        "graph: 0" + (" unalign: 0" if v >= (2, 18, 2) else ""),
         "#",
         "# Using devices",
     ]
@@ -287,6 +329,11 @@ def report(args: dict[str, int], layout: list[dict[str, Any]], program: str) -> 
             f"#  Rank {n:2d} Group {0:2d} Pid {pid:6d} on {host:>10} device "
             f"{device:2d} [{0:04x}:{bus:02x}:{0:02x}] {r['product']}"
         )
+    memory = min((int(r.get("memoryMiB") or 0) for r in layout), default=0)
+    top = reduced_max(hi, memory, v, bool(args["c"]))
+    if top < hi:
+        lines += ["#", f"# Reducing maxBytes to {top} due to memory limitation"]
+        lo = min(lo, top) if v >= (2, 16, 6) else lo
     lines += [
         "#",
         "# "
@@ -300,27 +347,33 @@ def report(args: dict[str, int], layout: list[dict[str, Any]], program: str) -> 
     ]
     nranks, total, rows, errors = len(layout), 0.0, 0, 0
     step = lo
-    while step <= hi:
+    while step <= top:
         busbw = peak * step / (step + HALF_BYTES)
         algbw = busbw * nranks / (2 * (nranks - 1)) if nranks > 1 else busbw
         usec = step / (algbw * 1e3) if algbw else 0.0
         wrong = step // 4 // 1024 if "nccl-wrong" in faults and step >= WRONG_FROM else 0
         errors += 1 if wrong else 0
-        half = (
-            f"  {_float(usec, 7)}  {_float(algbw, 6)}  {_float(busbw, 6)}  "
-            f"{wrong if args['c'] else 0:6g}"
-        )
+        checked = f"{wrong:6g}" if args["c"] else "   N/A"
+        half = f"  {_float(usec, 7)}  {_float(algbw, 6)}  {_float(busbw, 6)}  {checked}"
         lines.append(f"{step:12d}  {step // 4:12d}  {'float':>8}  {'sum':>6}  {-1:6d}" + half * 2)
         total, rows = total + busbw, rows + 1
         step *= factor
-    lines += [
-        f"# {'Out of bounds values':<20} : {errors} {'FAILED' if errors else 'OK'}",
-        f"# {'Avg bus bandwidth':<20} : {round(total / rows, 4) if rows else 0:g} ",
-        "#",
-        f"# Collective test concluded: {program}",
-        "",
-    ]
-    return "\n".join(lines) + "\n", 5 if errors else 0
+    average = f"{round(total / rows, 4) if rows else 0:g}"
+    if v >= (2, 17, 7):
+        lines += [
+            f"# {'Out of bounds values':<20} : {errors} {'FAILED' if errors else 'OK'}",
+            f"# {'Avg bus bandwidth':<20} : {average} ",
+        ]
+    else:
+        lines += [
+            f"# Out of bounds values : {errors} {'FAILED' if errors else 'OK'}",
+            f"# Avg bus bandwidth    : {average} ",
+        ]
+    lines.append("#")
+    if v >= (2, 16, 7):
+        lines.append(f"# Collective test concluded: {program}")
+    lines.append("")
+    return "\n".join(lines) + "\n", data_error_exit(v) if errors else 0
 
 
 def parse_test_args(argv: list[str]) -> dict[str, int]:
@@ -340,7 +393,8 @@ def all_reduce_perf(profile: dict[str, Any] | None, argv: list[str], env: dict[s
     if not world and not (profile and visible(profile)):  # alone, it runs on its own GPUs
         sys.stderr.write("Invalid number of GPUs: 1 requested but only 0 were found.\n")
         return 2
-    text, code = report(parse_test_args(argv), ranks(world, profile), "all_reduce_perf")
+    version = env.get(VERSION_ENV) or VERSION
+    text, code = report(parse_test_args(argv), ranks(world, profile), "all_reduce_perf", version)
     sys.stdout.write(text)
     return code
 

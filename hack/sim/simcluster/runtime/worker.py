@@ -39,7 +39,7 @@ from simcluster.gpu.model import (
     smi_argv,
     write_tools,
 )
-from simcluster.gpu.nccl import IMAGE_DIRS, IMAGE_LD_LIBRARY_PATH
+from simcluster.gpu.nccl import IMAGE_DIRS, IMAGE_LD_LIBRARY_PATH, image_version
 from simcluster.gpu.smi import gpu_uuid
 from simcluster.net import sandbox as pod_sandbox
 from simcluster.net.addresses import GATEWAY
@@ -466,7 +466,8 @@ class PodWorker(threading.Thread):
             profile["gpus"] = gpus
         nccl = image_repo_name(c["image"]) == NCCL_TESTS_REPO
         nccl_state = self.ctx.sim_dir / "gpu" / "nccl" / self.ns if nccl else None
-        tools = write_tools(cdir, profile, self.ctx.python, nccl_state)
+        version = image_version(c["image"]) if nccl else ""
+        tools = write_tools(cdir, profile, self.ctx.python, nccl_state, version)
         if runs_smi(c):  # the GPU node model plays nvidia-smi for this pod
             argv = smi_argv(cdir, argv, self.ctx.python)
         unplayable = None

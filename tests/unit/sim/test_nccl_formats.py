@@ -1,0 +1,84 @@
+"""The nccl stand-in prints each release's own format, read by the parser the real captures prove.
+
+For every release the stand-in plays (the one the image's tag names), its output goes
+through ``aicr.parsers.nccl_tests`` and must read as that release prints it (version
+line, header, footer, memory cap, exit code on wrong data: NVIDIA/nccl-tests' sources),
+and its table as the real captures of ``tests/data/real/nccl-tests/`` read.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from simcluster.gpu import nccl
+
+from aicr.parsers.nccl_tests import parse
+from real_captures import capture
+
+GIB = 1 << 30
+RELEASES = ("2.13.9", "2.16.5", "2.16.9", "2.17.4", "2.17.7", "2.18.3", "2.19.6")
+
+
+def layout(memory_mib: int, faults: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    host = {
+        "hostname": "w",
+        "pid": 10,
+        "gpus": [0, 1],
+        "product": "NVIDIA GPU",
+        "busbw": 150.0,
+        "faults": list(faults),
+        "memoryMiB": memory_mib,
+        "slots": 2,
+    }
+    return [{**host, "device": d} for d in range(2)]
+
+
+def run(version: str, memory_mib: int = 81559, high: int = 16 * GIB, **kw: Any) -> Any:
+    args = {"b": 8, "e": high, "f": 2, "g": 1, "c": 1, "n": 20, "w": 1}
+    text, code = nccl.report(args, layout(memory_mib, **kw), "all_reduce_perf", version)
+    return parse(text), code
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_each_release_reads_as_that_release_prints(version: str) -> None:
+    v = nccl.release(version)
+    got, code = run(version)
+    assert code == 0 and got.complete and got.incomplete() is None
+    assert got.version == (version if v >= (2, 17, 4) else None)
+    assert got.concluded == (v >= (2, 16, 7))
+    assert (got.largest_bytes, got.reduced_to) == (16 * GIB, None)
+    assert got.wrong == 0 and got.out_of_bounds == 0 and got.avg_busbw is not None
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_a_40gb_gpu_cuts_16g_as_that_release_does(version: str) -> None:
+    got, _ = run(version, memory_mib=40960)
+    memory = 40960 << 20
+    reserve = 3 * GIB if nccl.release(version) >= (2, 16, 6) else 0
+    assert got.reduced_to == (memory - reserve - GIB) // 3
+    assert got.largest_bytes == 8 * GIB and got.complete  # judged at what ran
+
+
+@pytest.mark.parametrize(
+    ("version", "code"), [("2.13.9", 1), ("2.16.9", 1), ("2.17.4", 6), ("2.19.6", 7)]
+)
+def test_wrong_data_exits_as_that_release_does(version: str, code: int) -> None:
+    got, exit_code = run(version, faults=("nccl-wrong",))
+    assert exit_code == code and got.wrong > 0 and got.out_of_bounds
+
+
+def test_the_table_reads_as_the_real_16g_capture_does() -> None:
+    real = parse(capture("nccl-tests", "p5-aws-batch-tag-output-16g.txt"))
+    for version in RELEASES:
+        played, _ = run(version)
+        assert played.columns == real.columns
+        assert [r.size for r in played.rows] == [r.size for r in real.rows]
+        assert [r.count for r in played.rows] == [r.count for r in real.rows]
+        assert {(r.dtype, r.redop) for r in played.rows} == {(r.dtype, r.redop) for r in real.rows}
+
+
+def test_the_image_tag_names_the_release() -> None:
+    pinned = "hpc-cloud/nccl-tests:cuda12.8.1-efa1.43.2-ofiv1.16.3-ncclv2.27.7-1-testsv2.16.9"
+    assert nccl.image_version(pinned) == "2.16.9"
+    assert nccl.image_version("example.com/nccl-tests:latest") == nccl.VERSION
