@@ -17,7 +17,7 @@ help:
 	@echo "unit     unit tests only"
 	@echo "cluster  simulated-cluster tests only"
 	@echo "lint     ruff + mypy --strict on src/ + actionlint on .github/workflows"
-	@echo "demo     run aicr validate on an example recipe"
+	@echo "demo     a CNCF AI Conformance run on the simulated GPU cluster (ARGS=--keep leaves it up)"
 	@echo "bench    print the benchmark figures beside their goals (start-up, CNCF rendering, verify)"
 	@echo "soak     the cluster suite N times (make soak N=5): each test's failure count"
 	@echo "bench-cluster  executor overhead, parallel speed-up and the conformance phase wall time on the simulated cluster"
@@ -53,7 +53,7 @@ lint: install
 	bash hack/actionlint.sh
 
 demo: install
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python hack/demo.py
+	@PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python hack/demo.py $(ARGS)
 
 # Prints each figure (min, median, max) beside its goal, OVER where one misses; never fails
 # on a figure. The verify figure needs the real CNCF corpus named by AICR_CNCF_SUBMISSIONS.

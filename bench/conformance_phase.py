@@ -48,8 +48,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "hack" / "sim"), str(ROOT / "tests" / "cluster"), str(ROOT / "tests")]
 
-from conformance_cluster import STAND_IN_NS, gpu_components, healthy, teardown  # noqa: E402
-from deployhelp import recipe_text  # noqa: E402
+from conformance_cluster import STAND_IN_NS, healthy, recipe, run_config, teardown  # noqa: E402
 from harness import SimCluster  # noqa: E402
 from simcluster.cluster.sim import Sim  # noqa: E402
 from simcluster.components import install  # noqa: E402
@@ -59,7 +58,6 @@ from aicr.catalog import load_catalog  # noqa: E402
 from aicr.checks import entrypoint  # noqa: E402
 from aicr.phases import Phase  # noqa: E402
 
-EXPORTER_NS = "gpu-operator"  # the sim's dcgm-exporter component
 # The implemented conformance checks the healthy cluster below satisfies, in catalog order.
 COVERED = ("dra-support", "gang-scheduling", "pod-autoscaling", "driver-runtime-management",
            "workload-sandboxing", "gpu-operator-health", "platform-health",
@@ -73,13 +71,6 @@ COMPONENTS = "kuberay,kueue,gateway,prometheus,prometheus-adapter"
 DEVICE_PLUGIN_ONLY = {"cluster-autoscaling": "karpenter", "accelerator-metrics": "dcgm-exporter"}
 SNAPSHOT = ROOT / "tests" / "data" / "snapshots" / "ok.yaml"
 SLACK_SECONDS = 5  # the ratio's allowance for the run's own start and finish
-
-
-def recipe(checks: list[str], mode: str) -> str:
-    """The GPU Operator is the stand-ins' (in their own namespace), beside KubeRay and Kueue."""
-    others = ("- name: kuberay-operator\n  namespace: ray-system\n"
-              "- name: kueue\n  namespace: kueue-system\n")  # fmt: skip
-    return recipe_text(gpu_components(mode, STAND_IN_NS) + others, checks, phase="conformance")
 
 
 @dataclass
@@ -113,14 +104,10 @@ class PhaseRun:
 def validate(cluster: SimCluster, checks: list[str], work: Path, mode: str,
              parallel: int | None = None, delay: float = 0) -> PhaseRun:  # fmt: skip
     """One ``aicr validate --phase conformance``; exits unless every check passed."""
-    (work / "recipe.yaml").write_text(recipe(checks, mode))
-    config = cluster.validate_config()  # what the components publish (sim config)
-    if "accelerator-metrics" in checks:
-        settings = config["spec"]["validate"]["checks"].setdefault("accelerator-metrics", {})
-        settings.setdefault("params", {})["exporterNamespace"] = EXPORTER_NS
-    for check in checks if delay else []:
-        settings = config["spec"]["validate"]["checks"].setdefault(check, {})
-        settings.setdefault("params", {})["aicrDelaySeconds"] = delay
+    # the GPU Operator is the stand-ins' (in their own namespace)
+    (work / "recipe.yaml").write_text(recipe(checks, mode, STAND_IN_NS))
+    padding = {check: {"aicrDelaySeconds": delay} for check in checks if delay}
+    config = run_config(cluster, padding)  # what the components publish (sim config)
     (work / "config.yaml").write_text(json.dumps(config))
     command = ["aicr", "validate", "-r", str(work / "recipe.yaml"), "-s", str(SNAPSHOT),
                "--config", str(work / "config.yaml"), "--phase", "conformance",

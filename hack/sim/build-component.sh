@@ -10,7 +10,7 @@
 # which sets `version` (from pins.env) and `binaries` (files under BIN, or
 # beside it, whose presence means complete) and defines `build BIN`.
 # A complete cache folder is reused; otherwise the recipe runs and the time it
-# took is printed, with a line every PROGRESS_SECONDS while it runs. Go builds
+# took is printed, with a line every PROGRESS_SECONDS (30) while it runs. Go builds
 # take /tmp/aicr-go.lock (one at a time per machine). No build runs in a network
 # namespace without a route out (the simulated cluster's): it could fetch
 # nothing, so the script refuses there with one line, exit 3, before starting.
@@ -22,7 +22,6 @@ export GOFLAGS="${GOFLAGS:-} -mod=mod"
 export CGO_ENABLED=0
 
 log() { echo "sim-build: $*" >&2; }
-PROGRESS_SECONDS=${PROGRESS_SECONDS:-30}
 
 # go_wrapper_build OUT PACKAGE REQUIRE... [-- REPLACE...]
 # Builds PACKAGE from a throw-away module requiring each "module version"
@@ -108,12 +107,8 @@ for name in "${names[@]}"; do
       mkdir -p "$bin"
       start=$(date +%s)
       log "building $name $version"
-      # One-second sleeps: a stopped ticker leaves no sleep holding the output open.
-      (n=0; while sleep 1; do
-        ((++n % PROGRESS_SECONDS)) || log "building $name $version: $(($(date +%s) - start)) s so far"
-      done) >/dev/null &
-      ticker=$!
-      trap 'kill $ticker 2>/dev/null' EXIT
+      progress_start sim-build "$name $version"
+      trap progress_stop EXIT
       build "$bin"
       complete || { log "$name: build left ${binaries[*]} incomplete in $bin"; exit 1; }
       log "built $name $version in $(($(date +%s) - start)) s ($(du -sh "$bin" | cut -f1))"

@@ -37,7 +37,7 @@ if complete; then echo "$bin"; exit 0; fi
 
 mkdir -p "$bin"
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+trap 'rm -rf "$work"; progress_stop' EXIT
 export GOFLAGS="${GOFLAGS:-} -mod=mod"
 export CGO_ENABLED=0
 
@@ -120,6 +120,7 @@ build_kwok() {
 }
 
 start=$(date +%s)
+progress_start sim-build "the control plane (etcd, kwok, kube-apiserver, -controller-manager, -scheduler)"
 build_etcd
 build_kwok
 build_kubernetes

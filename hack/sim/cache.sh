@@ -31,3 +31,20 @@ refuse_without_route() {
     "cluster's, or another), so nothing can be fetched; run \`$3\` outside it first" >&2
   exit 3
 }
+
+# progress_start PREFIX WHAT: until progress_stop, one line on stderr every
+# PROGRESS_SECONDS (30) saying how long WHAT has been building. One-second sleeps,
+# so a stopped ticker leaves no sleep holding the script's output open.
+progress_start() {
+  local prefix=$1 what=$2 since
+  since=$(date +%s)
+  (
+    n=0
+    while sleep 1; do
+      ((++n % ${PROGRESS_SECONDS:-30})) ||
+        echo "$prefix: building $what: $(($(date +%s) - since)) s so far" >&2
+    done
+  ) >/dev/null &
+  progress_pid=$!
+}
+progress_stop() { [ -z "${progress_pid:-}" ] || kill "$progress_pid" 2>/dev/null || true; }

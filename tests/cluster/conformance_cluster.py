@@ -1,4 +1,6 @@
-"""The healthy simulated GPU cluster a whole conformance run needs, for tests and the bench.
+"""The healthy simulated GPU cluster a whole conformance run needs, and that run's inputs.
+
+Shared by the CNCF submission test, the conformance bench and the demo (`hack/demo.py`).
 
 The GPU Operator's operands and the DRA driver are stand-in DaemonSets whose pods
 really run on the GPU nodes (`gpu_operator.gpu_node_daemon_set`). The operator's
@@ -7,10 +9,18 @@ stand-ins have their own namespace: the sim's dcgm-exporter component owns
 are the GPU Operator's `nvidia` (secure-accelerator-access) and gVisor's `runsc`
 (workload-sandboxing; the sim runs pods under the real gVisor). Each piece is applied
 by `healthy` and removed by `teardown`.
+
+The run's inputs: `COMPONENTS`, the sim's real components the conformance checks judge
+with device-plugin GPUs; `recipe`, the recipe naming them; `QUICK_PARAMS`, shorter
+windows than the checks' defaults where the sim's components answer at once; and
+`run_config`, the ValidateConfig holding what the components publish and those params.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+from deployhelp import recipe_text
 from gpu_operator import CRD, daemon_sets_ready, deployment, gpu_node_daemon_set, policy_served
 from gpu_operator import policy as cluster_policy
 from harness import SimCluster
@@ -26,6 +36,27 @@ SANDBOX = {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {
            "handler": "runsc"}  # fmt: skip
 RUNTIME_CLASSES = (GPU_RUNTIME_CLASS, SANDBOX)
 EXPORTER = "app=nvidia-dcgm-exporter"
+# The real components every conformance check exercises (as `hack/sim/sim up --with` names
+# them): KubeRay (robust-controller), Traefik on the Gateway API CRDs (inference-gateway),
+# Kueue (gang-scheduling), Prometheus and its adapter (pod-autoscaling, ai-service-metrics),
+# dcgm-exporter (accelerator-metrics) and Karpenter (cluster-autoscaling).
+COMPONENTS = (
+    "kuberay", "gateway", "kueue", "prometheus", "prometheus-adapter", "dcgm-exporter", "karpenter"
+)  # fmt: skip
+# The recipe's entries for those beside the GPU Operator and the DRA driver.
+PLATFORM = (
+    "- name: kuberay-operator\n  namespace: ray-system\n"
+    "- name: traefik\n  namespace: traefik\n"
+    "- name: kueue\n  namespace: kueue-system\n"
+)
+# Windows the sim's components allow shorter than the checks' defaults.
+QUICK_PARAMS: dict[str, dict[str, Any]] = {
+    "inference-gateway": {"routeSeconds": 30},
+    "gang-scheduling": {"observeSeconds": 5, "startSeconds": 60, "admissionSeconds": 20},
+    "accelerator-metrics": {"loadSeconds": 20, "collectSeconds": 30},
+    "ai-service-metrics": {"discoverSeconds": 60, "countSeconds": 20},
+    "cluster-autoscaling": {"scaleUpSeconds": 90, "scaleDownSeconds": 90},
+}
 
 
 def gpu_components(mode: str, operator_ns: str = OPERATOR_NS) -> str:
@@ -38,6 +69,30 @@ def gpu_components(mode: str, operator_ns: str = OPERATOR_NS) -> str:
         f"  overrides: {{resources: {{gpus: {{enabled: {on}}}}}, "
         f"gpuResourcesEnabledOverride: {on}}}\n"
     )
+
+
+def recipe(checks: list[str], mode: str, operator_ns: str = OPERATOR_NS) -> str:
+    """The recipe of a conformance run of ``checks``: the GPU Operator (in ``operator_ns``)
+    and the DRA driver set up for ``mode``, KubeRay, Traefik and Kueue."""
+    return recipe_text(gpu_components(mode, operator_ns) + PLATFORM, checks, phase="conformance")
+
+
+def run_config(
+    cluster: SimCluster, params: dict[str, dict[str, Any]], vendor: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """What the components publish (`sim config`), ``params`` per check, and with ``vendor``
+    the CNCF submission's vendor metadata. accelerator-metrics is told where the exporter
+    runs (OPERATOR_NS), whichever namespace the recipe gives the GPU Operator."""
+    config = cluster.validate_config()
+    checks = config["spec"]["validate"]["checks"]
+    checks.setdefault("accelerator-metrics", {}).setdefault("params", {})["exporterNamespace"] = (
+        OPERATOR_NS
+    )
+    for check, values in params.items():
+        checks.setdefault(check, {}).setdefault("params", {}).update(values)
+    if vendor is not None:
+        config["spec"]["validate"]["evidence"] = {"cncf": {"vendor": vendor}}
+    return config
 
 
 def healthy(cluster: SimCluster, mode: str, operands: bool = True) -> None:
