@@ -340,13 +340,58 @@ def _command_section(cmd: click.Command, path: str, ctx: click.Context) -> list[
     return lines
 
 
+BOUNDS_INTRO = """## Input bounds
+
+Recipes, snapshots, configs, reports, the AKS pool dump, `--data` values files,
+attestation and key files, and everything `evidence verify` reads may come from
+someone else, so each is read under the bounds below, whether it is a file, an
+http(s) URL or a `cm://` ConfigMap. An input over a bound is refused before it is
+parsed further: exit 2, one line naming the input and the bound, nothing created
+in the cluster. A check pod reads its run input (`/etc/aicr/run`) under the same
+bounds.
+
+Change a bound with the root flag `aicr --limit NAME=VALUE ...` (repeatable; it
+wins) or its environment variable. Sizes take `B`, `KiB`, `MiB`, `GiB` (or
+`KB`, `MB`, `GB`); the deadline takes a duration (`45s`, `2m`); every value must
+be above zero.
+
+- **Size** is checked against the file's size before it is read, a URL's
+  `Content-Length` and then the bytes received (decompressed), and a ConfigMap
+  value's length.
+- **The fetch deadline** covers a whole URL read (connect, redirects, headers,
+  body) or ConfigMap read, however slowly the server sends.
+- **YAML aliases** are allowed in every YAML input (Helm values files use
+  anchors) but may add at most `alias-nodes` nodes when expanded; a recursive
+  alias is refused. AICR's recipes use none.
+- **Depth** counts nested collections (mappings and lists) in YAML, also through
+  aliases, and in JSON.
+
+Every duration flag and field (`--timeout`, recipe and config `timeout`, check
+params that bound a wait) must be above zero, and so must counts
+such as `--parallel`.
+
+| bound | default | covers | environment variable |
+|---|---|---|---|
+"""
+
+
+def bounds_md() -> str:
+    from aicr import limits
+
+    rows = [
+        f"| `{b.name}` | {b.show(b.default)} | {b.covers} | `{b.env}` |"
+        for b in limits.BOUNDS.values()
+    ]
+    return BOUNDS_INTRO + "\n".join(rows) + "\n"
+
+
 def cli_md() -> str:
     from aicr.cli import compat
     from aicr.cli.main import cli
 
     # The root section lists the global options, then every subcommand in turn.
     parent = click.Context(click.Group("root"))
-    out = [CLI_INTRO, compat.markdown(), *_command_section(cli, "aicr", parent)]
+    out = [CLI_INTRO, bounds_md(), compat.markdown(), *_command_section(cli, "aicr", parent)]
     return "\n".join(out).rstrip() + "\n"
 
 

@@ -10,7 +10,10 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
+from aicr import sources
 from aicr.document import Document, validate
+from aicr.kube.target import KubeTarget
+from aicr.limits import Kind
 from aicr.yaml_io import parse
 
 
@@ -151,3 +154,8 @@ EMPTY_CONFIG = ValidateConfig(kind="ValidateConfig", api_version="aicr.nvidia.co
 def parse_config(text: str, source: str = "config.yaml") -> ValidateConfig:
     """Parse a validate config."""
     return validate(ValidateConfig, parse(text, source))
+
+
+def load_config(ref: str, kube: KubeTarget | None = None) -> ValidateConfig:
+    """Load a validate config from a path, an http(s) URL or ``cm://`` (read via ``kube``)."""
+    return parse_config(sources.read(ref, kube, kind=Kind.CONFIG), ref)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterable
+from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -198,12 +199,9 @@ def dumps(report: Report) -> str:
 
 def parse(text: str, source: str) -> Report:
     """Parse a CTRF document; bad JSON or a bad shape is an input error naming the field."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise FileFormatError(
-            Problem(f"malformed JSON: {exc.msg}", source=source, line=exc.lineno)
-        ) from None
+    from aicr import json_io
+
+    data = json_io.parse(text, source)
     if not isinstance(data, dict) or data.get("reportFormat") != "CTRF":
         raise SchemaError(Problem("not a CTRF report (expected reportFormat: CTRF)", source=source))
     try:
@@ -220,17 +218,13 @@ def parse(text: str, source: str) -> Report:
 
 
 def read(path: Path) -> Report:
-    """Read a CTRF report from a file."""
+    """Read a CTRF report from a file (within the report size cap)."""
+    from aicr import sources
+    from aicr.limits import Kind
+
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise FileFormatError(Problem(f"cannot read: {exc.strerror}", source=str(path))) from None
-    except UnicodeDecodeError as exc:
-        raise FileFormatError(
-            Problem(
-                f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})",
-                source=str(path),
-                hint="expected a CTRF JSON report as written by aicr validate -o",
-            )
-        ) from None
+        text = sources.read(str(path), kind=Kind.REPORT)
+    except FileFormatError as exc:
+        hint = "expected a CTRF JSON report as written by aicr validate -o"
+        raise FileFormatError([replace(p, hint=p.hint or hint) for p in exc.problems]) from None
     return parse(text, str(path))

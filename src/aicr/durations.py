@@ -10,7 +10,11 @@ _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 
 
 def parse(text: str) -> timedelta:
-    """Parse ``1h30m``-style text; raises ValueError with the expected form."""
+    """Parse ``1h30m``-style text; raises ValueError with the expected form.
+
+    Zero is refused too: every duration aicr reads bounds a wait, and a zero
+    bound would end the wait before it starts.
+    """
     text = text.strip()
     pos, total = 0, 0.0
     for match in _PART.finditer(text):
@@ -20,7 +24,21 @@ def parse(text: str) -> timedelta:
         pos = match.end()
     if not text or pos != len(text):
         raise ValueError(f"invalid duration '{text}' (expected e.g. 90s, 5m, 1h30m)")
+    if total <= 0:
+        raise ValueError(f"duration '{text}' must be above zero")
     return timedelta(seconds=total)
+
+
+def field(value: object) -> object:
+    """A pydantic ``mode="before"`` validator of a duration field: text as :func:`parse`.
+
+    A number is seconds (pydantic's reading); zero or below is refused like ``0s``.
+    """
+    if isinstance(value, str):
+        return parse(value)
+    if isinstance(value, int | float) and not isinstance(value, bool) and value <= 0:
+        raise ValueError(f"duration {value} must be above zero")
+    return value
 
 
 def format(value: timedelta) -> str:

@@ -3,6 +3,7 @@
     AicrError                      exit 8 unless a subclass says otherwise
     ├── InputError                 exit 2: the user gave us something we cannot use
     │   ├── FileFormatError        unreadable file, malformed YAML/JSON
+    │   │   └── BoundExceededError an input over a size, time, depth or alias bound
     │   ├── SchemaError            a document that does not fit its model
     │   ├── UnknownCheckError      a check name the catalog does not have
     │   ├── FlagConflictError      flags that cannot be combined or are malformed
@@ -70,6 +71,10 @@ class InputError(AicrError):
 
 class FileFormatError(InputError):
     """A file that cannot be read or parsed."""
+
+
+class BoundExceededError(FileFormatError):
+    """An input over one of its bounds (``aicr.limits``): refused before it is parsed further."""
 
 
 class SchemaError(InputError):

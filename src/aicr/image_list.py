@@ -11,11 +11,10 @@ from collections.abc import Iterable
 
 from aicr.catalog import load_catalog
 from aicr.checks import images
-from aicr.config import EMPTY_CONFIG, ValidateConfig, parse_config
+from aicr.config import EMPTY_CONFIG, ValidateConfig, load_config
 from aicr.kube.target import KubeTarget
 from aicr.plan import build, resolve_phases
 from aicr.recipe.load import load_recipe_with_lines
-from aicr.sources import read
 
 
 def planned_checks(
@@ -47,7 +46,7 @@ def run_images(
 ) -> list[str]:
     """Validator image first, then each planned check's workload images; no repeats."""
     kube = kube or KubeTarget()
-    config = parse_config(read(config_ref, kube), config_ref) if config_ref else EMPTY_CONFIG
+    config = load_config(config_ref, kube) if config_ref else EMPTY_CONFIG
     checks = planned_checks(recipe_ref, phases, config, kube)
     refs = [images.on_registry(load_catalog().image_ref, images.registry(config))]
     for image in images.load_images().used_by(checks):

@@ -31,6 +31,7 @@ from aicr.errors import (
 from aicr.kube import names
 from aicr.kube.placement import TOLERATE_ALL, Placement, Toleration
 from aicr.kube.target import KubeTarget
+from aicr.limits import Kind
 from aicr.phases import Phase
 from aicr.plan import Plan, build, resolve_phases
 from aicr.recipe.load import parse_recipe_with_lines
@@ -208,14 +209,17 @@ def load_inputs(request: ValidateRequest) -> Inputs:
 
     texts: dict[str, Input] = {}
 
-    def text_of(role: str, ref: str) -> str:
-        text = read(ref, request.kube)
+    def text_of(role: str, ref: str, kind: Kind) -> str:
+        text = read(ref, request.kube, kind=kind)
+        return record(role, ref, text)
+
+    def record(role: str, ref: str, text: str) -> str:
         texts[role] = Input(ref, sha256_text(text))
         return text
 
     config, config_lines = EMPTY_CONFIG, None
     if request.config:
-        config_lines = parse(text_of("config", request.config), request.config)
+        config_lines = parse(text_of("config", request.config, Kind.CONFIG), request.config)
         config = validate(ValidateConfig, config_lines)
     config = images.pin_registry(config)
     warnings: list[str] = []
@@ -223,17 +227,19 @@ def load_inputs(request: ValidateRequest) -> Inputs:
         from aicr import cncf
 
         warnings += cncf.check_vendor(config, request.config or "--config")
-    recipe, loaded = parse_recipe_with_lines(text_of("recipe", request.recipe), request.recipe)
+    recipe_text = text_of("recipe", request.recipe, Kind.RECIPE)
+    recipe, loaded = parse_recipe_with_lines(recipe_text, request.recipe)
     gate.check_paths(recipe, request.recipe)
     pools = None
     if request.aks_gpu_pools:
         from aicr.snapshot import aks
 
-        pools = aks.load_pools(request.aks_gpu_pools)
-        text_of("aks-gpu-pools", request.aks_gpu_pools)
+        ref = request.aks_gpu_pools
+        pools = aks.parse_pools(record("aks-gpu-pools", ref, aks.read_pools(ref)), ref)
     snapshot = None
     if request.snapshot:
-        snapshot = parse_snapshot(text_of("snapshot", request.snapshot), request.snapshot)
+        snapshot_text = text_of("snapshot", request.snapshot, Kind.SNAPSHOT)
+        snapshot = parse_snapshot(snapshot_text, request.snapshot)
         if pools is not None:
             snapshot = aks.project(snapshot, pools)
     if snapshot is not None and request.require_gpu:

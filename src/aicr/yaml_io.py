@@ -12,7 +12,8 @@ from typing import Any
 
 import yaml
 
-from aicr.errors import FileFormatError, Problem
+from aicr import limits
+from aicr.errors import BoundExceededError, FileFormatError, Problem
 
 PathKey = tuple[str | int, ...]
 # libyaml parses about ten times faster than the pure-Python parser; a PyYAML built
@@ -105,10 +106,82 @@ def _parse_with(loader_class: Any, text: str) -> tuple[yaml.Node | None, Any]:
         loader.dispose()
 
 
-def parse(text: str, source: str) -> LoadedYaml:
-    """Parse one YAML document; malformed YAML raises with file and line."""
+def too_deep(source: str, max_depth: int, line: int | None = None) -> BoundExceededError:
+    """The refusal of a document nested deeper than the depth bound (YAML and JSON)."""
+    return BoundExceededError(
+        Problem(
+            f"collections nested more than {max_depth} deep (the depth bound)",
+            source=source,
+            line=line,
+            hint=limits.how_to_change("depth"),
+        )
+    )
+
+
+def _check_expansion(root: yaml.Node, source: str) -> None:
+    """Refuse aliases that would expand past the alias-nodes bound, nest too deep, or loop.
+
+    Aliases make the node tree a graph whose expanded size can be exponential in
+    its text (a 400-byte "billion laughs" file); every later walk (the line index,
+    pydantic) sees the expanded tree, so it is measured here, once per node.
+    """
+    max_nodes, max_depth = limits.count("alias-nodes"), limits.count("depth")
+    done: dict[int, tuple[int, int]] = {}  # id(node) -> (expanded nodes, expanded depth)
+    open_: set[int] = set()
+
+    def children(node: yaml.Node) -> list[yaml.Node]:
+        if isinstance(node, yaml.MappingNode):
+            return [n for pair in node.value for n in pair]
+        if isinstance(node, yaml.SequenceNode):
+            return list(node.value)
+        return []
+
+    def measure(node: yaml.Node) -> tuple[int, int]:
+        key = id(node)
+        if key in done:
+            return done[key]
+        if key in open_:
+            raise FileFormatError(
+                Problem(
+                    "an alias refers to a collection that holds it (a recursive document)",
+                    source=source,
+                    line=node.start_mark.line + 1,
+                )
+            )
+        open_.add(key)
+        size, depth = 1, 0
+        for child in children(node):
+            child_size, child_depth = measure(child)
+            size, depth = size + child_size, max(depth, child_depth)
+        open_.discard(key)
+        done[key] = (size, depth if isinstance(node, yaml.ScalarNode) else depth + 1)
+        return done[key]
+
+    size, depth = measure(root)
+    if depth > max_depth:
+        raise too_deep(source, max_depth)
+    added = size - len(done)  # every node counted once per alias that repeats it
+    if added > max_nodes:
+        raise BoundExceededError(
+            Problem(
+                f"aliases expand to {added} more nodes, over the alias-nodes bound of {max_nodes}",
+                source=source,
+                hint=limits.how_to_change("alias-nodes"),
+            )
+        )
+
+
+def parse(text: str, source: str, loader: type[yaml.SafeLoader] = yaml.SafeLoader) -> LoadedYaml:
+    """Parse one YAML document within the depth and alias bounds; errors name file and line.
+
+    ``loader`` may be a SafeLoader subclass with stricter construction (a duplicate key
+    refused). libyaml refuses nesting past 1000 levels itself; the bounds are checked on
+    the composed graph before anything walks it expanded.
+    """
     try:
-        node, data = _compose_and_construct(text)
+        node, data = _compose_and_construct(text, loader)
+        if node is not None:
+            _check_expansion(node, source)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None
@@ -116,6 +189,10 @@ def parse(text: str, source: str) -> LoadedYaml:
         raise FileFormatError(Problem(f"malformed YAML: {what}", source=source, line=line)) from exc
     except yaml.YAMLError as exc:
         raise FileFormatError(Problem(f"malformed YAML: {exc}", source=source)) from exc
+    except (ValueError, OverflowError) as exc:  # a scalar its tag cannot hold: 2026-02-30
+        raise FileFormatError(Problem(f"malformed YAML: {exc}", source=source)) from None
+    except RecursionError:  # the pure-Python composer recurses per level
+        raise too_deep(source, limits.count("depth")) from None
     lines: dict[PathKey, int] = {}
     if node is not None:
         _index(node, (), lines)

@@ -11,6 +11,7 @@ import pytest
 
 from aicr import sources
 from aicr.errors import ClusterError, FileFormatError
+from aicr.limits import Kind
 from aicr.recipe.load import load_recipe
 
 RECIPE = b"kind: RecipeResult\nvalidation: {conformance: {checks: [platform-health]}}\n"
@@ -52,7 +53,7 @@ def test_http_errors_name_the_url(server: str) -> None:
 
 def test_unreachable_url_is_an_input_error() -> None:
     with pytest.raises(FileFormatError, match="cannot fetch"):
-        sources.read("http://127.0.0.1:9/recipe.yaml")
+        sources.read("http://127.0.0.1:9/recipe.yaml", kind=Kind.RECIPE)
 
 
 @pytest.mark.parametrize(
@@ -72,9 +73,9 @@ def test_bad_configmap_refs(ref: str) -> None:
 
 def test_configmap_without_cluster_access_says_so() -> None:
     with pytest.raises(ClusterError, match="reading a ConfigMap needs cluster access"):
-        sources.read("cm://ns/name")
+        sources.read("cm://ns/name", kind=Kind.RECIPE)
 
 
 def test_directory_is_refused(tmp_path: Path) -> None:
     with pytest.raises(FileFormatError, match="is a directory"):
-        sources.read(str(tmp_path))
+        sources.read(str(tmp_path), kind=Kind.RECIPE)

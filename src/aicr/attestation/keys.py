@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import TypeVar
@@ -18,7 +18,9 @@ from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 
+from aicr import sources
 from aicr.errors import FileFormatError, FlagConflictError, Problem
+from aicr.limits import Kind
 
 PRIVATE_NAME = "aicr-attestation.key"
 PUBLIC_NAME = "aicr-attestation.pub"
@@ -94,10 +96,10 @@ def _create(path: Path, data: bytes, mode: int) -> None:
 
 def _read(path: str, flag: str) -> bytes:
     try:
-        return Path(path).read_bytes()
-    except OSError as exc:
+        return sources.read_bytes(path, kind=Kind.KEY)
+    except FileFormatError as exc:
         raise FileFormatError(
-            Problem(f"{flag}: cannot read: {exc.strerror or exc}", source=path)
+            [replace(p, problem=f"{flag}: {p.problem}") for p in exc.problems]
         ) from None
 
 

@@ -8,16 +8,17 @@ unreadable one, is bad input (exit 2).
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from aicr import json_io, sources
 from aicr.attestation import dsse, keys
 from aicr.attestation.statement import PREDICATE_TYPE, STATEMENT_TYPE, failures, sha256_file
 from aicr.errors import FileFormatError, Problem
+from aicr.limits import Kind
 
 
 @dataclass
@@ -31,13 +32,17 @@ class Verdict:
 
 def _document(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
+        text = sources.read(str(path), kind=Kind.ATTESTATION)
+    except FileFormatError as exc:
         raise FileFormatError(
-            Problem(f"--attestation: cannot read: {exc.strerror or exc}", source=str(path))
+            [replace(p, problem=f"--attestation: {p.problem}") for p in exc.problems]
         ) from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise FileFormatError(Problem(f"not JSON: {exc}", source=str(path))) from None
+    try:
+        return json_io.parse(text, str(path))
+    except FileFormatError as exc:
+        raise FileFormatError(
+            [replace(p, problem=f"not JSON: {p.problem}") for p in exc.problems]
+        ) from None
 
 
 def _bad(path: Path, problem: str) -> FileFormatError:
@@ -62,8 +67,8 @@ def verify(path: Path, key_path: str) -> Verdict:
     if opened.payload_type != dsse.IN_TOTO_PAYLOAD_TYPE:
         raise _bad(path, f"payloadType {opened.payload_type!r}: not an in-toto Statement")
     try:
-        body = json.loads(opened.payload)
-    except (UnicodeDecodeError, json.JSONDecodeError):
+        body = json_io.parse(opened.payload.decode("utf-8"), f"{path} payload")
+    except (UnicodeDecodeError, FileFormatError):
         raise _bad(path, "payload: not JSON") from None
     if not isinstance(body, dict) or body.get("_type") != STATEMENT_TYPE:
         raise _bad(path, f"payload: not an in-toto Statement ({STATEMENT_TYPE})")

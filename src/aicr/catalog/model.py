@@ -168,7 +168,7 @@ class CheckSpec(Document):
     @field_validator("timeout", mode="before")
     @classmethod
     def _duration(cls, value: object) -> object:
-        return durations.parse(value) if isinstance(value, str) else value
+        return durations.field(value)
 
 
 class Catalog(Document):

@@ -47,7 +47,7 @@ class CheckParams(Document):
 
     aicr_delay_seconds: float | None = Field(
         default=None,
-        ge=0,
+        gt=0,
         description="Wait this long before the check runs (tests and benchmarks only).",
     )
 

@@ -17,7 +17,9 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from aicr import sources
 from aicr.errors import InputError, InvalidRequestError, Problem
+from aicr.limits import Kind
 from aicr.recipe.model import ComponentRef, Recipe
 from aicr.yaml_io import parse
 
@@ -114,18 +116,17 @@ class ValuesReader:
             return None
         path = self.data_dir / component.values_file
         if str(path) not in self._files:
-            try:
-                text = path.read_text(encoding="utf-8")
-            except OSError as exc:
+            if not path.exists():
                 raise InvalidRequestError(
                     Problem(
                         f"values file {component.values_file} is not in --data "
-                        f"{self.data_dir} ({exc.strerror}); it is needed to resolve the "
+                        f"{self.data_dir} (No such file or directory); it is needed to resolve the "
                         "whole-GPU allocation mode",
                         source=self.source,
                         field_path=f"componentRefs[{self._index(component)}].valuesFile",
                     )
-                ) from None
+                )
+            text = sources.read(str(path), kind=Kind.VALUES)
             self._files[str(path)] = parse(text, str(path)).data or {}
         return str(path), self._files[str(path)]
 

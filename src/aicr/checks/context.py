@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import time
 import traceback
 from collections.abc import Iterator
@@ -25,7 +24,7 @@ from pydantic import ValidationError
 from aicr.catalog import CheckSpec, params
 from aicr.config import CheckSettings, ValidateConfig, parse_config
 from aicr.ctrf import Status
-from aicr.errors import AicrError
+from aicr.errors import AicrError, FileFormatError
 from aicr.kube import names as k8s_names
 from aicr.kube import placement
 from aicr.kube.placement import Placement
@@ -62,17 +61,21 @@ class RunInputs:
 
 def load_inputs(run_dir: Path) -> RunInputs:
     """Read recipe.yaml, config.yaml, run.json and (if present) snapshot.yaml from ``run_dir``."""
+    from aicr import json_io, sources
+    from aicr.limits import Kind
 
     def text(name: str) -> str:
+        # the same bounds as every input: a corrupted run ConfigMap cannot hang the check
         try:
-            return (run_dir / name).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise InputsError(f"cannot read run input {run_dir / name}: {exc.strerror}") from None
+            return sources.read(str(run_dir / name), kind=Kind.RUN_INPUT)
+        except FileFormatError as exc:
+            raise InputsError(f"cannot read run input {exc}") from None
 
+    info_text = text("run.json")
     try:
-        info = json.loads(text("run.json"))
+        info = json_io.parse(info_text, str(run_dir / "run.json"))
         run_id, namespace = str(info["runId"]), str(info["namespace"])
-    except (ValueError, KeyError, TypeError) as exc:
+    except (FileFormatError, KeyError, TypeError) as exc:
         raise InputsError(f"{run_dir / 'run.json'}: malformed run info: {exc}") from None
     snapshot = None
     if (run_dir / "snapshot.yaml").exists():

@@ -17,7 +17,7 @@ from aicr.errors import FlagConflictError
     "--timeout",
     default=120.0,
     show_default=True,
-    type=float,
+    type=click.FloatRange(min=0, min_open=True),
     help="Seconds to wait for the deletions to finish.",
 )
 def cleanup(

@@ -63,14 +63,14 @@ def render(
     unexcused failed check; nothing is written) or a leak the scan of the written
     directory found (it is removed).
     """
-    from aicr import cncf, ctrf, sources
+    from aicr import cncf, ctrf
     from aicr.cli import render as show
-    from aicr.config import parse_config
+    from aicr.config import load_config
     from aicr.recipe.load import load_recipe
     from aicr.snapshot.load import load_snapshot
 
     # Vendor metadata first: a submission without it is pointless whatever the run says.
-    config = parse_config(sources.read(config_path), config_path)
+    config = load_config(config_path)
     warnings = cncf.check_vendor(config, config_path)
     report = ctrf.read(Path(report_path))
     the_recipe = load_recipe(recipe)

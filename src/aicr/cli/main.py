@@ -82,14 +82,25 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
     callback=_print_version,
     help="Show the version and exit.",
 )
+@click.option(
+    "--limit",
+    "limit",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="Change an input bound (e.g. recipe=32MiB, fetch-deadline=60s, depth=200); "
+    "every bound and its AICR_LIMIT_* variable: docs/cli.md#input-bounds.",
+)
 @options.debug
 @options.log_json
 @click.pass_context
-def cli(ctx: click.Context, debug: bool, log_json: bool) -> None:
+def cli(ctx: click.Context, limit: tuple[str, ...], debug: bool, log_json: bool) -> None:
     """Validate GPU/AI Kubernetes clusters and produce CNCF AI Conformance evidence.
 
     Exit codes: 0 success, 2 invalid input, 8 validation failed, 130 interrupted.
     """
+    from aicr import limits
+
+    limits.override(limit)
     # AICR keeps these two on its root command; given there, they apply to the subcommand.
     given = {name: True for name, on in (("debug", debug), ("log_json", log_json)) if on}
     if given:

@@ -9,10 +9,14 @@ Change this module alone when upstream publishes its rules.
 
 from __future__ import annotations
 
+import io
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from aicr import sources
+from aicr.limits import Kind
 
 HYBRID_REVISION = "v1.37 hybrid verification (provisional: file://junit.xml#<check>, e2e.log)"
 FILE_SCHEME = "file://"
@@ -37,7 +41,8 @@ def read_junit(path: Path) -> Artifact:
     """Test cases of a junit XML file."""
     cases: dict[str, str] = {}
     try:
-        for _, elem in ET.iterparse(path, events=("end",)):
+        data = io.BytesIO(sources.read_bytes(str(path), kind=Kind.ARTIFACT))
+        for _, elem in ET.iterparse(data, events=("end",)):
             if elem.tag == "testcase":
                 children = {c.tag for c in elem}
                 outcome = (
@@ -56,7 +61,7 @@ def read_junit(path: Path) -> Artifact:
 
 def read_e2e(path: Path) -> Artifact:
     """Test cases of a ``go test -v`` log."""
-    text = path.read_text(encoding="utf-8", errors="replace")
+    text = sources.read_bytes(str(path), kind=Kind.ARTIFACT).decode("utf-8", errors="replace")
     return Artifact({m[2]: m[1] for m in _GO_RESULT.finditer(text)})
 
 

@@ -15,10 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from aicr import yaml_io
-from aicr.errors import InputError, Problem
+from aicr import sources, yaml_io
+from aicr.errors import BoundExceededError, FileFormatError
+from aicr.limits import Kind
 from aicr.redaction import Redactor
 
 PRODUCT_FILE = "PRODUCT.yaml"
@@ -44,11 +43,7 @@ class Leak:
 
 def read_known(path: str) -> list[str]:
     """Values known to be secret: one per line (blank lines and ``#`` comments ignored)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
-        raise InputError(Problem(f"cannot read: {why}", source=path)) from None
+    text = sources.read(path, kind=Kind.KNOWN)
     return [s for line in text.splitlines() if (s := line.strip()) and not s.startswith("#")]
 
 
@@ -58,7 +53,7 @@ def scan(directory: Path, known: list[str] | None = None) -> list[Leak]:
     leaks: set[Leak] = set()
     for path in sorted(p for p in directory.rglob("*") if p.is_file()):
         rel = path.relative_to(directory).as_posix()
-        leaks.update(scan_bytes(path.read_bytes(), rel, finder))
+        leaks.update(scan_bytes(sources.read_bytes(str(path), kind=Kind.ARTIFACT), rel, finder))
     return sorted(leaks)
 
 
@@ -100,8 +95,11 @@ def _json_char(match: re.Match[str]) -> str:
 def _published(directory: Path) -> list[str]:
     """The vendor metadata of PRODUCT.yaml: public on purpose, so never a leak."""
     try:
-        data: Any = yaml_io.load((directory / PRODUCT_FILE).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        text = sources.read(str(directory / PRODUCT_FILE), kind=Kind.PRODUCT)
+        data: Any = yaml_io.parse(text, PRODUCT_FILE).data
+    except BoundExceededError:
+        raise  # refused as input (exit 2)
+    except FileFormatError:
         return []
     metadata = data.get("metadata") if isinstance(data, dict) else None
     if not isinstance(metadata, dict):

@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from aicr import yaml_io
+from aicr import json_io, sources, yaml_io
 from aicr.cncf import hybrid, leaks
 from aicr.cncf.requirements import (
     PRODUCT_STATUSES,
@@ -27,7 +27,14 @@ from aicr.cncf.requirements import (
     major_minor,
 )
 from aicr.cncf.vendor import K8S_CONFORMANCE_URL, is_placeholder
-from aicr.errors import FlagConflictError, InputError, Problem
+from aicr.errors import (
+    BoundExceededError,
+    FileFormatError,
+    FlagConflictError,
+    InputError,
+    Problem,
+)
+from aicr.limits import Kind
 from aicr.trust import SIMULATED_MARK
 
 PRODUCT_FILE = "PRODUCT.yaml"
@@ -162,10 +169,12 @@ def check_directory(
         err("", "not found; the validator reads only vX.Y/<dir>/PRODUCT.yaml")
         return VerifyResult(reqs.version, errors)
     try:
-        text = product.read_text(encoding="utf-8")
-        data = yaml_io.load(text, _UniqueKeyLoader)
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        err("", f"malformed YAML: {exc}")
+        text = sources.read(str(product), kind=Kind.PRODUCT)
+        data = yaml_io.parse(text, PRODUCT_FILE, loader=_UniqueKeyLoader).data
+    except BoundExceededError:
+        raise  # refused as input (exit 2), not judged as a submission
+    except FileFormatError as exc:
+        err("", "; ".join(p.problem for p in exc.problems))
         return VerifyResult(reqs.version, errors)
     decoded = _decode(data)
     if isinstance(decoded, str):
@@ -399,23 +408,10 @@ def _reach(client: Any, url: str) -> str | None:
 
 def read_members(ref: str) -> set[str]:
     """CNCF member names from a file or URL: one per line, or a JSON list of strings."""
-    import json
-
-    if ref.startswith(("http://", "https://")):
-        from aicr import sources
-
-        text = sources.read(ref)
-    else:
-        try:
-            text = Path(ref).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise InputError(Problem(f"cannot read: {exc.strerror}", source=ref)) from None
+    text = sources.read(ref, kind=Kind.MEMBERS)
     stripped = text.strip()
     if stripped.startswith("["):
-        try:
-            names = json.loads(stripped)
-        except json.JSONDecodeError as exc:
-            raise InputError(Problem(f"malformed JSON: {exc.msg}", source=ref)) from None
+        names = json_io.parse(stripped, ref)
         if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
             raise InputError(Problem("expected a JSON list of member names", source=ref))
         return {n.strip() for n in names if n.strip()}

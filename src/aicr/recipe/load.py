@@ -5,6 +5,7 @@ from __future__ import annotations
 from aicr import sources
 from aicr.document import validate
 from aicr.kube.target import KubeTarget
+from aicr.limits import Kind
 from aicr.recipe.model import Recipe
 from aicr.yaml_io import LoadedYaml, parse
 
@@ -16,7 +17,7 @@ def parse_recipe(text: str, source: str = "recipe.yaml") -> Recipe:
 
 def load_recipe(ref: str) -> Recipe:
     """Load a recipe from a path, an http(s) URL or ``cm://namespace/name``."""
-    return parse_recipe(sources.read(ref), ref)
+    return parse_recipe(sources.read(ref, kind=Kind.RECIPE), ref)
 
 
 def load_recipe_with_lines(ref: str, kube: KubeTarget | None = None) -> tuple[Recipe, LoadedYaml]:
@@ -24,7 +25,7 @@ def load_recipe_with_lines(ref: str, kube: KubeTarget | None = None) -> tuple[Re
 
     ``kube`` is the cluster a ``cm://`` reference is read from.
     """
-    return parse_recipe_with_lines(sources.read(ref, kube), ref)
+    return parse_recipe_with_lines(sources.read(ref, kube, kind=Kind.RECIPE), ref)
 
 
 def parse_recipe_with_lines(text: str, source: str) -> tuple[Recipe, LoadedYaml]:

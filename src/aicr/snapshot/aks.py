@@ -19,14 +19,14 @@ expression (``qualify``): neither state lets one recipe describe the GPU nodes.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
+from aicr import json_io, sources
 from aicr.constraints import ConstraintResult, Verdict
 from aicr.errors import FileFormatError, Problem
+from aicr.limits import Kind
 from aicr.snapshot.model import Measurement, MeasurementType, Snapshot, Subtype
 
 SUBTYPE = "aks-gpu-pools"
@@ -64,14 +64,7 @@ def _field(value: Any, path: str, source: str, expected: str) -> Problem:
 
 def parse_pools(text: str, source: str) -> list[Pool]:
     """Parse ``az aks nodepool list -o json`` output; every problem is bad input (exit 2)."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise FileFormatError(
-            Problem(
-                f"not JSON: {exc}", source=source, hint="expected `az aks nodepool list -o json`"
-            )
-        ) from None
+    data = json_io.parse(text, source, hint="expected `az aks nodepool list -o json`")
     if not isinstance(data, list):
         raise FileFormatError(_field(type(data).__name__, "(top level)", source, "a JSON list"))
     pools, problems = [], []
@@ -112,12 +105,17 @@ def parse_pools(text: str, source: str) -> list[Pool]:
 
 def load_pools(path: str, flag: str = "--aks-gpu-pools") -> list[Pool]:
     """Read and parse the pool dump at ``path``."""
+    return parse_pools(read_pools(path, flag), path)
+
+
+def read_pools(path: str, flag: str = "--aks-gpu-pools") -> str:
+    """The text of the pool dump at ``path``, within its size cap; errors name ``flag``."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = getattr(exc, "strerror", None) or str(exc)
-        raise FileFormatError(Problem(f"{flag}: cannot read: {reason}", source=path)) from None
-    return parse_pools(text, path)
+        return sources.read(path, kind=Kind.AKS_POOLS)
+    except FileFormatError as exc:
+        raise FileFormatError(
+            [replace(p, problem=f"{flag}: {p.problem}") for p in exc.problems]
+        ) from None
 
 
 def gpu_driver(pools: list[Pool]) -> str | None:

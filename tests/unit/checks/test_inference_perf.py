@@ -429,8 +429,8 @@ def test_environment_knobs_win_over_params_over_defaults() -> None:
     [
         (knobs.READY_ENV, "ten minutes", "$AICR_INFERENCE_PERF_WORKLOAD_READY_TIMEOUT: invalid "
          "duration 'ten minutes' (expected e.g. 90s, 5m, 1h30m)"),
-        (knobs.HEALTH_ENV, "0s", "$AICR_INFERENCE_PERF_HEALTH_TIMEOUT: '0s' is not a positive "
-         "duration"),
+        (knobs.HEALTH_ENV, "0s", "$AICR_INFERENCE_PERF_HEALTH_TIMEOUT: duration '0s' must be above "
+         "zero"),
     ],
 )  # fmt: skip
 def test_a_malformed_knob_is_refused_naming_it(var: str, value: str, message: str) -> None:

@@ -290,7 +290,7 @@ CASES: dict[str, Case] = {
     "snapshot-timeout": Case(("snapshot --timeout",), ("snapshot", "--timeout", "1m30s"), 0,
                              check=_capture_timeout(90.0)),
     "snapshot-timeout-invalid": Case(("snapshot --timeout",), ("snapshot", "--timeout", "0s"), 2,
-                                     "--timeout 0s: must be above zero"),
+                                     "--timeout: duration '0s' must be above zero"),
     "snapshot-no-cleanup": Case(("snapshot --no-cleanup",), ("snapshot", "--no-cleanup"), 0,
                                 check=_agent(no_cleanup=True)),
     "snapshot-privileged-false": Case(("snapshot --privileged",),

@@ -73,7 +73,7 @@ def test_snapshot_projects_the_pool_dump_and_redacts(
 @pytest.mark.parametrize("command", ["snapshot", "validate"])
 @pytest.mark.parametrize(
     ("content", "message"),
-    [(None, "--aks-gpu-pools: cannot read: No such file or directory"),
+    [(None, "--aks-gpu-pools: file not found"),
      ("[{\"vmSize\": \"Standard_NC6\"}]", "[0].name: got None (expected a non-empty string)")],
     ids=["missing", "malformed"],
 )  # fmt: skip

@@ -69,7 +69,7 @@ def test_gpu_pools_are_the_n_series_sizes(size: str, is_gpu: bool) -> None:
 
 
 BAD = [
-    ("{", "not JSON"),
+    ("{", "malformed JSON"),
     ('{"name": "a"}', "(top level): got 'dict' (expected a JSON list)"),
     ('[{"name": "a"}]', "[0].vmSize: got None (expected a non-empty string)"),
     ('[{"name": "a", "vmSize": "x", "gpuProfile": {"driver": "Yes"}}]',

@@ -91,7 +91,7 @@ class Params(CheckParams):
     @field_validator("workload_ready_timeout", "health_timeout", mode="before")
     @classmethod
     def _duration(cls, value: object) -> object:
-        return durations.parse(value) if isinstance(value, str) else value
+        return durations.field(value)
 
 
 def preflight(recipe: Recipe, data_dir: str | None, source: str) -> dict[str, Any]:

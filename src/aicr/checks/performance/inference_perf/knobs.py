@@ -41,9 +41,6 @@ def from_environment(environ: dict[str, str] | None = None) -> dict[str, Any]:
         except ValueError as exc:
             problems.append(Problem(str(exc), source=f"${var}"))
             continue
-        if value.total_seconds() <= 0:
-            problems.append(Problem(f"'{raw}' is not a positive duration", source=f"${var}"))
-            continue
         found[param] = value.total_seconds()
     storage_class = env.get(STORAGE_CLASS_ENV, "").strip()
     if storage_class:
