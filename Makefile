@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install test unit cluster lint demo bench bench-cluster soak help
+.PHONY: install test unit cluster lint fuzz demo bench bench-cluster soak help
 
 # Test processes: each runs its own simulated cluster (tests/cluster/conftest.py).
 # Whole test files go to one worker, so a module's components start once there.
@@ -16,6 +16,7 @@ help:
 	@echo "test     every test (unit + simulated cluster)"
 	@echo "unit     unit tests only"
 	@echo "cluster  simulated-cluster tests only"
+	@echo "fuzz     the loaders' property tests, many examples, for FUZZ_MINUTES (seed printed)"
 	@echo "lint     ruff + mypy --strict on src/ + actionlint on .github/workflows"
 	@echo "demo     a CNCF AI Conformance run on the simulated GPU cluster (ARGS=--keep leaves it up)"
 	@echo "bench    print the benchmark figures beside their goals (start-up, CNCF rendering, verify)"
@@ -51,6 +52,21 @@ lint: install
 	$(BIN)/ruff format --check src hack/sim
 	$(BIN)/mypy src
 	bash hack/actionlint.sh
+
+# Rounds of the property tests in tests/unit/fuzz with fresh seeds until FUZZ_MINUTES pass;
+# each round prints its seed (rerun one with FUZZ_SEED=N) and the first failure stops.
+FUZZ_MINUTES ?= 10
+FUZZ_EXAMPLES ?= 300
+fuzz: install
+	@end=$$(( $$(date +%s) + $(FUZZ_MINUTES) * 60 )); \
+	while [ $$(date +%s) -lt $$end ]; do \
+		seed=$${FUZZ_SEED:-$$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}; \
+		echo "make fuzz: seed $$seed ($(FUZZ_EXAMPLES) examples per test)"; \
+		AICR_HYPOTHESIS_PROFILE=fuzz AICR_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) \
+			$(BIN)/pytest tests/unit/fuzz -q -x -p no:cacheprovider --hypothesis-seed=$$seed \
+			|| { echo "make fuzz: failed with seed $$seed"; exit 1; }; \
+		[ -z "$$FUZZ_SEED" ] || break; \
+	done
 
 demo: install
 	@PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python hack/demo.py $(ARGS)

@@ -12,7 +12,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import BinaryIO, TypeVar
 
 from aicr import limits
 from aicr.errors import BoundExceededError, ClusterError, FileFormatError, Problem
@@ -75,8 +75,8 @@ def _read_file(ref: str, kind: Kind, cap: int) -> bytes:
             size = os.fstat(stream.fileno()).st_size
             if size > cap:
                 raise too_big(ref, kind, size, cap)
-            # a pipe or device reports no size: read one byte past the cap to see it is over
-            data = stream.read(cap + 1)
+            # a pipe or device reports no size: read up to one byte past the cap to see it is over
+            data = stream.read(size + 1) if size else _read_to(stream, cap + 1)
     except FileNotFoundError:
         raise FileFormatError(Problem("file not found", source=ref)) from None
     except IsADirectoryError:
@@ -86,6 +86,14 @@ def _read_file(ref: str, kind: Kind, cap: int) -> bytes:
     if len(data) > cap:
         raise too_big(ref, kind, None, cap)
     return data
+
+
+def _read_to(stream: BinaryIO, limit: int) -> bytes:
+    """At most ``limit`` bytes, in blocks (one read(limit) would allocate all of it at once)."""
+    out = bytearray()
+    while len(out) < limit and (block := stream.read(min(1 << 20, limit - len(out)))):
+        out += block
+    return bytes(out)
 
 
 def _within_deadline(ref: str, work: Callable[[float], T]) -> T:

@@ -31,6 +31,7 @@ MAX_RSS_MB = 200  # each took gigabytes before; an idle aicr process is about 60
 CHILD = """
 import io, json, resource, sys, time, contextlib
 from aicr.cli.main import run
+import aicr.cli.validate, aicr.validate, httpx  # imported before the clock: it times the run
 err = io.StringIO()
 start = time.monotonic()
 with contextlib.redirect_stderr(err):

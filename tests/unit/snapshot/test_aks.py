@@ -86,7 +86,7 @@ def test_a_malformed_dump_is_bad_input(text: str, message: str) -> None:
     with pytest.raises(FileFormatError) as exc:
         aks.parse_pools(text, "pools.json")
     assert message in str(exc.value)
-    assert str(exc.value).startswith("pools.json: ")
+    assert str(exc.value).startswith("pools.json:")
 
 
 SNAPSHOT = "measurements:\n  - type: K8s\n    subtypes:\n      - subtype: server\n" \
