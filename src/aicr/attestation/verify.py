@@ -12,12 +12,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from aicr import json_io, sources
+from aicr import json_io, sources, yaml_io
 from aicr.attestation import dsse, keys
 from aicr.attestation.statement import PREDICATE_TYPE, STATEMENT_TYPE, failures, sha256_file
-from aicr.errors import FileFormatError, Problem
+from aicr.errors import BoundExceededError, FileFormatError, Problem
 from aicr.limits import Kind
 
 
@@ -96,8 +94,10 @@ def _report_mismatches(path: Path, name: str, predicate: dict[str, Any]) -> list
     if path.suffix not in (".json", ".yaml", ".yml"):
         return []
     try:
-        report = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        report = yaml_io.parse(sources.read(str(path), kind=Kind.REPORT), str(path)).data
+    except BoundExceededError:
+        raise  # refused as input (exit 2)
+    except FileFormatError:
         return []
     if not isinstance(report, dict) or not isinstance(report.get("results"), dict):
         return []  # not a CTRF report
