@@ -55,9 +55,9 @@ def _paths(data: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
 
 
 @st.composite
-def _mutated(draw: st.DrawFn, seed: str) -> bytes:
+def _mutated(draw: st.DrawFn, seed: str, structured: bool) -> bytes:
     """The seed with one field removed, retyped or duplicated (a line repeated)."""
-    data = yaml.safe_load(seed) if seed.lstrip()[:1] in "{[" or ": " in seed[:200] else seed
+    data = yaml.safe_load(seed) if structured else seed
     how = draw(st.sampled_from(["remove", "retype", "duplicate-line", "duplicate-item"]))
     if how == "duplicate-line" or isinstance(data, str):
         lines = seed.splitlines(keepends=True)
@@ -117,11 +117,11 @@ def _bad_utf8(draw: st.DrawFn, seed: str) -> bytes:
     return raw[:at] + junk + raw[at:]
 
 
-def hostile(seed: str) -> st.SearchStrategy[bytes]:
-    """Every kind of hostile bytes, around one valid seed document."""
+def hostile(seed: str, structured: bool = True) -> st.SearchStrategy[bytes]:
+    """Every kind of hostile bytes around one valid seed (YAML or JSON if ``structured``)."""
     return st.one_of(
         st.just(seed.encode()),
-        _mutated(seed),
+        _mutated(seed, structured),
         st.binary(max_size=2048),
         st.text(max_size=400).map(str.encode),
         _nested(),
