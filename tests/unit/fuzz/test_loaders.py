@@ -15,7 +15,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519
 from fuzz_bounds import bounded
-from hypothesis import given
+from hypothesis import example, given
 
 from aicr import ctrf
 from aicr.errors import AicrError, InputError
@@ -40,6 +40,21 @@ def _write(folder: Path, name: str, data: bytes) -> str:
     return str(path)
 
 
+# Crashes the fuzzers found, kept as fixed examples (each was a traceback or ran unbounded):
+CRASHES = [
+    b"kind: RecipeResult\x00\n",  # PyYAML's reader refuses it outside the parse's error handling
+    b"criteria: {service: 2026-02-30}\n",  # a timestamp no date holds: ValueError
+    b"kind: !!int " + b"9" * 5000 + b"\n",  # past Python's int conversion limit: ValueError
+    b"a: &a [*a]\n",  # a recursive alias: endless line index
+    b"[" * 5000,  # the composer recursed per level: RecursionError
+]
+
+
+@example(CRASHES[0])
+@example(CRASHES[1])
+@example(CRASHES[2])
+@example(CRASHES[3])
+@example(CRASHES[4])
 @given(inputs.hostile(inputs.RECIPE) | inputs.hostile(inputs.EVERY_FIELD_RECIPE))
 def test_recipe(folder: Path, data: bytes) -> None:
     from aicr.recipe.load import load_recipe
@@ -66,6 +81,8 @@ def test_report(folder: Path, data: bytes) -> None:
     refused_or_loaded(lambda: ctrf.read(Path(_write(folder, "report.json", data))))
 
 
+@example(b"[" + b"9" * 5000 + b"]")  # past the int conversion limit: ValueError
+@example(b"[" * 100_000)  # the JSON decoder's RecursionError
 @given(inputs.hostile(inputs.AKS_POOLS))
 def test_aks_pool_dump(folder: Path, data: bytes) -> None:
     from aicr.snapshot import aks
