@@ -1,5 +1,8 @@
 """Property: `aicr validate --no-cluster` on hostile inputs exits 0 or 2, never a traceback.
 
+A well-formed snapshot that lacks the recipe's readings fails the readiness gate:
+exit 8 is the right answer there, and only there (make fuzz found such a snapshot).
+
 One of recipe, snapshot and config is hostile at a time (the others valid), the run
 stays within the time and memory bound of ``bounds.bounded``, and it writes
 nothing but the -o report: the working folder and the inputs' folder stay as they
@@ -16,7 +19,7 @@ from pathlib import Path
 import fuzz_inputs as inputs
 import pytest
 from fuzz_bounds import bounded
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from aicr.cli.main import run
@@ -31,6 +34,7 @@ def _tree(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
 
 
+@example("snapshot", b"kind: Snapshot\napiVersion: aicr.nvidia.com/v1alpha1\nmetadata:\n s: g")
 @given(
     st.sampled_from(["recipe", "snapshot", "config"]),
     st.one_of(inputs.hostile(inputs.RECIPE), inputs.hostile(inputs.SNAPSHOT),
@@ -57,7 +61,8 @@ def test_validate_exits_0_or_2(folder: Path, which: str, data: bytes) -> None:
             code = bounded(lambda: run(args))
     finally:
         os.chdir(cwd)
-    assert code in (0, 2), err.getvalue()
+    gate_failed = "readiness gate: failed" in err.getvalue()
+    assert code in (0, 2) or (code == 8 and gate_failed), err.getvalue()
     assert "internal error" not in err.getvalue() and "Traceback" not in err.getvalue()
     if code == 2:
         assert err.getvalue().startswith("error: "), err.getvalue()
