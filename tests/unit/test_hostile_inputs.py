@@ -29,7 +29,7 @@ MAX_RSS_MB = 200  # each took gigabytes before; an idle aicr process is about 60
 
 # The child runs the CLI in-process and reports code, seconds and peak RSS as JSON.
 CHILD = """
-import io, json, resource, sys, time, contextlib
+import io, json, sys, time, contextlib
 from aicr.cli.main import run
 import aicr.cli.validate, aicr.validate, httpx  # imported before the clock: it times the run
 err = io.StringIO()
@@ -37,7 +37,9 @@ start = time.monotonic()
 with contextlib.redirect_stderr(err):
     code = run(sys.argv[1:])
 seconds = time.monotonic() - start
-rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+# VmHWM, not ru_maxrss: ru_maxrss survives exec, so a big parent's peak would show here
+hwm = [l for l in open("/proc/self/status") if l.startswith("VmHWM:")][0]
+rss_mb = int(hwm.split()[1]) / 1024
 print(json.dumps({"code": code, "seconds": seconds, "rss_mb": rss_mb, "err": err.getvalue()}))
 """
 
