@@ -27,7 +27,7 @@ def tail(cluster: SimCluster, namespace: str, selector: str, lines: int = 40) ->
 
 
 def logs_on_failure(namespace: str, selector: str) -> Callable[[F], F]:
-    """Decorate a test taking `cluster`: a failed assertion or timeout carries the log tail."""
+    """Decorate a test taking a `SimCluster` fixture (any name): a failure carries the log tail."""
 
     def wrap(test: F) -> F:
         @functools.wraps(test)
@@ -35,7 +35,8 @@ def logs_on_failure(namespace: str, selector: str) -> Callable[[F], F]:
             try:
                 return test(*args, **kwargs)
             except (AssertionError, TimeoutError) as e:
-                logs = tail(kwargs["cluster"], namespace, selector)
+                cluster = next(v for v in kwargs.values() if isinstance(v, SimCluster))
+                logs = tail(cluster, namespace, selector)
                 raise type(e)(f"{e}\n{logs}") from e
 
         return run  # type: ignore[return-value]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 
 from harness import SimCluster
@@ -40,12 +41,18 @@ def _run(cluster: SimCluster, parallel: int, namespace: str | None = None,
     finally:
         left = executor.finish(ctx)
     assert left == [] and remaining(cluster, ctx.run_id) == []
-    # Evidence names the run's own objects and says when; everything else must be identical.
-    return [(c.name, r.status, r.message.replace(ctx.run_id, "<run>"),
-             [{k: v.replace(ctx.run_id, "<run>") for k, v in s.model_dump().items()
-               if k != "timestamp"}
+    # Evidence names the run's own objects, says when and how long a wait took
+    # ("gone after 0.1s"); everything else must be identical.
+    def same(text: str) -> str:
+        return _WAITED.sub(r"\1<t>s", text.replace(ctx.run_id, "<run>"))
+
+    return [(c.name, r.status, same(r.message),
+             [{k: same(v) for k, v in s.model_dump().items() if k != "timestamp"}
               for s in r.evidence])
             for c, r in results.results]  # fmt: skip
+
+
+_WAITED = re.compile(r"(after )\d+(?:\.\d+)?s")
 
 
 def test_parallel_report_equals_serial(cluster: SimCluster) -> None:

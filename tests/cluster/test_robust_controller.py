@@ -143,7 +143,8 @@ def test_an_operator_that_reconciles_nothing_fails_at_the_bound(
     test = _validate(ray, tmp_path, "{reconcileSeconds: 10}")
     assert (test["status"], test["message"]) == ("failed", (
         "1/5 robust controller steps failed: valid RayCluster reconciled: RayCluster "
-        f"{workload_ns(test)}/aicr-valid not reconciled within 10s; last status: no status "
+        f"{workload_ns(test)}/aicr-valid not reconciled within 10s beyond its image pulls "
+        "(image pulls took 0s, bound 1200s); last status: no status "
         "(never reconciled)"))  # fmt: skip
     assert steps(test)[-1] == ("workloads", "passed")
     assert leftovers(ray) == []
