@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import resource
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -12,21 +12,33 @@ T = TypeVar("T")
 # Generous: on a loaded shared runner (load 14 on 2 cores) a 200 KB scalar took 10 s; a bomb or
 # a hang takes minutes, so the bound still catches them.
 MAX_SECONDS = 30.0
-MAX_GROWTH_MB = 200.0  # peak RSS above the test process's at start; a bomb takes gigabytes
-_BASELINE_MB = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+MAX_GROWTH_MB = 200.0  # the call's own peak above the RSS it started at; a bomb takes gigabytes
+
+_STATUS = Path("/proc/self/status")
+_CLEAR_REFS = Path("/proc/self/clear_refs")
+
+
+def _status_mb(field: str) -> float:
+    for line in _STATUS.read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024  # kB
+    raise AssertionError(f"{_STATUS} has no {field}")
 
 
 def bounded(call: Callable[[], T]) -> T:
     """``call()``'s result (or exception), failing the example past either bound.
 
-    Peak RSS is the process's high-water mark (cheap, unlike tracemalloc): a call
-    that grows past the bound raises it, whatever ran before.
+    The memory bound is this call's own: the kernel's high-water mark (VmHWM) is
+    reset to the current RSS before the call (writing 5 to clear_refs), so what
+    earlier tests or examples in the same process allocated never counts.
     """
+    _CLEAR_REFS.write_text("5")
+    before = _status_mb("VmRSS")
     start = time.monotonic()
     try:
         return call()
     finally:
         seconds = time.monotonic() - start
-        growth = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 - _BASELINE_MB
+        growth = _status_mb("VmHWM") - before
         assert seconds < MAX_SECONDS, f"took {seconds:.1f}s"
         assert growth < MAX_GROWTH_MB, f"peak RSS grew {growth:.0f} MB"
