@@ -16,6 +16,8 @@ from deployhelp import run_check
 from harness import SimCluster
 from kubernetes import client
 
+from aicr.checks.conformance.workload_sandboxing import build
+
 CHECK = "workload-sandboxing"
 NO_COMPONENTS = "  []\n"
 
@@ -49,6 +51,12 @@ def gpu_nodes(cluster: SimCluster) -> list[str]:
     return sorted(n.metadata.name for n in listed)
 
 
+def node_groups(cluster: SimCluster) -> dict[str, str]:
+    """Each node's group as the check tells it (its group label, else its instance type)."""
+    nodes = cluster.api().sanitize_for_serialization(cluster.core().list_node().items)
+    return {n["metadata"]["name"]: build.node_group(n) for n in nodes}
+
+
 def steps(test: dict[str, object]) -> list[tuple[str, str]]:
     evidence = test["extra"]["evidence"]  # type: ignore[index]
     return [(s["title"], s["status"]) for s in evidence]
@@ -66,8 +74,10 @@ def test_gvisor_runs_on_its_own_kernel_and_the_control_on_the_nodes(
         assert node, test["message"]
         assert node[2] == gvisor.core().read_node(node[1]).status.node_info.kernel_version
         probed.append(node[1])
-    # one node per node group the class reaches: the system group and the GPU group
-    assert sorted(n in gpu_nodes(gvisor) for n in probed) == [False, True], probed
+    # one node per node group the class reaches (it reaches every node here), the GPU group's too
+    groups = node_groups(gvisor)
+    assert sorted(groups[n] for n in probed) == sorted(set(groups.values())), probed
+    assert any(n in gpu_nodes(gvisor) for n in probed), probed
     assert steps(test) == [("RuntimeClasses", "informational"),
                            *[(f"RuntimeClass gvisor on {n}", "passed") for n in probed],
                            ("workloads", "passed")]  # fmt: skip
@@ -81,8 +91,9 @@ def test_no_sandbox_handler_fails_with_the_kubelets_event(
     gvisor.fault("no-sandbox-handler", gpu)
     test = run_check(gvisor, tmp_path, CHECK, NO_COMPONENTS, phase="conformance",
                      config=config(tmp_path, "{startSeconds: 8}"))  # fmt: skip
+    probes = len(set(node_groups(gvisor).values()))  # one per node group
     assert (test["status"], test["message"]) == (
-        "failed", f"1/2 sandboxed RuntimeClasses failed: RuntimeClass gvisor on {gpu}: pod "
+        "failed", f"1/{probes} sandboxed RuntimeClasses failed: RuntimeClass gvisor on {gpu}: pod "
         f"sandboxed-gvisor-{gpu} did not finish within 8s: FailedCreatePodSandBox: Failed to "
         "create pod sandbox: rpc error: code = Unknown desc = failed to get sandbox runtime: no "
         "runtime for \"runsc\" is configured")  # fmt: skip
@@ -98,8 +109,10 @@ def test_a_runtime_class_whose_handler_is_runc_is_not_sandboxed(
                      config=config(tmp_path, "{runtimeClasses: [fake-sandbox]}"))  # fmt: skip
     assert test["status"] == "failed"
     client.NodeV1Api(gvisor.api()).delete_runtime_class("fake-sandbox")
+    probes = len(set(node_groups(gvisor).values()))  # one per node group, every one failed
     assert re.match(
-        r"2/2 sandboxed RuntimeClasses failed: RuntimeClass fake-sandbox on \S+: the pod under "
+        rf"{probes}/{probes} sandboxed RuntimeClasses failed: RuntimeClass fake-sandbox on \S+: "
+        r"the pod under "
         r"RuntimeClass fake-sandbox \(handler runc\) reports the node's own kernel \S+ on \S+: it "
         r"is not sandboxed", test["message"]), test["message"]  # fmt: skip
     assert leftovers(gvisor) == []
