@@ -99,6 +99,10 @@ def test_fault_rule_by_pod_name_prefix_on_validator_pod(
     cluster.wait_for_phase(namespace, "other", "Succeeded")
 
 
+# client-go's longest reflector backoff after an outage (60 s) plus 30 s to schedule and start.
+RECONNECT_BOUND = 90
+
+
 def test_apiserver_stop_and_restart(cluster: SimCluster, namespace: str) -> None:
     cluster.stop_apiserver()
     with pytest.raises(Exception) as down:
@@ -106,8 +110,12 @@ def test_apiserver_stop_and_restart(cluster: SimCluster, namespace: str) -> None
     assert "refused" in str(down.value).lower() or "max retries" in str(down.value).lower()
     cluster.start_apiserver()
     # Everything reconnects: the scheduler, KWOK and the runtime play new pods again.
+    # Not at once: client-go's reflectors back off from 0.8 s, doubling with a jitter of
+    # up to 2x, to a cap of 30 s, so a wait that began just before the API server came
+    # back lasts up to 60 s (client-go tools/cache/reflector.go: "backoff will stop at
+    # [30,60) sec interval"). The bound is that wait plus time to schedule and start.
     cluster.apply(pod("after"), namespace)
-    cluster.wait_for_phase(namespace, "after", "Running", timeout=60)
+    cluster.wait_for_phase(namespace, "after", "Running", timeout=RECONNECT_BOUND)
     cluster.apply(validator_pod("after-v", ["sh", "-c", "echo back"]), namespace)
-    cluster.wait_for_phase(namespace, "after-v", "Succeeded", timeout=60)
+    cluster.wait_for_phase(namespace, "after-v", "Succeeded", timeout=RECONNECT_BOUND)
     assert cluster.core().read_namespaced_pod_log("after-v", namespace) == "back\n"
