@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install test unit cluster lint fuzz demo bench bench-cluster soak help
+.PHONY: install test unit cluster lint fuzz demo bench bench-cluster soak golden help
 
 # Test processes: each runs its own simulated cluster (tests/cluster/conftest.py).
 # Whole test files go to one worker, so a module's components start once there.
@@ -17,6 +17,7 @@ help:
 	@echo "unit     unit tests only"
 	@echo "cluster  simulated-cluster tests only"
 	@echo "fuzz     the loaders' property tests, many examples, for FUZZ_MINUTES (seed printed)"
+	@echo "golden   rewrite tests/data/golden/outputs from today's outputs (review with git diff)"
 	@echo "lint     ruff + mypy --strict on src/ + actionlint on .github/workflows"
 	@echo "demo     a CNCF AI Conformance run on the simulated GPU cluster (ARGS=--keep leaves it up)"
 	@echo "bench    print the benchmark figures beside their goals (start-up, CNCF rendering, verify)"
@@ -46,6 +47,11 @@ cluster: install
 soak: install
 	@bash hack/sim/build.sh >/dev/null
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python hack/soak.py $(N) --pytest-args "$(XDIST) $(PYTEST_ARGS)"
+
+# After a deliberate change of output: rewrite the goldens, then review `git diff`.
+golden: install
+	AICR_UPDATE_GOLDEN=1 $(BIN)/pytest tests/unit/test_golden_outputs.py -q -p no:cacheprovider
+	@git status --short tests/data/golden/outputs
 
 lint: install
 	$(BIN)/ruff check src tests bench hack
