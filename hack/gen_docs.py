@@ -277,7 +277,7 @@ untested signing path would be worse than none. Sign with a local key and publis
 
 def formats_md() -> str:
     from aicr.catalog.model import Catalog
-    from aicr.checks.images import WorkloadImages
+    from aicr.checks.workload_images import WorkloadImages
     from aicr.config import ValidateConfig
     from aicr.recipe.model import Recipe
     from aicr.snapshot.model import Snapshot

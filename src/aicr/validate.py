@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from aicr import __version__, ctrf, defaults, flags, gate, trust
 from aicr.catalog import load_catalog
-from aicr.checks import images
+from aicr.checks import workload_images
 from aicr.config import EMPTY_CONFIG, ValidateConfig
 from aicr.ctrf import Report, Status
 from aicr.document import validate
@@ -200,7 +200,7 @@ def resolve_image(request: ValidateRequest, config: ValidateConfig) -> str:
     """--image wins; else the catalog image pinned to our version, on the run's mirror."""
     if request.image:
         return request.image
-    return images.on_registry(load_catalog().image_ref, images.registry(config))
+    return workload_images.on_registry(load_catalog().image_ref, workload_images.registry(config))
 
 
 def load_inputs(request: ValidateRequest) -> Inputs:
@@ -221,7 +221,7 @@ def load_inputs(request: ValidateRequest) -> Inputs:
     if request.config:
         config_lines = parse(text_of("config", request.config, Kind.CONFIG), request.config)
         config = validate(ValidateConfig, config_lines)
-    config = images.pin_registry(config)
+    config = workload_images.pin_registry(config)
     warnings: list[str] = []
     if request.cncf_submission:
         from aicr import cncf
@@ -606,7 +606,7 @@ def _record(
     """What the run's attestation records; a captured snapshot is digested as YAML."""
     from aicr.attestation.statement import Input, RunRecord, sha256_text
     from aicr.errors import ClusterError
-    from aicr.formats import Format, snapshot_text
+    from aicr.serialize import Format, snapshot_text
 
     given = inputs.texts.get("snapshot")
     if given is None and snapshot is not None:

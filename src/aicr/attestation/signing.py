@@ -7,7 +7,7 @@ from pathlib import Path
 
 from aicr.attestation import dsse, keys
 from aicr.attestation.statement import RunRecord, statement
-from aicr.outputs import write_file
+from aicr.writers import write_file
 
 
 def subject_files(paths: list[Path], submission: Path | None) -> list[Path]:

@@ -29,7 +29,7 @@ PreflightFn = Callable[["Recipe", "str | None", str], Any]
 def image_param(what: str) -> Any:
     """A check's image-override param: replaces the pinned ``what`` (``images.yaml`` names it).
 
-    The run passes the override as given (``checks.images.resolve``): no mirror rewrite.
+    The run passes the override as given (``checks.workload_images.resolve``): no mirror rewrite.
     """
     return Field(
         default=None,

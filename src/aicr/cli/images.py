@@ -52,7 +52,7 @@ def list_images(
     spec.validate.images.registry) replaces each registry host and first path
     segment, as AICR does.
     """
-    from aicr.image_list import run_images
+    from aicr.run_images import run_images
 
     kube = KubeTarget(kubeconfig, context)
     for ref in run_images(recipe, config, phases=phase, kube=kube):

@@ -22,7 +22,7 @@ def _checked(opts: dict[str, Any]) -> float:
     for toleration in opts["toleration"]:
         flags.parse_toleration(toleration, "--toleration")
     _agent_problems(opts)
-    from aicr.outputs import check_writable
+    from aicr.writers import check_writable
 
     unwritable = check_writable(opts["output"], "--output")
     if unwritable is not None:  # before the capture, not after it
@@ -75,14 +75,14 @@ def _agents(opts: dict[str, Any], kube: Any, timeout: float) -> Any:
     from datetime import timedelta
 
     from aicr.catalog import load_catalog
-    from aicr.checks import images
+    from aicr.checks import workload_images
     from aicr.config import EMPTY_CONFIG
     from aicr.kube.placement import TOLERATE_ALL
     from aicr.snapshot.agent import AgentRequest
 
     tolerations = tuple(flags.parse_toleration(t, "--toleration") for t in opts["toleration"])
-    image = opts["image"] or images.on_registry(
-        load_catalog().image_ref, images.registry(EMPTY_CONFIG)
+    image = opts["image"] or workload_images.on_registry(
+        load_catalog().image_ref, workload_images.registry(EMPTY_CONFIG)
     )
     return AgentRequest(
         kube=kube,
@@ -189,11 +189,11 @@ def snapshot(ctx: click.Context, /, **opts: Any) -> None:
     that did not pass (nothing is written), or no GPU with --require-gpu.
     """
     from aicr.errors import ClusterError
-    from aicr.formats import Format
     from aicr.kube.target import KubeTarget
-    from aicr.outputs import write_snapshot
+    from aicr.serialize import Format
     from aicr.snapshot.agent import capture
     from aicr.snapshot.model import require_gpu
+    from aicr.writers import write_snapshot
 
     request_timeout = _checked(opts)
     pools = None

@@ -83,7 +83,7 @@ def request_from_options(opts: dict[str, Any]) -> ValidateRequest:
         if opts["orchestrator_node_selector"]
         else None
     )
-    from aicr.outputs import check_writable, check_writable_dir
+    from aicr.writers import check_writable, check_writable_dir
 
     # Outputs are written at the end of a long run: refuse an unwritable target now.
     unwritable = [
@@ -160,7 +160,7 @@ def _attestation_problems(opts: dict[str, Any]) -> list[Problem]:
         )
         return problems
     from aicr.attestation.statement import path_for
-    from aicr.outputs import check_writable
+    from aicr.writers import check_writable
 
     target = check_writable(str(path_for(output)), "--emit-attestation")
     if key:
@@ -171,8 +171,8 @@ def _attestation_problems(opts: dict[str, Any]) -> list[Problem]:
 
 
 def _render(outcome: Outcome, opts: dict[str, Any]) -> None:
-    from aicr.formats import Format
-    from aicr.outputs import write_report
+    from aicr.serialize import Format
+    from aicr.writers import write_report
 
     render.warnings(outcome.warnings)
     if outcome.manifests is not None:
@@ -197,12 +197,12 @@ def _render(outcome: Outcome, opts: dict[str, Any]) -> None:
         from pathlib import Path
 
         from aicr.cncf.export import cases, junit
-        from aicr.outputs import write_file
+        from aicr.writers import write_file
 
         write_file(Path(opts["junit"]), junit(cases(outcome.report, None)), what="JUnit XML")
         render.console.print(f"junit: {opts['junit']}")
     if opts["snapshot_out"] and outcome.snapshot is not None:
-        from aicr.outputs import write_snapshot
+        from aicr.writers import write_snapshot
 
         written = write_snapshot(outcome.snapshot, opts["snapshot_out"], kube, Format.YAML)
         render.console.print(f"snapshot: {written}")

@@ -197,7 +197,7 @@ def check_output_dir(out_dir: Path, force: bool, flag: str = "--evidence-dir") -
 
     validate asks before any cluster work; the writer asks again before writing.
     """
-    from aicr.outputs import check_writable_dir
+    from aicr.writers import check_writable_dir
 
     unwritable = check_writable_dir(str(out_dir), flag)
     if unwritable is not None:

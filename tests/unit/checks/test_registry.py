@@ -37,7 +37,7 @@ def test_params_models_extend_the_shared_base() -> None:
 
 
 def test_every_image_override_is_one_image_param_that_images_yaml_names() -> None:
-    from aicr.checks.images import load_images
+    from aicr.checks.workload_images import load_images
 
     declared = {(c, i.param) for i in load_images().images if i.param for c in i.checks}
     overrides = set()

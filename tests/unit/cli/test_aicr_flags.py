@@ -360,7 +360,7 @@ def fake_cluster(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[int], Se
 
         monkeypatch.setattr("aicr.snapshot.capture.capture", capture)
         monkeypatch.setattr("aicr.snapshot.agent.run", agents)
-        monkeypatch.setattr("aicr.outputs._write_configmap", write_configmap)
+        monkeypatch.setattr("aicr.writers._write_configmap", write_configmap)
         return seen
 
     yield arm

@@ -46,8 +46,8 @@ from aicr.catalog.params import image_param
 from aicr.checks import CheckContext, CheckParams, prometheus
 from aicr.checks.allocation import AllocationMode, preflight_mode, prepared_mode
 from aicr.checks.conformance.accelerator_metrics import build
-from aicr.checks.images import workload_image
 from aicr.checks.steps import Step
+from aicr.checks.workload_images import workload_image
 from aicr.ctrf import Status
 from aicr.kube.gpu_inventory import dra_gpus
 from aicr.kube.gpus import (

@@ -34,7 +34,7 @@ from pydantic import Field
 from aicr.catalog.params import image_param
 from aicr.checks import CheckContext, CheckParams, prometheus
 from aicr.checks.conformance.ai_service_metrics import build
-from aicr.checks.images import workload_image
+from aicr.checks.workload_images import workload_image
 from aicr.ctrf import Status
 from aicr.result import CheckResult
 

@@ -45,7 +45,7 @@ from aicr.checks import CheckContext, CheckParams
 from aicr.checks.allocation import AllocationMode, prepared_mode
 from aicr.checks.conformance.cluster_autoscaling import build, providers
 from aicr.checks.gpu_nodes import free_gpu_nodes
-from aicr.checks.images import workload_image
+from aicr.checks.workload_images import workload_image
 from aicr.config import NA_PATH
 from aicr.ctrf import Status
 from aicr.kube import pod_status

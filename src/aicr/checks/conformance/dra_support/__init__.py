@@ -32,7 +32,7 @@ from aicr.checks import CheckContext, CheckParams
 from aicr.checks.allocation import DRA_DRIVER, AllocationMode, preflight_mode, prepared_mode
 from aicr.checks.components import judge
 from aicr.checks.conformance.dra_support import build
-from aicr.checks.images import workload_image
+from aicr.checks.workload_images import workload_image
 from aicr.ctrf import Status
 from aicr.kube import pod_status
 from aicr.kube.gpus import DRA_DRIVER as GPU_DRIVER

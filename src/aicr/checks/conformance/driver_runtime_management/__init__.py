@@ -27,7 +27,7 @@ from aicr.checks import smi_probes as smi
 from aicr.checks.allocation import AllocationMode, preflight_mode, prepared_mode
 from aicr.checks.conformance.driver_runtime_management import build
 from aicr.checks.gpu_nodes import free_gpu_nodes
-from aicr.checks.images import workload_image
+from aicr.checks.workload_images import workload_image
 from aicr.kube import pod_status
 from aicr.result import CheckResult
 

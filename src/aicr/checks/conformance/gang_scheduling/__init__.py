@@ -55,8 +55,8 @@ from aicr.checks.conformance.gang_scheduling.mechanisms import (
     Mechanism,
     detect,
 )
-from aicr.checks.images import workload_image
 from aicr.checks.steps import now_iso
+from aicr.checks.workload_images import workload_image
 from aicr.ctrf import Status
 from aicr.kube import gpu_inventory, pod_status
 from aicr.kube.kinds import of as kind_of

@@ -40,7 +40,7 @@ from pydantic import Field, model_validator
 from aicr.catalog.params import image_param
 from aicr.checks import CheckContext, CheckParams
 from aicr.checks.conformance.inference_gateway import build, split
-from aicr.checks.images import workload_image
+from aicr.checks.workload_images import workload_image
 from aicr.ctrf import Status
 from aicr.document import Document
 from aicr.result import CheckResult

@@ -34,8 +34,8 @@ from aicr.catalog.params import image_param
 from aicr.checks import CheckContext, CheckParams
 from aicr.checks.allocation import AllocationMode, preflight_mode, prepared_mode
 from aicr.checks.conformance.pod_autoscaling import build
-from aicr.checks.images import workload_image
 from aicr.checks.steps import Step, now_iso
+from aicr.checks.workload_images import workload_image
 from aicr.kube.gpus import GPU_RESOURCE, gpu_nodes
 from aicr.recipe.model import Recipe
 from aicr.result import CheckResult

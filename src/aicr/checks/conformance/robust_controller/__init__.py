@@ -47,8 +47,8 @@ from aicr.checks.conformance.robust_controller.operators import (
     Workload,
     last_status,
 )
-from aicr.checks.images import workload_image
 from aicr.checks.probes import Waited
+from aicr.checks.workload_images import workload_image
 from aicr.ctrf import Status
 from aicr.kube import image_pulls
 from aicr.kube.rest import KubeApiError

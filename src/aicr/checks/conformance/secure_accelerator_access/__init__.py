@@ -41,7 +41,7 @@ from aicr.checks.allocation import AllocationMode, preflight_mode, prepared_mode
 from aicr.checks.conformance.secure_accelerator_access import build
 from aicr.checks.gpu_nodes import free_gpu_nodes
 from aicr.checks.gpu_operator import runtime_class
-from aicr.checks.images import workload_image
+from aicr.checks.workload_images import workload_image
 from aicr.errors import InputError
 from aicr.kube import pod_status
 from aicr.recipe.model import Recipe

@@ -30,8 +30,8 @@ from pydantic import Field
 from aicr.catalog.params import image_param
 from aicr.checks import CheckContext, CheckParams
 from aicr.checks.conformance.workload_sandboxing import build
-from aicr.checks.images import workload_image
 from aicr.checks.probes import Waited
+from aicr.checks.workload_images import workload_image
 from aicr.kube import pod_status
 from aicr.result import CheckResult, StepStatus
 

@@ -29,8 +29,8 @@ from pydantic import Field, field_validator
 from aicr import durations
 from aicr.catalog.params import image_param
 from aicr.checks import CheckContext, CheckParams
-from aicr.checks.images import workload_image
 from aicr.checks.performance.inference_perf import aiperf, gates, knobs, stack
+from aicr.checks.workload_images import workload_image
 from aicr.kube import pod_status as pods
 from aicr.parsers import ParseError
 from aicr.parsers.aiperf import Summary

@@ -27,9 +27,9 @@ from pydantic import Field, field_validator
 from aicr.catalog.model import workload_pod_security
 from aicr.catalog.params import image_param
 from aicr.checks import CheckContext, CheckParams
-from aicr.checks.images import workload_image
 from aicr.checks.performance.nccl_all_reduce_bw import build, evidence, keys
 from aicr.checks.performance.nccl_all_reduce_bw.judge import Host, Verdict, judge
+from aicr.checks.workload_images import workload_image
 from aicr.constraints import NumberGate, parse_gate
 from aicr.ctrf import Status
 from aicr.errors import InputError, Problem

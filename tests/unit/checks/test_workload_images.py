@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from aicr.catalog import load_catalog
-from aicr.checks import images
+from aicr.checks import workload_images
 from aicr.config import EMPTY_CONFIG, ValidateConfig, parse_config
 from aicr.document import validate
 from aicr.errors import InputError, SchemaError
@@ -20,8 +20,8 @@ def config(validate: str) -> ValidateConfig:
     return parse_config(header + f"spec: {{validate: {validate}}}\n")
 
 
-def parse_images(text: str) -> images.WorkloadImages:
-    return validate(images.WorkloadImages, parse(text, "images.yaml"))
+def parse_images(text: str) -> workload_images.WorkloadImages:
+    return validate(workload_images.WorkloadImages, parse(text, "images.yaml"))
 
 
 @pytest.fixture(autouse=True)
@@ -30,16 +30,16 @@ def _no_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_every_shipped_image_belongs_to_known_checks() -> None:
-    shipped = images.load_images().images
+    shipped = workload_images.load_images().images
     known = set(load_catalog().names)
     assert shipped
     assert [(i.name, c) for i in shipped for c in i.checks if c not in known] == []
 
 
 def test_check_nvidia_smi_runs_the_pinned_cuda_image() -> None:
-    assert images.workload_image("cuda-base", check="check-nvidia-smi", config=EMPTY_CONFIG) == (
-        "nvcr.io/nvidia/cuda:12.8.1-base-ubuntu24.04"
-    )
+    image = workload_images.workload_image("cuda-base", check="check-nvidia-smi",
+                                           config=EMPTY_CONFIG)
+    assert image == "nvcr.io/nvidia/cuda:12.8.1-base-ubuntu24.04"
 
 
 @pytest.mark.parametrize(
@@ -81,7 +81,7 @@ def test_duplicate_names_are_refused() -> None:
 
 def test_an_image_not_declared_for_the_check_is_a_bug() -> None:
     with pytest.raises(LookupError, match="'cuda-base' is not declared for platform-health"):
-        images.workload_image("cuda-base", check="platform-health", config=EMPTY_CONFIG)
+        workload_images.workload_image("cuda-base", check="platform-health", config=EMPTY_CONFIG)
 
 
 @pytest.mark.parametrize(
@@ -100,21 +100,21 @@ def test_an_image_not_declared_for_the_check_is_a_bug() -> None:
 def test_on_registry(ref: str, mirror: str | None, expected: str) -> None:
     # AICR (pkg/validator/catalog replaceRegistry): ghcr.io/nvidia/aicr-validators/x:t on
     # localhost:5001 is localhost:5001/aicr-validators/x:t; a mirror laid out so holds ours.
-    assert images.on_registry(ref, mirror) == expected
+    assert workload_images.on_registry(ref, mirror) == expected
 
 
 def test_no_two_pinned_images_meet_on_one_mirror_name() -> None:
-    pinned = [i.image for i in images.load_images().images]
-    moved = {images.on_registry(ref, "m.local") for ref in pinned}
+    pinned = [i.image for i in workload_images.load_images().images]
+    moved = {workload_images.on_registry(ref, "m.local") for ref in pinned}
     assert len(moved) == len(pinned)
 
 
 def test_the_environment_wins_over_the_config(monkeypatch: pytest.MonkeyPatch) -> None:
     cfg = config("{images: {registry: cfg.local/}}")
-    assert images.registry(cfg) == "cfg.local"  # trailing slash dropped on load
+    assert workload_images.registry(cfg) == "cfg.local"  # trailing slash dropped on load
     monkeypatch.setenv(ENV, "env.local/aicr/")
-    assert images.registry(cfg) == "env.local/aicr"
-    assert images.workload_image("cuda-base", check="check-nvidia-smi", config=cfg) == (
+    assert workload_images.registry(cfg) == "env.local/aicr"
+    assert workload_images.workload_image("cuda-base", check="check-nvidia-smi", config=cfg) == (
         "env.local/aicr/cuda:12.8.1-base-ubuntu24.04"
     )
 
@@ -122,7 +122,7 @@ def test_the_environment_wins_over_the_config(monkeypatch: pytest.MonkeyPatch) -
 def test_a_bad_environment_registry_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(ENV, "https://Mirror.local")
     with pytest.raises(InputError) as err:
-        images.registry(EMPTY_CONFIG)
+        workload_images.registry(EMPTY_CONFIG)
     assert str(err.value) == (
         "$AICR_VALIDATOR_IMAGE_REGISTRY: 'https://Mirror.local' is not a registry "
         "(expected host[:port][/path] in lower case, e.g. mirror.example.com:5000/aicr)"
@@ -137,15 +137,16 @@ def test_a_bad_config_registry_names_the_field() -> None:
 def test_a_param_override_is_used_as_given(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(ENV, "env.local")
     cfg = config("{checks: {check-nvidia-smi: {params: {image: 'my.reg/cuda:1'}}}}")
-    assert images.workload_image("cuda-base", check="check-nvidia-smi", config=cfg) == (
+    assert workload_images.workload_image("cuda-base", check="check-nvidia-smi", config=cfg) == (
         "my.reg/cuda:1"
     )
 
 
 def test_pin_registry_hands_the_environment_to_check_pods(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert images.pin_registry(EMPTY_CONFIG) is EMPTY_CONFIG
+    assert workload_images.pin_registry(EMPTY_CONFIG) is EMPTY_CONFIG
     monkeypatch.setenv(ENV, "env.local")
-    pinned = images.pin_registry(EMPTY_CONFIG)
+    pinned = workload_images.pin_registry(EMPTY_CONFIG)
     assert pinned.validate_section.images.registry == "env.local"
     monkeypatch.delenv(ENV)
-    assert images.registry(pinned) == "env.local"  # what a check pod, without the variable, sees
+    # what a check pod, without the variable, sees
+    assert workload_images.registry(pinned) == "env.local"

@@ -1,8 +1,8 @@
-"""The output formats of ``-t/--format`` (AICR's serializer formats): json, yaml, table.
+"""Reports and snapshots serialized as text in the ``-t/--format`` formats: json, yaml, table.
 
-Reports and snapshots are turned into text here; ``outputs`` decides where the
-text goes. ``table`` is for people: two aligned columns, FIELD and VALUE, one
-row per reading (snapshot) or per summary count (report).
+These are AICR's serializer formats; ``writers`` decides where the text goes.
+``table`` is for people: two aligned columns, FIELD and VALUE, one row per reading
+(snapshot) or per summary count (report).
 """
 
 from __future__ import annotations

@@ -17,8 +17,8 @@ from typing import Any
 
 from aicr.ctrf import Report
 from aicr.errors import ClusterError, FileFormatError, Problem
-from aicr.formats import EXTENSIONS, Format, report_text, snapshot_text
 from aicr.kube.target import KubeTarget
+from aicr.serialize import EXTENSIONS, Format, report_text, snapshot_text
 from aicr.snapshot.model import Snapshot
 from aicr.sources import parse_configmap_ref
 

@@ -11,7 +11,7 @@ import pytest
 
 from aicr.cli.main import run
 from aicr.errors import FileFormatError
-from aicr.outputs import check_writable, check_writable_dir, write_file
+from aicr.writers import check_writable, check_writable_dir, write_file
 
 DATA = Path(__file__).parents[1] / "data"
 RECIPE = str(DATA / "recipes/small.yaml")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from aicr.catalog import load_catalog
-from aicr.checks import images
+from aicr.checks import workload_images
 from aicr.config import EMPTY_CONFIG, ValidateConfig, load_config
 from aicr.kube.target import KubeTarget
 from aicr.plan import build, resolve_phases
@@ -48,7 +48,7 @@ def run_images(
     kube = kube or KubeTarget()
     config = load_config(config_ref, kube) if config_ref else EMPTY_CONFIG
     checks = planned_checks(recipe_ref, phases, config, kube)
-    refs = [images.on_registry(load_catalog().image_ref, images.registry(config))]
-    for image in images.load_images().used_by(checks):
-        refs += [images.resolve(image, c, config) for c in image.checks if c in checks]
+    refs = [workload_images.on_registry(load_catalog().image_ref, workload_images.registry(config))]
+    for image in workload_images.load_images().used_by(checks):
+        refs += [workload_images.resolve(image, c, config) for c in image.checks if c in checks]
     return list(dict.fromkeys(refs))
