@@ -22,7 +22,13 @@ from pathlib import Path
 
 from aicr import ctrf
 from aicr.catalog import load_catalog
-from aicr.cncf import SubmissionResult, write_submission
+from aicr.cncf import (
+    Conformance,
+    SubmissionInputs,
+    SubmissionResult,
+    load_requirements,
+    write_submission,
+)
 from aicr.config import ValidateConfig, parse_config
 from aicr.ctrf import Status, Test
 from aicr.recipe.load import parse_recipe
@@ -120,9 +126,9 @@ def inputs(checks: int, size_kib: int) -> Inputs:
 def render(root: Path, report: ctrf.Report, recipe: Recipe, config: ValidateConfig,
            snapshot: Snapshot) -> SubmissionResult:
     """Render, redact and verify the submission (what is timed)."""
-    return write_submission(root / "v1.37" / "bench", report=report, recipe=recipe,
-                            snapshot=snapshot, config=config, version="1.37", force=False,
-                            recipe_source="bench-recipe")
+    conformance = Conformance("1.37", load_requirements("1.37"), "--cncf-version")
+    run = SubmissionInputs(report, recipe, snapshot, config, conformance, "bench-recipe")
+    return write_submission(root / "v1.37" / "bench", run, force=False)
 
 
 def tree_digests(root: Path) -> str:

@@ -11,15 +11,19 @@ import difflib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from aicr import durations
 from aicr.catalog import Catalog, CheckSpec
 from aicr.catalog.model import GpuNeed
 from aicr.config import ValidateConfig
-from aicr.errors import InputError, Problem, UnknownCheckError
+from aicr.errors import InputError, Problem, SchemaError, UnknownCheckError
 from aicr.phases import PHASE_ORDER, Phase
 from aicr.recipe.model import Recipe
 from aicr.yaml_io import LoadedYaml, PathKey
+
+if TYPE_CHECKING:
+    from aicr.catalog.params import CheckParams
 
 
 @dataclass(frozen=True)
@@ -35,8 +39,9 @@ class PlannedCheck:
     """A check as it will run: its catalog entry, its effective timeout, its skip reason.
 
     ``node`` and ``host_paths`` are set only for the snapshot's node agents: the
-    node the pod must run on, and the host paths it reads. ``need`` is the
-    catalog's ``gpus`` counted with the check's effective params (``build`` sets it).
+    node the pod must run on, and the host paths it reads. ``params`` are the check's
+    effective params (the config's, validated, defaults filled in) and ``need`` the
+    catalog's ``gpus`` counted with them; ``build`` sets both for every check that runs.
     """
 
     spec: CheckSpec
@@ -45,6 +50,7 @@ class PlannedCheck:
     node: str | None = None
     host_paths: tuple[HostPath, ...] = ()
     need: GpuNeed | None = None
+    params: CheckParams | None = field(default=None, compare=False)
 
     @property
     def name(self) -> str:
@@ -87,6 +93,9 @@ class Plan:
 
     phases: list[PhasePlan]
     warnings: list[str] = field(default_factory=list)
+    # Bad params of checks whose params count no GPUs: the plan stands without them, and
+    # the run refuses them after its CNCF checks (``run_plan.resolve_run``).
+    param_problems: list[Problem] = field(default_factory=list)
 
     @property
     def checks(self) -> list[PlannedCheck]:
@@ -141,14 +150,20 @@ def counted_need(
     ``params`` are the config's (validated here: a SchemaError names the config's
     file, line and field); the params model fills in the defaults.
     """
+    if spec.gpus is None or spec.gpus.count_param is None:
+        return spec.gpus
+    from aicr.catalog.params import check_params
+
+    return _counted(spec, check_params(spec.name, params, config))
+
+
+def _counted(spec: CheckSpec, params: CheckParams) -> GpuNeed | None:
+    """``spec.gpus`` counted with the check's effective ``params``."""
     need = spec.gpus
     if need is None or need.count_param is None:
         return need
-    from aicr.catalog.params import check_params
-
-    effective = check_params(spec.name, params, config).model_dump(by_alias=True)
     try:
-        return need.counted(effective)
+        return need.counted(params.model_dump(by_alias=True))
     except ValueError as exc:
         raise InputError(
             Problem(
@@ -190,7 +205,10 @@ def build(
     ``config_lines`` (the config as loaded) lets a bad param that counts a
     check's GPUs be reported at its line.
     """
+    from aicr.catalog.params import check_params
+
     problems: list[Problem] = []
+    param_problems: list[Problem] = []
     unknown: list[Problem] = []
     planned: list[PhasePlan] = []
     warnings: list[str] = []
@@ -218,15 +236,19 @@ def build(
             else:
                 seen.add(name)
                 reason = "skipped by --skip-check" if name in skips else None
-                need = None
+                need, params = None, None
                 if reason is None:
+                    counts = spec.gpus is not None and spec.gpus.count_param is not None
                     try:
-                        need = counted_need(spec, config.check(name).params, config_lines)
+                        params = check_params(name, config.check(name).params, config_lines)
+                        need = _counted(spec, params)
+                    except SchemaError as exc:
+                        # A bad count stops the plan; other params are the run's to refuse.
+                        (problems if counts else param_problems).extend(exc.problems)
                     except InputError as exc:
                         problems += exc.problems
-                checks.append(
-                    PlannedCheck(spec, _timeout(spec, recipe, config, source), reason, need=need)
-                )
+                timeout = _timeout(spec, recipe, config, source)
+                checks.append(PlannedCheck(spec, timeout, reason, need=need, params=params))
         if not names:
             warnings.append(f"the recipe declares no {phase.value} checks; phase not run")
         planned.append(PhasePlan(phase, checks))
@@ -257,4 +279,4 @@ def build(
                 hint="list checks under validation.<phase>.checks",
             )
         )
-    return Plan(phases=[p for p in planned if p.checks], warnings=warnings)
+    return Plan([p for p in planned if p.checks], warnings, param_problems)

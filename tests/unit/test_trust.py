@@ -9,8 +9,9 @@ import pytest
 from aicr import cncf
 from aicr.cli.main import run as run_cli
 from aicr.errors import SubmissionFailed
+from aicr.run_plan import ValidateRequest
 from aicr.trust import SIMULATED_BANNER, TrustClass, classify, of_report, simulated_node
-from aicr.validate import ValidateRequest, run
+from aicr.validate import run
 from executor_fakes import FakeExecutor
 
 DATA = Path(__file__).parents[1] / "data"
@@ -85,10 +86,10 @@ def test_an_offline_report_is_never_rendered_into_a_submission(tmp_path: Path) -
     report.extra["aicr"]["trust"] = {"class": "offline", "why": "--no-cluster"}
     assert of_report(report.extra).cls == TrustClass.OFFLINE
     with pytest.raises(SubmissionFailed, match="offline"):
-        cncf.write_submission(
-            tmp_path / "b" / "v1.35" / "x", report=report,
-            recipe=load_recipe(str(DATA / "recipes/submission.yaml")),
-            snapshot=load_snapshot(str(DATA / "snapshots/ok.yaml")),
-            config=parse_config((DATA / "configs/vendor.yaml").read_text(), "vendor.yaml"),
-            version="1.35", force=False, recipe_source="submission.yaml")
+        snapshot = load_snapshot(str(DATA / "snapshots/ok.yaml"))
+        config = parse_config((DATA / "configs/vendor.yaml").read_text(), "vendor.yaml")
+        run_inputs = cncf.SubmissionInputs(
+            report, load_recipe(str(DATA / "recipes/submission.yaml")), snapshot, config,
+            cncf.resolve_conformance(snapshot, None, config), "submission.yaml")
+        cncf.write_submission(tmp_path / "b" / "v1.35" / "x", run_inputs, force=False)
     assert not (tmp_path / "b" / "v1.35" / "x").exists()

@@ -10,7 +10,8 @@ import pytest
 from aicr import cncf
 from aicr.ctrf import Status
 from aicr.errors import InputError
-from aicr.validate import ValidateRequest, run
+from aicr.run_plan import ValidateRequest
+from aicr.validate import run
 from executor_fakes import FakeExecutor
 
 DATA = Path(__file__).parents[1] / "data"
@@ -157,7 +158,7 @@ def test_validator_image(
 ) -> None:
     from aicr import __version__
     from aicr.config import EMPTY_CONFIG, parse_config
-    from aicr.validate import resolve_image
+    from aicr.run_plan import resolve_image
 
     if registry is None:
         monkeypatch.delenv("AICR_VALIDATOR_IMAGE_REGISTRY", raising=False)
@@ -230,7 +231,7 @@ def test_a_submission_the_writer_refuses_keeps_the_report(
     def refuse(*_: object, **__: object) -> None:
         raise SubmissionFailed("the rendered submission does not pass the verifier")
 
-    monkeypatch.setattr("aicr.cncf.write_submission", refuse)
+    monkeypatch.setattr("aicr.cncf.submission.write_submission", refuse)
     outcome = run(submission(tmp_path), executor=FakeExecutor())
     assert outcome.exit_code == 8 and outcome.report.tests
     assert outcome.no_submission == "the rendered submission does not pass the verifier"

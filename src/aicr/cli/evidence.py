@@ -75,21 +75,12 @@ def render(
     report = ctrf.read(Path(report_path))
     the_recipe = load_recipe(recipe)
     the_snapshot = load_snapshot(snapshot)
-    version = cncf.resolve_version(the_snapshot, cncf_version, config, match_cluster=True)
-    result = cncf.write_submission(
-        Path(out_dir),
-        report=report,
-        recipe=the_recipe,
-        snapshot=the_snapshot,
-        config=config,
-        version=version,
-        force=force,
-        recipe_source=recipe,
-        snapshot_source=snapshot,
-        config_source=config_path,
-        out_flag="--out",
+    conformance = cncf.resolve_conformance(the_snapshot, cncf_version, config, match_cluster=True)
+    run = cncf.SubmissionInputs(
+        report, the_recipe, the_snapshot, config, conformance, recipe, snapshot, config_path
     )
-    cncf.refuse_leaks(result.path)
+    result = cncf.submit(Path(out_dir), run, force=force, out_flag="--out")
+    version = conformance.version
     show.requirements(result.aggregation, version)
     show.warnings(sorted(set(warnings + result.warnings)))
     redacted = sum(result.redaction_counts.values())

@@ -43,7 +43,7 @@ def _checked(opts: dict[str, Any]) -> float:
 
 def _agent_problems(opts: dict[str, Any]) -> None:
     from aicr.kube import names
-    from aicr.validate import is_aicr_agent_image
+    from aicr.run_plan import is_aicr_agent_image
 
     problems = []
     if opts["image"] is not None:

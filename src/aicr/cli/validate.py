@@ -16,7 +16,8 @@ from aicr import defaults, durations, flags
 from aicr.cli import compat, options, render
 from aicr.errors import EXIT_INTERRUPTED, FlagConflictError, Problem
 from aicr.kube.target import KubeTarget
-from aicr.validate import Outcome, ValidateRequest, run
+from aicr.run_plan import ValidateRequest
+from aicr.validate import Outcome, run
 
 PHASE_CHOICES = ("deployment", "performance", "conformance", "all")
 CHECK_IMAGE_ENV = "AICR_CHECK_IMAGE"
@@ -380,13 +381,13 @@ def validate(**opts: Any) -> int:
             json_lines=opts["log_json"],
         )
     cancel = threading.Event()
-    from aicr.validate import load_inputs
+    from aicr.run_plan import resolve_run
 
-    # Inputs are loaded once up front so the plan can be shown before anything runs.
-    inputs = load_inputs(request)
-    render.plan(inputs.plan)
+    # The run is resolved once up front so the plan can be shown before anything runs.
+    resolved = resolve_run(request)
+    render.plan(resolved.plan)
     mode = "json" if opts["log_json"] else "auto"
-    with _signals(cancel), render.Progress(inputs.plan, mode) as progress:
-        outcome = run(request, events=progress, cancel=cancel, inputs=inputs)
+    with _signals(cancel), render.Progress(resolved.plan, mode) as progress:
+        outcome = run(request, events=progress, cancel=cancel, resolved=resolved)
     _render(outcome, opts)
     return outcome.exit_code

@@ -26,17 +26,20 @@ if TYPE_CHECKING:
     )
     from aicr.cncf.requirements import (
         SUPPORTED_VERSIONS,
+        Conformance,
         Level,
         Requirement,
         RequirementSet,
         load_requirements,
-        resolve_version,
+        resolve_conformance,
     )
     from aicr.cncf.submission import (
+        SubmissionInputs,
         SubmissionResult,
         check_output_dir,
         planned_checks,
         refuse_leaks,
+        submit,
         write_submission,
     )
     from aicr.cncf.vendor import check_vendor
@@ -71,12 +74,14 @@ __all__ = [
     "SUPPORTED_VERSIONS",
     "Aggregation",
     "CheckOutcome",
+    "Conformance",
     "Level",
     "Redactor",
     "ReqStatus",
     "Requirement",
     "RequirementResult",
     "RequirementSet",
+    "SubmissionInputs",
     "SubmissionResult",
     "SummaryRow",
     "VerifyResult",
@@ -89,7 +94,8 @@ __all__ = [
     "planned_checks",
     "read_members",
     "refuse_leaks",
-    "resolve_version",
+    "resolve_conformance",
+    "submit",
     "verify",
     "write_submission",
 ]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from aicr.cncf import export, leaks, pages
 from aicr.cncf.aggregation import Aggregation, ReqStatus, aggregate, check_not_applicable
-from aicr.cncf.requirements import Level, RequirementSet, load_requirements
+from aicr.cncf.requirements import Conformance, Level, RequirementSet
 from aicr.cncf.vendor import check_vendor, product_metadata
 from aicr.cncf.verifier import check_directory, revision
 from aicr.config import NA_PATH, ValidateConfig
@@ -27,6 +27,24 @@ from aicr.redaction import ENGINE, Redactor, known_names, known_serials
 from aicr.snapshot import Snapshot
 from aicr.snapshot.redaction import redact_snapshot
 from aicr.trust import LIVE_SNAPSHOT, TrustClass, of_report
+
+
+@dataclass(frozen=True)
+class SubmissionInputs:
+    """What a submission is rendered from: one run's report and the inputs it ran with.
+
+    ``validate --cncf-submission`` fills it from its resolved run, ``evidence render``
+    from the saved files; the ``*_source`` fields are how the README names each input.
+    """
+
+    report: Report
+    recipe: Recipe
+    snapshot: Snapshot | None
+    config: ValidateConfig
+    conformance: Conformance
+    recipe_source: str
+    snapshot_source: str | None = None
+    config_source: str = "config"
 
 
 @dataclass(frozen=True)
@@ -213,22 +231,13 @@ def check_output_dir(out_dir: Path, force: bool, flag: str = "--evidence-dir") -
 
 
 def write_submission(
-    out_dir: Path,
-    *,
-    report: Report,
-    recipe: Recipe,
-    snapshot: Snapshot | None,
-    config: ValidateConfig,
-    version: str,
-    force: bool,
-    recipe_source: str,
-    snapshot_source: str | None = None,
-    config_source: str = "config",
-    out_flag: str = "--evidence-dir",
+    out_dir: Path, run: SubmissionInputs, *, force: bool, out_flag: str = "--evidence-dir"
 ) -> SubmissionResult:
     """Render, redact and verify a submission, then move it to ``out_dir`` in one rename."""
+    report, recipe, snapshot, config = run.report, run.recipe, run.snapshot, run.config
+    config_source = run.config_source
+    reqs = run.conformance.requirements
     warnings = check_vendor(config, config_source)
-    reqs = load_requirements(version)
     warnings += check_not_applicable(reqs, config, config_source)
     check_output_dir(out_dir, force, out_flag)
     agg = aggregate(reqs, report, planned_checks(recipe, report), config)
@@ -282,8 +291,8 @@ def write_submission(
             snapshot=redact_snapshot(snapshot, redactor) if snapshot is not None else None,
             config=config,
             inputs=pages.Inputs(
-                recipe_source,
-                None if snapshot_source in (None, LIVE_SNAPSHOT) else snapshot_source,
+                run.recipe_source,
+                None if run.snapshot_source in (None, LIVE_SNAPSHOT) else run.snapshot_source,
                 config_source,
                 out_dir.name,
             ),
@@ -306,12 +315,21 @@ def write_submission(
     return SubmissionResult(out_dir, agg, dict(redactor.counts), warnings)
 
 
-def refuse_leaks(path: Path) -> None:
-    """The leak scan (``aicr.cncf.leaks``) on a submission just written; any hit removes it.
+def submit(
+    out_dir: Path, run: SubmissionInputs, *, force: bool, out_flag: str = "--evidence-dir"
+) -> SubmissionResult:
+    """What ``validate --cncf-submission`` and ``evidence render`` leave on disk.
 
-    ``validate --cncf-submission`` and ``evidence render`` run it on what they wrote, so a
+    The submission (``write_submission``), then the leak scan of what was written, so a
     value redaction missed never stays on disk as a finished submission (exit 8).
     """
+    result = write_submission(out_dir, run, force=force, out_flag=out_flag)
+    refuse_leaks(result.path)
+    return result
+
+
+def refuse_leaks(path: Path) -> None:
+    """The leak scan (``aicr.cncf.leaks``) on a submission just written; any hit removes it."""
     found = leaks.scan(path)
     if found:
         shutil.rmtree(path, ignore_errors=True)

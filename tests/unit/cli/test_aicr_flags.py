@@ -418,6 +418,6 @@ def test_readme_names_every_refused_or_removed_flag() -> None:
      ("mirror.example:5000/checks:v1", False)],
 )  # fmt: skip
 def test_aicr_agent_image_is_recognised_on_any_registry(ref: str, is_agent: bool) -> None:
-    from aicr.validate import is_aicr_agent_image
+    from aicr.run_plan import is_aicr_agent_image
 
     assert is_aicr_agent_image(ref) is is_agent

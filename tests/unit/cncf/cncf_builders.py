@@ -11,7 +11,8 @@ import yaml
 
 from aicr import ctrf
 from aicr.catalog import load_catalog
-from aicr.cncf import load_requirements
+from aicr.cncf import Conformance, SubmissionInputs, SubmissionResult, load_requirements
+from aicr.cncf import write_submission as write_cncf_submission
 from aicr.config import ValidateConfig, parse_config
 from aicr.ctrf import Report, Status, Test
 from aicr.recipe import Recipe
@@ -153,3 +154,14 @@ def write_submission(root: Path, version: str = "1.36", directory: str = "exampl
     (d / "PRODUCT.yaml").write_text(
         yaml.safe_dump({"metadata": metadata, "spec": spec}, sort_keys=False, width=1000))
     return d
+
+
+def render_submission(out: Path, *, report: Report, recipe: Recipe, snapshot: Snapshot | None,
+           config: ValidateConfig, version: str = "1.35", force: bool = False,
+           recipe_source: str = "recipes/eks.yaml", snapshot_source: str | None = None,
+           config_source: str = "config") -> SubmissionResult:
+    """``aicr.cncf.write_submission`` of a run judged against ``version``."""
+    conformance = Conformance(version, load_requirements(version), "--cncf-version")
+    run = SubmissionInputs(report, recipe, snapshot, config, conformance, recipe_source,
+                           snapshot_source, config_source)
+    return write_cncf_submission(out, run, force=force)

@@ -37,7 +37,7 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
 
 
 def test_the_summary_names_leave_the_writer_unloaded() -> None:
-    code = ("import sys, aicr.cncf as c; c.aggregate, c.load_requirements, c.resolve_version, "
+    code = ("import sys, aicr.cncf as c; c.aggregate, c.load_requirements, c.resolve_conformance, "
             "c.verify; print(sorted(m for m in sys.modules if m.startswith('aicr.cncf.') "
             "and m.split('.')[2] in {'submission', 'pages', 'redaction', 'export'}))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -20,9 +20,9 @@ from cncf_builders import (
     make_report,
     make_snapshot,
     make_test,
+    render_submission,
 )
 
-from aicr.cncf import write_submission
 from aicr.ctrf import Status
 
 G = "0f1e2d3c-4b5a-6978-8091-a2b3c4d5e6f7"
@@ -81,7 +81,7 @@ def probe_tests() -> list:  # type: ignore[type-arg]
 
 def test_no_probe_secret_reaches_any_file_in_any_encoding(tmp_path: Path) -> None:
     out = tmp_path / "v1.35" / "example"
-    result = write_submission(
+    result = render_submission(
         out, report=make_report(probe_tests()), recipe=make_recipe(), snapshot=make_snapshot(),
         config=make_config(), version="1.35", force=False, recipe_source="recipes/eks.yaml")
     files = [p for p in out.rglob("*") if p.is_file()]
@@ -115,7 +115,7 @@ def test_one_value_gets_one_placeholder_whatever_its_spelling(tmp_path: Path) ->
 
 def _clean(tmp_path: Path) -> Path:
     out = tmp_path / "v1.35" / "example"
-    write_submission(out, report=make_report(probe_tests()), recipe=make_recipe(),
+    render_submission(out, report=make_report(probe_tests()), recipe=make_recipe(),
                      snapshot=make_snapshot(), config=make_config(), version="1.35",
                      force=False, recipe_source="recipes/eks.yaml")
     return out
@@ -171,7 +171,8 @@ def test_a_duplicate_key_in_product_yaml_is_refused_by_name(tmp_path: Path) -> N
 
 def test_validate_scans_what_it_wrote_and_keeps_no_leaking_submission(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from aicr.validate import ValidateRequest, run
+    from aicr.run_plan import ValidateRequest
+    from aicr.validate import run
     from executor_fakes import FakeExecutor
 
     data = Path(__file__).parents[2] / "data"

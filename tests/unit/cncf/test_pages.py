@@ -14,10 +14,11 @@ from cncf_builders import (
     make_report,
     make_snapshot,
     make_test,
+    render_submission,
 )
 
 from aicr import ctrf
-from aicr.cncf import verify, write_submission
+from aicr.cncf import verify
 from aicr.cncf.submission import LIVE_SNAPSHOT
 from aicr.ctrf import Report, Test
 
@@ -37,7 +38,7 @@ def _write(out: Path, report: Report | None = None, **kw: object) -> dict[str, s
         "snapshot": make_snapshot(), "config": make_config(), "version": "1.35",
         "force": False, "recipe_source": "recipes/eks.yaml"}
     args.update(kw)
-    write_submission(out, **args)  # type: ignore[arg-type]
+    render_submission(out, **args)  # type: ignore[arg-type]
     assert verify(out, version=None).ok
     return {str(p.relative_to(out)): p.read_text() for p in out.rglob("*") if p.is_file()}
 

@@ -12,9 +12,8 @@ from cncf_builders import (
     make_report,
     make_snapshot,
     make_test,
+    render_submission,
 )
-
-from aicr.cncf import write_submission
 
 LINE = "I0714 01:35:08 pod scheduled ready container image pulled gpu memory MiB {i} ok"
 SIZE = 256 * 1024  # per check
@@ -31,9 +30,8 @@ def test_peak_memory_of_a_render_stays_within_twice_the_captured_output(tmp_path
     recipe, snapshot, config = make_recipe(), make_snapshot(), make_config()
     tracemalloc.start()
     try:
-        write_submission(tmp_path / "v1.35" / "x", report=report, recipe=recipe,
-                         snapshot=snapshot, config=config, version="1.35", force=False,
-                         recipe_source="recipe.yaml")
+        render_submission(tmp_path / "v1.35" / "x", report=report, recipe=recipe,
+                          snapshot=snapshot, config=config, recipe_source="recipe.yaml")
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()

@@ -5,7 +5,7 @@ import yaml
 from cncf_builders import TEMPLATES, make_config, make_snapshot
 
 from aicr.catalog import load_catalog
-from aicr.cncf import SUPPORTED_VERSIONS, load_requirements, resolve_version
+from aicr.cncf import SUPPORTED_VERSIONS, load_requirements, resolve_conformance
 from aicr.cncf.requirements import Level
 from aicr.errors import InputError, UnsupportedVersionError
 
@@ -82,12 +82,12 @@ def test_unsupported_version_lists_the_supported_ones() -> None:
 )
 def test_version_precedence(flag: str | None, config_version: str | None, expected: str) -> None:
     config = make_config(version=config_version)
-    assert resolve_version(make_snapshot(), flag, config) == expected
+    assert resolve_conformance(make_snapshot(), flag, config).version == expected
 
 
 def test_no_version_anywhere_says_how_to_give_one() -> None:
     with pytest.raises(InputError) as exc:
-        resolve_version(None, None, make_config())
+        resolve_conformance(None, None, make_config())
     assert "--cncf-version" in str(exc.value)
 
 
@@ -95,6 +95,6 @@ def test_snapshot_version_without_data_exits_2_with_the_list() -> None:
     snap = make_snapshot("measurements: [{type: K8s, subtypes: [{subtype: server, "
                          "data: {version: v1.31.4}}]}]")
     with pytest.raises(UnsupportedVersionError) as exc:
-        resolve_version(snap, None, make_config())
+        resolve_conformance(snap, None, make_config())
     assert exc.value.exit_code == 2
     assert "'1.31'" in str(exc.value) and "supported: 1.33" in str(exc.value)

@@ -12,9 +12,10 @@ from cncf_builders import (
     make_report,
     make_snapshot,
     make_test,
+    render_submission,
 )
 
-from aicr.cncf import verify, write_submission
+from aicr.cncf import verify
 from aicr.cncf.requirements import load_requirements
 from aicr.ctrf import Status
 from aicr.errors import InputError, SubmissionFailed
@@ -43,7 +44,7 @@ def _tests(**status: Status) -> list:  # type: ignore[type-arg]
 
 
 def _write(out: Path, tests=None, version="1.35", config=None, force=False):  # type: ignore[no-untyped-def]
-    return write_submission(
+    return render_submission(
         out, report=make_report(tests or _tests()), recipe=make_recipe(),
         snapshot=make_snapshot(), config=config or make_config(), version=version, force=force,
         recipe_source="recipes/eks.yaml")
@@ -201,7 +202,7 @@ def _tests_naming_run_nodes() -> list:  # type: ignore[type-arg]
 
 def test_node_names_the_report_records_are_redacted_in_free_text(tmp_path: Path) -> None:
     out = tmp_path / "v1.35" / "example"
-    write_submission(out, report=make_report(_tests_naming_run_nodes()), recipe=make_recipe(),
+    render_submission(out, report=make_report(_tests_naming_run_nodes()), recipe=make_recipe(),
                      snapshot=make_snapshot(), config=make_config(), version="1.35", force=False,
                      recipe_source="recipes/eks.yaml")
     texts = {p.name: p.read_text() for p in out.rglob("*") if p.is_file()}

@@ -105,13 +105,18 @@ def test_file_scheme_is_a_missing_path_before_1_37(tmp_path: Path) -> None:
 
 
 def _generated(tmp_path: Path) -> Path:
-    from cncf_builders import CONFORMANCE, make_config, make_recipe, make_report, make_snapshot
+    from cncf_builders import (
+        CONFORMANCE,
+        make_config,
+        make_recipe,
+        make_report,
+        make_snapshot,
+        render_submission,
+    )
     from cncf_builders import make_test as test
 
-    from aicr.cncf import write_submission
-
     out = tmp_path / "v1.35" / "x"
-    write_submission(out, report=make_report([test(n) for n in CONFORMANCE]),
+    render_submission(out, report=make_report([test(n) for n in CONFORMANCE]),
                      recipe=make_recipe(), snapshot=make_snapshot(), config=make_config(),
                      version="1.35", force=False, recipe_source="r.yaml")
     return out

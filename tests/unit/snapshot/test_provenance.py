@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from aicr.run_plan import ValidateRequest
 from aicr.snapshot.provenance import MIXED, node_groups
-from aicr.validate import ValidateRequest, run
+from aicr.validate import run
 from executor_fakes import FakeExecutor
 
 DATA = Path(__file__).parents[2] / "data"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import re
+from dataclasses import dataclass
 from enum import StrEnum
 from importlib import resources
 
@@ -116,17 +117,47 @@ def load_requirements(version: str) -> RequirementSet:
     return parse_requirements(text, f"aicr/cncf/requirements/{name}")
 
 
-def resolve_version(
+@dataclass(frozen=True)
+class Conformance:
+    """The conformance version a run is judged against, where it was chosen, and its data."""
+
+    version: str
+    requirements: RequirementSet
+    source: str  # "--cncf-version", "config" or "snapshot"
+    field_path: str | None = None
+
+    def check_cluster(self, snapshot: Snapshot) -> None:
+        """Refuse a version from flag or config that is not the snapshot's Kubernetes minor.
+
+        A vX.Y submission comes from an X.Y cluster; a version read from the snapshot
+        matches it by definition.
+        """
+        cluster = major_minor(str(snapshot.server_version))
+        if self.source == "snapshot" or not cluster or cluster == self.version:
+            return
+        raise InputError(
+            Problem(
+                f"CNCF version {self.version} does not match the cluster's Kubernetes "
+                f"{cluster} (K8s.server.version in the snapshot)",
+                source=self.source,
+                field_path=self.field_path,
+                hint=f"a v{self.version} submission must come from a Kubernetes {self.version} "
+                f"cluster; use {cluster} or leave the version out",
+            )
+        )
+
+
+def resolve_conformance(
     snapshot: Snapshot | None,
     flag: str | None,
     config: ValidateConfig,
     *,
     match_cluster: bool = False,
-) -> str:
+) -> Conformance:
     """The conformance version: ``--cncf-version`` > config > the snapshot's server version.
 
     With ``match_cluster`` (a submission) a version given by flag or config must be the
-    Kubernetes minor the snapshot recorded: a vX.Y submission comes from an X.Y cluster.
+    Kubernetes minor the snapshot recorded (``Conformance.check_cluster``).
     """
     candidates = [
         (flag, "--cncf-version", None),
@@ -154,19 +185,10 @@ def resolve_version(
                     hint="supported: " + ", ".join(SUPPORTED_VERSIONS),
                 )
             )
-        cluster = major_minor(str(snapshot.server_version)) if snapshot else None
-        if match_cluster and source != "snapshot" and cluster and cluster != version:
-            raise InputError(
-                Problem(
-                    f"CNCF version {version} does not match the cluster's Kubernetes "
-                    f"{cluster} (K8s.server.version in the snapshot)",
-                    source=source,
-                    field_path=field_path,
-                    hint=f"a v{version} submission must come from a Kubernetes {version} "
-                    f"cluster; use {cluster} or leave the version out",
-                )
-            )
-        return version
+        conformance = Conformance(version, load_requirements(version), source, field_path)
+        if match_cluster and snapshot is not None:
+            conformance.check_cluster(snapshot)
+        return conformance
     raise InputError(
         Problem(
             "cannot tell the CNCF conformance version",
