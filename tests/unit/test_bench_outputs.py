@@ -15,18 +15,16 @@ import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 import pytest
 
 from aicr.cli.main import run
+from golden import stable
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "data" / "golden" / "bench"
 RECIPE = ROOT / "recipes" / "h100-eks-ubuntu-training.yaml"
 SNAPSHOT = ROOT / "tests" / "data" / "snapshots" / "ok.yaml"
-# Values that differ on every run by design: ids, wall-clock times and durations.
-VOLATILE = {"reportId", "runId", "timestamp", "start", "stop", "duration"}
 
 
 def golden(name: str, text: str) -> None:
@@ -45,14 +43,6 @@ def aicr(*args: str) -> subprocess.CompletedProcess[str]:
     code = "import sys; from aicr.cli.main import run; sys.exit(run(sys.argv[1:]))"
     return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
                           env=env, timeout=120, check=False)
-
-
-def stable(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: "<volatile>" if k in VOLATILE else stable(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [stable(v) for v in value]
-    return value
 
 
 def bench_module(name: str) -> ModuleType:

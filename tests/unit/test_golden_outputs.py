@@ -11,7 +11,7 @@ under tests/data/golden/outputs/ (one per case, named after it):
 - ``evidence render`` of a fixed report (tests/data/golden/inputs/report-passed.json):
   every file of the submission, then ``evidence verify`` of it.
 
-Values that differ on every run by design are replaced in one place, ``normalise`` below.
+Values that differ on every run by design are replaced in one place, tests/golden.py.
 A case that is added or dropped, or an output that changes, fails. After a deliberate
 change of output, regenerate and review the diff:
 
@@ -23,16 +23,15 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from aicr.cli import render
 from aicr.cli.main import run
+from golden import normalise, stable
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
@@ -51,39 +50,6 @@ VENDOR = DATA / "configs" / "vendor.yaml"
 MIRROR = INPUTS / "mirror-config.yaml"
 H100 = RECIPES["h100-eks-ubuntu-training"]
 OK = SNAPSHOTS["ok"]
-
-# --- the one place volatile values are normalised -------------------------------------------
-# CTRF keys whose value is new on every run: the report's uuid, the run id, wall-clock
-# times (ms since the epoch, ISO timestamps) and durations measured from them.
-VOLATILE_KEYS = {"reportId", "runId", "timestamp", "start", "stop", "duration"}
-# The run id (names.new_run_id: "r" + 8 hex digits), wherever it sits in names and labels.
-RUN_ID = re.compile(r"\br[0-9a-f]{8}\b")
-# JUnit's wall-clock attributes.
-JUNIT_TIMES = re.compile(r'\b(timestamp|time)="[^"]*"')
-# The same CTRF keys in the report's text forms: YAML (``-t yaml``), the table (``-t table``).
-TEXT_KEYS = re.compile(
-    r"(?m)^(\s*(?:- )?|summary\.)(" + "|".join(sorted(VOLATILE_KEYS)) + r")(:? +)\S.*$"
-)
-
-
-def normalise(text: str, tmp: Path) -> str:
-    """``text`` with run ids, times and this machine's paths replaced by placeholders."""
-    text = RUN_ID.sub("<run-id>", text)
-    text = JUNIT_TIMES.sub(r'\1="<volatile>"', text)
-    text = TEXT_KEYS.sub(r"\1\2\3<volatile>", text)
-    return text.replace(str(tmp), "<tmp>").replace(str(ROOT), "<root>")
-
-
-def stable(value: Any) -> Any:
-    """A parsed CTRF report with the ``VOLATILE_KEYS`` values replaced."""
-    if isinstance(value, dict):
-        return {k: "<volatile>" if k in VOLATILE_KEYS else stable(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [stable(v) for v in value]
-    return value
-
-
-# ---------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -199,7 +165,7 @@ def output_of(case: Case, tmp: Path, capsys: pytest.CaptureFixture[str],
         verify = run(["evidence", "verify", str(tmp / case.tree)])
         vout, verr = capsys.readouterr()
         text.append(f"--- evidence verify: exit {verify}\n{vout}{verr}")
-    return normalise("".join(text), tmp)
+    return normalise("".join(text), tmp, ROOT)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
@@ -230,7 +196,7 @@ def test_normalise_replaces_only_the_volatile(tmp_path: Path) -> None:
     text = (f'aicr-r0123abcd-inputs nightly-r89abcdef time="0.1" timestamp="2026-01-01" '
             f"{tmp_path}/x {ROOT}/y rdeadbeefs r0123abc sha256:ab0123abcd\n"
             "  start: 17\nsummary.stop      18\n- duration: 0\nstarted: 1")
-    assert normalise(text, tmp_path) == (
+    assert normalise(text, tmp_path, ROOT) == (
         'aicr-<run-id>-inputs nightly-<run-id> time="<volatile>" timestamp="<volatile>" '
         "<tmp>/x <root>/y rdeadbeefs r0123abc sha256:ab0123abcd\n"
         "  start: <volatile>\nsummary.stop      <volatile>\n- duration: <volatile>\nstarted: 1")
