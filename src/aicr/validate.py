@@ -426,4 +426,5 @@ def _submit(
             outcome.exit_code = EXIT_VALIDATION_FAILED
         return
     outcome.submission_path = result.path
-    outcome.warnings.extend(result.warnings)
+    # The writer checks vendor data and N/A again for itself: say each warning once.
+    outcome.warnings.extend(w for w in result.warnings if w not in outcome.warnings)

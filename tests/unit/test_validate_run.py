@@ -85,6 +85,16 @@ def test_submission_is_written_and_verified(tmp_path: Path) -> None:
     assert cncf.verify(outcome.submission_path, version=None).ok
 
 
+def test_a_submission_says_each_warning_once(tmp_path: Path) -> None:
+    outcome = run(submission(tmp_path), executor=FakeExecutor())
+    assert outcome.submission_path is not None
+    na = [w for w in outcome.warnings if w.startswith("cluster_autoscaling is a MUST declared N/A")]
+    assert len(na) == 1
+    assert len(set(outcome.warnings)) == len(outcome.warnings)
+    assert outcome.report.extra is not None
+    assert outcome.report.extra["aicr"]["warnings"] == outcome.warnings
+
+
 def test_failed_should_only_check_does_not_block_a_submission(tmp_path: Path) -> None:
     fake = FakeExecutor(results={"driver-runtime-management": (Status.FAILED, "drift")})
     outcome = run(submission(tmp_path), executor=fake)
