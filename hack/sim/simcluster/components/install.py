@@ -80,24 +80,50 @@ def _record(sim: Sim, data: dict[str, list[dict[str, Any]]]) -> None:
 
 
 def install(sim: Sim, components: list[Component], timeout: float = 180.0) -> None:
-    """Apply each component and wait until it is ready, in order.
+    """Apply each component once the ones it requires or follows are ready; wait for all.
 
-    One after another, so a component can be given the address of one it needs.
-    It runs inside the cluster's network namespace, so it builds nothing: the
-    caller ran `build` before entering it (ComponentError when one is not built).
+    A component waits only for those (their addresses go into its manifests); the
+    others start side by side, since most of an install is waiting for readiness
+    probes. Each has `timeout` from its own apply. It runs inside the cluster's
+    network namespace, so it builds nothing: the caller ran `build` before entering
+    it (ComponentError when one is not built).
     """
     require_built(components)
     done = journal(sim)
     selected = frozenset([*done, *(c.name for c in components)])
+    ready = set(done)
     api = kube.api_client(sim.kubeconfig)
-    for c in components:
-        running = [registry.BY_NAME[n] for n in done if n in registry.BY_NAME]
-        addresses = {r.name: a for r in running if r.address and (a := r.address(api))}
-        ctx = Context(selected=selected, addresses=addresses)
-        applied = scenario.apply(sim, c.manifests(ctx))
-        done[c.name] = [workloads.ref(o) for o in applied]
-        _record(sim, done)
-        wait_ready(sim, [c], timeout)
+    waiting = list(components)
+    deadlines: dict[str, float] = {}
+    while True:
+        for c in [c for c in waiting if _followed_ready(c, selected, ready)]:
+            running = [registry.BY_NAME[n] for n in ready if n in registry.BY_NAME]
+            addresses = {r.name: a for r in running if r.address and (a := r.address(api))}
+            ctx = Context(selected=selected, addresses=addresses)
+            applied = scenario.apply(sim, c.manifests(ctx))
+            done[c.name] = [workloads.ref(o) for o in applied]
+            _record(sim, done)
+            deadlines[c.name] = time.monotonic() + timeout
+            waiting.remove(c)
+        left = {n: waiting_for(sim, registry.BY_NAME[n]) for n in deadlines if n not in ready}
+        ready.update(n for n, what in left.items() if not what)
+        late = {n: what for n, what in left.items() if what and time.monotonic() > deadlines[n]}
+        if late:
+            raise ComponentError(_not_ready(timeout, late))
+        if not waiting and ready >= deadlines.keys():
+            return
+        time.sleep(0.5)
+
+
+def _followed_ready(c: Component, selected: frozenset[str], ready: set[str]) -> bool:
+    """Whether every component `c` requires, or follows when selected, is ready."""
+    return all(d in ready for d in (*c.requires, *c.after) if d in selected)
+
+
+def _not_ready(timeout: float, left: dict[str, list[str]]) -> str:
+    return f"components not ready in {timeout:.0f} s: " + "; ".join(
+        f"{k}: waiting for {', '.join(v)}" for k, v in left.items()
+    )
 
 
 def waiting_for(sim: Sim, c: Component) -> list[str]:
@@ -119,10 +145,7 @@ def wait_ready(sim: Sim, components: list[Component], timeout: float) -> None:
         if not left:
             return
         if time.monotonic() > deadline:
-            raise ComponentError(
-                f"components not ready in {timeout:.0f} s: "
-                + "; ".join(f"{k}: waiting for {', '.join(v)}" for k, v in left.items())
-            )
+            raise ComponentError(_not_ready(timeout, left))
         time.sleep(0.5)
 
 
