@@ -10,9 +10,10 @@ from importlib import resources
 
 from pydantic import Field
 
+from aicr.catalog import Catalog, load_catalog
 from aicr.config import ValidateConfig
 from aicr.document import Document, validate
-from aicr.errors import InputError, Problem, UnsupportedVersionError
+from aicr.errors import InputError, Problem, SchemaError, UnsupportedVersionError
 from aicr.snapshot import Snapshot
 from aicr.yaml_io import parse
 
@@ -47,7 +48,9 @@ class Requirement(Document):
     level: Level
     description: str = Field(min_length=1)
     checks: list[str] = Field(
-        default_factory=list, description="Catalog checks that must all pass for Implemented."
+        default_factory=list,
+        description="Catalog checks that must all pass for Implemented: derived on load from "
+        "the catalog entries that name this id, never written in the data file.",
     )
     conditional: bool = Field(
         default=False, description="Conditional text: may be N/A with a justification."
@@ -97,9 +100,39 @@ def major_minor(text: str) -> str | None:
     return f"{int(match[1])}.{int(match[2])}" if match else None
 
 
-def parse_requirements(text: str, source: str) -> RequirementSet:
-    """Parse one requirement data file (tests use this with inline data)."""
-    return validate(RequirementSet, parse(text, source))
+def parse_requirements(text: str, source: str, catalog: Catalog) -> RequirementSet:
+    """Parse one requirement data file; each requirement's checks come from ``catalog``.
+
+    A check backs a requirement in every version whose set has the id its catalog
+    entry names (``CheckSpec.requirements``); the data file lists no checks, and one
+    that does is refused, so the two can never disagree.
+    """
+    loaded = parse(text, source)
+    reqs = validate(RequirementSet, loaded)
+    listed = [i for i, r in enumerate(reqs.requirements) if "checks" in r.model_fields_set]
+    if listed:
+        raise SchemaError(
+            [
+                Problem(
+                    "checks are not listed in requirement data: a check's catalog entry "
+                    "names the requirement ids it backs",
+                    source=source,
+                    field_path=f"requirements[{i}].checks",
+                    line=loaded.line_of(("requirements", i, "checks")),
+                    hint="add the id to the check's requirements in aicr/catalog/catalog.yaml",
+                )
+                for i in listed
+            ]
+        )
+    backers = [(c.name, set(c.requirements)) for c in catalog.ordered]
+    return reqs.model_copy(
+        update={
+            "requirements": [
+                r.model_copy(update={"checks": [n for n, ids in backers if r.id in ids]})
+                for r in reqs.requirements
+            ]
+        }
+    )
 
 
 @functools.cache
@@ -114,7 +147,7 @@ def load_requirements(version: str) -> RequirementSet:
         )
     name = f"v{version}.yaml"
     text = resources.files("aicr.cncf.requirements").joinpath(name).read_text(encoding="utf-8")
-    return parse_requirements(text, f"aicr/cncf/requirements/{name}")
+    return parse_requirements(text, f"aicr/cncf/requirements/{name}", load_catalog())
 
 
 @dataclass(frozen=True)
