@@ -1,8 +1,9 @@
 """Every image a run pulls, for mirrors of air-gapped clusters (``aicr images list``).
 
 The same functions the run uses decide each reference: the catalog's validator
-image pinned to this version and the planned checks' workload images from
-``aicr/checks/images.yaml``, each after the registry rewrite.
+image pinned to this version and the planned checks' workload images (their
+catalog entries name them, ``aicr/checks/images.yaml`` pins them), each after the
+registry rewrite.
 """
 
 from __future__ import annotations
@@ -48,7 +49,12 @@ def run_images(
     kube = kube or KubeTarget()
     config = load_config(config_ref, kube) if config_ref else EMPTY_CONFIG
     checks = planned_checks(recipe_ref, phases, config, kube)
-    refs = [workload_images.on_registry(load_catalog().image_ref, workload_images.registry(config))]
-    for image in workload_images.load_images().used_by(checks):
-        refs += [workload_images.resolve(image, c, config) for c in image.checks if c in checks]
+    catalog = load_catalog()
+    refs = [workload_images.on_registry(catalog.image_ref, workload_images.registry(config))]
+    for image in workload_images.load_images().used_by(checks, catalog):
+        refs += [
+            workload_images.resolve(image, c, config)
+            for c in catalog.image_users(image.name)
+            if c in checks
+        ]
     return list(dict.fromkeys(refs))

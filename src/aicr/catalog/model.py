@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 from datetime import timedelta
 from importlib import resources
 from typing import Literal
@@ -16,6 +17,7 @@ from aicr.yaml_io import parse
 
 # Verbs RBAC cannot match against resourceNames: a rule naming objects would deny them.
 UNNAMED_VERBS = frozenset({"create", "list", "watch", "deletecollection", "*"})
+_PARAM = re.compile(r"^[a-z][a-zA-Z0-9]*$")
 
 
 class PolicyRule(Document):
@@ -142,7 +144,13 @@ class CheckSpec(Document):
     description: str
     timeout: timedelta = Field(description="Job deadline, e.g. 5m.")
     requirements: list[str] = Field(
-        default_factory=list, description="CNCF requirement ids this check backs."
+        default_factory=list,
+        description="CNCF requirement ids this check backs, in every version that has the id.",
+    )
+    images: dict[str, str | None] = Field(
+        default_factory=dict,
+        description="The pinned workload images (aicr/checks/images.yaml names) the check "
+        "runs, each with the param that replaces it (null: none).",
     )
     gpus: GpuNeed | None = Field(
         default=None,
@@ -169,6 +177,14 @@ class CheckSpec(Document):
     @classmethod
     def _duration(cls, value: object) -> object:
         return durations.field(value)
+
+    @field_validator("images")
+    @classmethod
+    def _params(cls, images: dict[str, str | None]) -> dict[str, str | None]:
+        bad = [p for p in images.values() if p is not None and not _PARAM.match(p)]
+        if bad:
+            raise ValueError(f"not a param name (camelCase): {', '.join(bad)}")
+        return images
 
 
 class Catalog(Document):
@@ -198,6 +214,10 @@ class Catalog(Document):
     def get(self, name: str) -> CheckSpec | None:
         """The check named ``name``, or None."""
         return next((c for c in self.checks if c.name == name), None)
+
+    def image_users(self, image: str) -> list[str]:
+        """The checks whose entry names workload image ``image``, in file order."""
+        return [c.name for c in self.checks if image in c.images]
 
     @property
     def image_ref(self) -> str:

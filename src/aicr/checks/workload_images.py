@@ -6,8 +6,9 @@ disagree. A mirror is named by ``AICR_VALIDATOR_IMAGE_REGISTRY`` (wins) or the
 config's ``spec.validate.images.registry``; it replaces each reference's
 registry host and first path segment (the org: ``nvcr.io/nvidia/cuda:12`` on
 ``m.local/ai`` is ``m.local/ai/cuda:12``) and keeps the rest, as AICR rewrites its
-validator images, so one mirror serves both. Check pods import this module, so it
-imports nothing beyond the file models.
+validator images, so one mirror serves both. Which checks run an image, and the
+param that replaces it for each, is in the checks' catalog entries (``images``).
+Check pods import this module, so it imports nothing beyond the file models.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import Field, field_validator
 
 from aicr import defaults
+from aicr.catalog import Catalog, load_catalog
 from aicr.config import REGISTRY_EXPECTED, REGISTRY_PATTERN
 from aicr.document import Document, refuse_duplicates, validate
 from aicr.errors import InputError, Problem
@@ -37,10 +39,6 @@ class WorkloadImage(Document):
     name: str = Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", description="What checks use.")
     image: str = Field(description="Full reference: registry host, path, fixed tag or digest.")
     description: str
-    checks: list[str] = Field(min_length=1, description="The checks whose workloads run it.")
-    param: str | None = Field(
-        default=None, description="The check's config param that replaces the image, if any."
-    )
 
     @field_validator("image")
     @classmethod
@@ -67,16 +65,20 @@ class WorkloadImages(Document):
         refuse_duplicates([i.name for i in images], "image names")
         return images
 
-    def used_by(self, checks: list[str]) -> list[WorkloadImage]:
-        """The images the workloads of ``checks`` run, in file order."""
-        return [i for i in self.images if set(i.checks) & set(checks)]
+    def used_by(self, checks: list[str], catalog: Catalog) -> list[WorkloadImage]:
+        """The images the workloads of ``checks`` run (their catalog entries), in file order."""
+        return [i for i in self.images if set(catalog.image_users(i.name)) & set(checks)]
 
-    def get(self, name: str, check: str) -> WorkloadImage:
-        """Image ``name`` as declared for ``check``; LookupError when it is not."""
-        for image in self.images:
-            if image.name == name and check in image.checks:
-                return image
-        raise LookupError(f"image {name!r} is not declared for {check} in aicr/checks/images.yaml")
+    def get(self, name: str, check: str, catalog: Catalog) -> WorkloadImage:
+        """Image ``name``, when ``check``'s catalog entry names it; LookupError when not."""
+        spec = catalog.get(check)
+        image = next((i for i in self.images if i.name == name), None)
+        if spec is None or name not in spec.images or image is None:
+            raise LookupError(
+                f"image {name!r} is not named for {check} in its catalog entry "
+                "(images in aicr/catalog/catalog.yaml)"
+            )
+        return image
 
 
 @functools.cache
@@ -125,9 +127,14 @@ def on_registry(ref: str, mirror: str | None) -> str:
 
 
 def resolve(image: WorkloadImage, check: str, config: ValidateConfig) -> str:
-    """What ``check`` pulls for ``image``: its param override as given, else the mirrored pin."""
-    if image.param:
-        override = config.check(check).params.get(image.param)
+    """What ``check`` pulls for ``image``: its param override as given, else the mirrored pin.
+
+    The param is the one ``check``'s catalog entry names for the image.
+    """
+    spec = load_catalog().get(check)
+    param = spec.images.get(image.name) if spec else None
+    if param:
+        override = config.check(check).params.get(param)
         if override:
             return str(override)
     return on_registry(image.image, registry(config))
@@ -135,4 +142,4 @@ def resolve(image: WorkloadImage, check: str, config: ValidateConfig) -> str:
 
 def workload_image(name: str, *, check: str, config: ValidateConfig) -> str:
     """The reference ``check`` should run for its image ``name``."""
-    return resolve(load_images().get(name, check), check, config)
+    return resolve(load_images().get(name, check, load_catalog()), check, config)

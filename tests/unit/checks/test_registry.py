@@ -36,10 +36,8 @@ def test_params_models_extend_the_shared_base() -> None:
         assert model is None or issubclass(model, CheckParams), spec.name
 
 
-def test_every_image_override_is_one_image_param_that_images_yaml_names() -> None:
-    from aicr.checks.workload_images import load_images
-
-    declared = {(c, i.param) for i in load_images().images if i.param for c in i.checks}
+def test_every_image_override_is_one_image_param_that_the_catalog_entry_names() -> None:
+    declared = {(c.name, p) for c in load_catalog().checks for p in c.images.values() if p}
     overrides = set()
     for spec in load_catalog().checks:
         model = params.find_params(spec)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from aicr.catalog import load_catalog
+from aicr.catalog import load_catalog, parse_catalog
 from aicr.checks import workload_images
 from aicr.config import EMPTY_CONFIG, ValidateConfig, parse_config
 from aicr.document import validate
@@ -29,11 +29,13 @@ def _no_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(ENV, raising=False)
 
 
-def test_every_shipped_image_belongs_to_known_checks() -> None:
-    shipped = workload_images.load_images().images
-    known = set(load_catalog().names)
-    assert shipped
-    assert [(i.name, c) for i in shipped for c in i.checks if c not in known] == []
+def test_the_catalog_names_only_pinned_images_and_every_pinned_image_is_run() -> None:
+    """Checks name their images once, in the catalog; images.yaml only pins them."""
+    pinned = {i.name for i in workload_images.load_images().images}
+    catalog = load_catalog()
+    named = {(c.name, n) for c in catalog.checks for n in c.images}
+    assert {(c, n) for c, n in named if n not in pinned} == set()
+    assert pinned - {n for _, n in named} == set()
 
 
 def test_check_nvidia_smi_runs_the_pinned_cuda_image() -> None:
@@ -45,18 +47,19 @@ def test_check_nvidia_smi_runs_the_pinned_cuda_image() -> None:
 @pytest.mark.parametrize(
     ("entry", "message"),
     [
-        ("{name: a, image: cuda:12, description: d, checks: [x]}",
+        ("{name: a, image: cuda:12, description: d}",
          "'cuda:12' must start with a registry host"),
-        ("{name: a, image: nvidia/cuda:12, description: d, checks: [x]}",
+        ("{name: a, image: nvidia/cuda:12, description: d}",
          "'nvidia/cuda:12' must start with a registry host"),
-        ("{name: a, image: nvcr.io/nvidia/cuda, description: d, checks: [x]}",
+        ("{name: a, image: nvcr.io/nvidia/cuda, description: d}",
          "must carry a fixed tag or digest"),
-        ("{name: a, image: 'nvcr.io/nvidia/cuda:latest', description: d, checks: [x]}",
+        ("{name: a, image: 'nvcr.io/nvidia/cuda:latest', description: d}",
          "must carry a fixed tag or digest"),
-        ("{name: a, image: 'nvcr.io/c:1', description: d, checks: []}", "at least 1 item"),
-        ("{name: a, image: 'nvcr.io/c:1', description: d, checks: [x], tag: 2}", "tag"),
+        ("{name: a, image: 'nvcr.io/c:1', description: d, checks: [x]}", "checks"),
+        ("{name: a, image: 'nvcr.io/c:1', description: d, tag: 2}", "tag"),
     ],
-    ids=["no-host", "no-host-with-path", "no-tag", "latest", "no-checks", "unknown-key"],
+    ids=["no-host", "no-host-with-path", "no-tag", "latest", "checks-belong-to-the-catalog",
+         "unknown-key"],
 )  # fmt: skip
 def test_a_bad_entry_is_refused(entry: str, message: str) -> None:
     with pytest.raises(SchemaError, match=message):
@@ -67,20 +70,28 @@ def test_digests_and_registry_ports_are_pinned_references() -> None:
     digest = "localhost:5000/c@sha256:" + "0" * 64
     doc = parse_images(HEADER + (
         "images:\n"
-        f"  - {{name: a, image: '{digest}', description: d, checks: [x]}}\n"
-        "  - {name: b, image: 'docker.io/library/busybox:1.37', description: d, checks: [y]}\n"
+        f"  - {{name: a, image: '{digest}', description: d}}\n"
+        "  - {name: b, image: 'docker.io/library/busybox:1.37', description: d}\n"
     ))  # fmt: skip
-    assert [i.name for i in doc.used_by(["y"])] == ["b"]
+    catalog = parse_catalog(
+        "apiVersion: aicr.nvidia.com/v1alpha1\nkind: Catalog\nimage: ghcr.io/x/y\nchecks:\n"
+        "  - {name: x, phase: deployment, description: d, timeout: 1m, images: {a: image}}\n"
+        "  - {name: y, phase: deployment, description: d, timeout: 1m, images: {b: null}}\n"
+    )
+    assert [i.name for i in doc.used_by(["y"], catalog)] == ["b"]
+    assert doc.get("b", "y", catalog).image == "docker.io/library/busybox:1.37"
+    with pytest.raises(LookupError, match="'a' is not named for y in its catalog entry"):
+        doc.get("a", "y", catalog)
 
 
 def test_duplicate_names_are_refused() -> None:
-    entry = "{name: a, image: 'nvcr.io/c:1', description: d, checks: [x]}"
+    entry = "{name: a, image: 'nvcr.io/c:1', description: d}"
     with pytest.raises(SchemaError, match="duplicate image names: a"):
         parse_images(HEADER + f"images: [{entry}, {entry}]\n")
 
 
 def test_an_image_not_declared_for_the_check_is_a_bug() -> None:
-    with pytest.raises(LookupError, match="'cuda-base' is not declared for platform-health"):
+    with pytest.raises(LookupError, match="'cuda-base' is not named for platform-health in its"):
         workload_images.workload_image("cuda-base", check="platform-health", config=EMPTY_CONFIG)
 
 
