@@ -1,8 +1,9 @@
 """Check params and preflight: what the orchestrator checks and resolves before any Job.
 
-Every check accepts ``CheckParams``; a check module declares its own subclass
-named ``Params`` and may define ``preflight(recipe, data_dir, source)``, both
-found through ``aicr.catalog.registry``. The run validates every planned
+Every check accepts ``CheckParams``; a check declares its own subclass named
+``Params`` and may define ``preflight(recipe, data_dir, source)``, both in
+``params.py`` of its package and found through ``aicr.catalog.registry`` without
+importing the check itself. The run validates every planned
 check's params here, so a typo exits 2 naming its file, line and field path.
 """
 
@@ -41,8 +42,8 @@ def image_param(what: str) -> Any:
 class CheckParams(Document):
     """``spec.validate.checks.<name>.params``: what every check accepts.
 
-    A check declares its own as a subclass named ``Params`` in its module; the
-    run validates it before any Job, so a typo exits 2 naming its field path.
+    A check declares its own as a subclass named ``Params`` in its ``params.py``;
+    the run validates it before any Job, so a typo exits 2 naming its field path.
     """
 
     aicr_delay_seconds: float | None = Field(
@@ -95,7 +96,7 @@ def check_params(name: str, params: dict[str, Any], config: LoadedYaml | None) -
 def preflight(name: str, recipe: Recipe, data_dir: str | None, source: str) -> Any:
     """Run check ``name``'s optional ``preflight(recipe, data_dir, source)`` before any Job.
 
-    A check module may define it to refuse a contradictory request up front
+    A check's ``params.py`` may define it to refuse a contradictory request up front
     (raising InputError, exit 2) and to resolve facts the check's pod cannot
     (values files under ``--data``). What it returns (JSON-able, or None) reaches
     the check as ``CheckContext.prepared``.
@@ -106,12 +107,12 @@ def preflight(name: str, recipe: Recipe, data_dir: str | None, source: str) -> A
 
 
 def find_preflight(spec: CheckSpec) -> PreflightFn | None:
-    """The check's optional orchestrator-side ``preflight`` function."""
-    fn: PreflightFn | None = getattr(registry.check_module(spec), "preflight", None)
+    """The check's optional orchestrator-side ``preflight`` function (in its ``params.py``)."""
+    fn: PreflightFn | None = getattr(registry.declaration(spec), "preflight", None)
     return fn
 
 
 def find_params(spec: CheckSpec) -> type[CheckParams] | None:
-    """The check's ``Params`` model, when it declares one."""
-    model: type[CheckParams] | None = getattr(registry.check_module(spec), "Params", None)
+    """The check's ``Params`` model (in its ``params.py``), when it declares one."""
+    model: type[CheckParams] | None = getattr(registry.declaration(spec), "Params", None)
     return model

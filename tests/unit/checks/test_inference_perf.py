@@ -16,6 +16,7 @@ from aicr.catalog import load_catalog
 from aicr.checks import RunInputs, entrypoint
 from aicr.checks.performance import inference_perf as check
 from aicr.checks.performance.inference_perf import aiperf, knobs, stack
+from aicr.checks.performance.inference_perf import params as inputs
 from aicr.config import EMPTY_CONFIG, parse_config
 from aicr.ctrf import Status
 from aicr.errors import InputError
@@ -411,7 +412,7 @@ def test_the_recipes_inference_model_wins() -> None:
 
 # ---- knobs --------------------------------------------------------------------------------
 def test_environment_knobs_win_over_params_over_defaults() -> None:
-    env = knobs.from_environment({knobs.READY_ENV: "20m", knobs.STORAGE_CLASS_ENV: " fast "})
+    env = inputs.from_environment({inputs.READY_ENV: "20m", inputs.STORAGE_CLASS_ENV: " fast "})
     assert env == {"workloadReadyTimeout": 1200.0, "modelCacheStorageClass": "fast"}
     params = check.Params.model_validate({"healthTimeout": "90s", "workloadReadyTimeout": "5m"})
     k = knobs.Knobs.resolve(env, params)
@@ -427,22 +428,22 @@ def test_environment_knobs_win_over_params_over_defaults() -> None:
 @pytest.mark.parametrize(
     ("var", "value", "message"),
     [
-        (knobs.READY_ENV, "ten minutes", "$AICR_INFERENCE_PERF_WORKLOAD_READY_TIMEOUT: invalid "
+        (inputs.READY_ENV, "ten minutes", "$AICR_INFERENCE_PERF_WORKLOAD_READY_TIMEOUT: invalid "
          "duration 'ten minutes' (expected e.g. 90s, 5m, 1h30m)"),
-        (knobs.HEALTH_ENV, "0s", "$AICR_INFERENCE_PERF_HEALTH_TIMEOUT: duration '0s' must be above "
-         "zero"),
+        (inputs.HEALTH_ENV, "0s", "$AICR_INFERENCE_PERF_HEALTH_TIMEOUT: duration '0s' must be "
+         "above zero"),
     ],
 )  # fmt: skip
 def test_a_malformed_knob_is_refused_naming_it(var: str, value: str, message: str) -> None:
     with pytest.raises(InputError) as err:
-        knobs.from_environment({var: value})
+        inputs.from_environment({var: value})
     assert str(err.value) == message
 
 
 def test_the_preflight_passes_the_environments_knobs(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(knobs.HEALTH_ENV, "10m")
-    monkeypatch.delenv(knobs.READY_ENV, raising=False)
-    monkeypatch.delenv(knobs.STORAGE_CLASS_ENV, raising=False)
+    monkeypatch.setenv(inputs.HEALTH_ENV, "10m")
+    monkeypatch.delenv(inputs.READY_ENV, raising=False)
+    monkeypatch.delenv(inputs.STORAGE_CLASS_ENV, raising=False)
     assert check.preflight(parse_recipe(recipe()), None, "r.yaml") == {
         "env": {"healthTimeout": 600.0}}
 

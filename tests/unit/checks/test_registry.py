@@ -46,3 +46,31 @@ def test_every_image_override_is_one_image_param_that_the_catalog_entry_names() 
                 assert str(field.description).endswith("(used as given, no mirror rewrite)."), name
                 overrides.add((spec.name, field.alias or name))
     assert overrides == declared
+
+
+def test_params_and_preflight_are_declared_in_params_py_only() -> None:
+    """What the orchestrator reads is in the check's params.py; the check module may only
+    re-export it, so a Params or preflight written in the check's own code is never ignored."""
+    for spec in load_catalog().checks:
+        declared = registry.declaration(spec)
+        module = registry.check_module(spec)
+        for name in ("Params", "preflight"):
+            theirs = getattr(module, name, None)
+            assert theirs is None or theirs is getattr(declared, name, None), (spec.name, name)
+
+
+def test_a_declaration_is_the_module_the_check_package_imports() -> None:
+    spec = load_catalog().get("driver-runtime-management")
+    assert spec is not None
+    declared = registry.declaration(spec)
+    from aicr.checks.conformance import driver_runtime_management as check
+
+    assert declared is not None and check.Params is declared.Params
+    assert declared.__name__ == "aicr.checks.conformance.driver_runtime_management.params"
+
+
+def test_a_check_without_params_py_declares_nothing() -> None:
+    spec = load_catalog().get("platform-health")
+    assert spec is not None and registry.declaration(spec) is None
+    assert params.params_model("platform-health") is CheckParams
+    assert params.find_preflight(spec) is None

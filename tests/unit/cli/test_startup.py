@@ -6,6 +6,7 @@ left in ``sys.modules``; a regression shows here as a failure, not as a slower b
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -37,11 +38,15 @@ HEAVY = (
 )
 # --help needs click alone: no models, no YAML, no tables, no logging.
 HELP_HEAVY = (*HEAVY, "pydantic", "yaml", "rich", "logging", "aicr.config", "aicr.catalog")
+# A check's own code (its package, not its params.py) is what its pod runs: planning reads
+# only params.py (aicr.catalog.registry.declaration), so no plan loads a check package.
+CHECK_CODE = r"^aicr\.checks\.(deployment|performance|conformance)\.\w+(\.(?!params$)\w+)*$"
 PROBE = """
-import sys
+import re, sys
 from aicr.cli.main import run
 code = run({args!r})
-heavy = sorted(m for m in sys.modules if any(m == h or m.startswith(h + ".") for h in {heavy!r}))
+heavy = sorted(m for m in sys.modules if any(m == h or m.startswith(h + ".") for h in {heavy!r})
+               or re.match({check_code!r}, m))
 print("HEAVY=" + ",".join(heavy), file=sys.stderr)
 sys.exit(code)
 """
@@ -55,16 +60,20 @@ CASES = [
     # every phase of a real recipe: 18 checks planned and preflighted, the CNCF summary shown
     (["validate", "-r", H100, "-s", str(DATA / "snapshots/ok.yaml"), "--no-cluster",
       "-o", "/dev/null"], HEAVY, 8),
+    # inference-perf planned: its preflight (gates, knobs) runs from params.py alone
+    (["validate", "-r", str(ROOT / "recipes/h100-aks-ubuntu-inference-dynamo.yaml"), "-s",
+      str(DATA / "snapshots/ok.yaml"), "--no-cluster", "-o", "/dev/null"], HEAVY, 8),
     (["images", "list", "-r", str(DATA / "recipes/small.yaml")], HEAVY, 0),
 ]
 
 
 @pytest.mark.parametrize(("args", "heavy", "code"), CASES,
                          ids=["help", "validate-help", "evidence-help", "no-cluster-run",
-                              "no-cluster-h100", "images-list"])
+                              "no-cluster-h100", "no-cluster-inference", "images-list"])
 def test_no_heavy_modules(args: list[str], heavy: tuple[str, ...], code: int) -> None:
-    proc = subprocess.run([sys.executable, "-c", PROBE.format(args=args, heavy=heavy)],
-                          capture_output=True, text=True, timeout=60)
+    probe = PROBE.format(args=args, heavy=heavy, check_code=CHECK_CODE)
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=60)
     assert proc.returncode == code, proc.stderr
     assert proc.stderr.splitlines()[-1] == "HEAVY=", proc.stderr
 
@@ -73,7 +82,15 @@ def test_the_probe_sees_a_heavy_import() -> None:
     """The probe is not blind: a command that loads the verifier is caught."""
     missing = DATA / "no-such-submission"
     proc = subprocess.run([sys.executable, "-c", PROBE.format(
-        args=["evidence", "verify", str(missing), "--cncf-version", "1.35"], heavy=HEAVY)],
-        capture_output=True, text=True, timeout=60)
+        args=["evidence", "verify", str(missing), "--cncf-version", "1.35"], heavy=HEAVY,
+        check_code=CHECK_CODE)], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2, proc.stderr
     assert "aicr.cncf.verifier" in proc.stderr.splitlines()[-1]
+
+
+def test_the_probe_sees_a_check_package_but_not_a_declaration() -> None:
+    """Running one check (its Job's command) loads its package; the pattern catches it."""
+    names = ["aicr.checks.conformance.dra_support", "aicr.checks.conformance.dra_support.build",
+             "aicr.checks.conformance.dra_support.params", "aicr.checks.allocation",
+             "aicr.checks.conformance"]
+    assert [n for n in names if re.match(CHECK_CODE, n)] == names[:2]

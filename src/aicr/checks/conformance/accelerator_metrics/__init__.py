@@ -40,12 +40,11 @@ import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from pydantic import Field
-
-from aicr.catalog.params import image_param
-from aicr.checks import CheckContext, CheckParams, prometheus
-from aicr.checks.allocation import AllocationMode, preflight_mode, prepared_mode
+from aicr.checks import CheckContext, prometheus
+from aicr.checks.allocation import AllocationMode, prepared_mode
 from aicr.checks.conformance.accelerator_metrics import build
+from aicr.checks.conformance.accelerator_metrics.params import Params as Params
+from aicr.checks.conformance.accelerator_metrics.params import preflight as preflight
 from aicr.checks.steps import Step
 from aicr.checks.workload_images import workload_image
 from aicr.ctrf import Status
@@ -66,35 +65,8 @@ from aicr.result import CheckResult
 if TYPE_CHECKING:
     import httpx
 
-preflight = preflight_mode  # the whole-GPU mode decides how the load pod gets its GPU
 GPU_OPERATOR = "gpu-operator"
 POLL_SECONDS = 1.0
-
-
-class Params(CheckParams):
-    """``spec.validate.checks.accelerator-metrics.params``."""
-
-    exporter_namespace: str | None = Field(
-        default=None,
-        min_length=1,
-        description="Namespace of the exporter pods (default: the recipe's gpu-operator "
-        "component's, else every namespace).",
-    )
-    exporter_selector: str = Field(
-        default="app=nvidia-dcgm-exporter",
-        min_length=1,
-        description="Label selector of the exporter pods.",
-    )
-    exporter_port: int = Field(default=9400, gt=0, lt=65536, description="The exporter's port.")
-    metrics_path: str = Field(default="/metrics", pattern=r"^/", description="The metrics path.")
-    scrape_seconds: float = Field(default=10, gt=0, description="Timeout of one HTTP request.")
-    image: str | None = image_param("DCGM image of the load pod")
-    load_seconds: int = Field(default=60, gt=0, description="How long the load pod runs.")
-    collect_seconds: float = Field(
-        default=90,
-        gt=0,
-        description="How long Prometheus may take to have the series, and utilization to rise.",
-    )
 
 
 def _client(ctx: CheckContext) -> httpx.Client:

@@ -27,13 +27,11 @@ from __future__ import annotations
 
 import time
 from datetime import datetime
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
-from pydantic import Field
-
-from aicr.catalog.params import image_param
-from aicr.checks import CheckContext, CheckParams, prometheus
+from aicr.checks import CheckContext, prometheus
 from aicr.checks.conformance.ai_service_metrics import build
+from aicr.checks.conformance.ai_service_metrics.params import Params as Params
 from aicr.checks.workload_images import workload_image
 from aicr.ctrf import Status
 from aicr.result import CheckResult
@@ -42,25 +40,6 @@ if TYPE_CHECKING:
     import httpx
 
 POLL_SECONDS = 1.0
-
-
-class Params(CheckParams):
-    """``spec.validate.checks.ai-service-metrics.params``."""
-
-    requests: int = Field(default=10, gt=0, le=1000, description="How many requests to send (N).")
-    discovery: Literal["auto", "PodMonitor", "annotations"] = Field(
-        default="auto",
-        description="How the workload is made discoverable (auto: PodMonitor when the recipe "
-        "deploys prometheus-operator or the cluster serves its CRD, else pod annotations).",
-    )
-    discover_seconds: float = Field(
-        default=180, gt=0, description="How long the workload may take to run and be scraped."
-    )
-    count_seconds: float = Field(
-        default=90, gt=0, description="How long Prometheus may take to count the requests."
-    )
-    http_seconds: float = Field(default=10, gt=0, description="Timeout of one HTTP request.")
-    image: str | None = image_param("Python image of the workload")
 
 
 def _client(ctx: CheckContext) -> httpx.Client:

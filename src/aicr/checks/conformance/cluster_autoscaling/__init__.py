@@ -38,12 +38,10 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from pydantic import Field
-
-from aicr.catalog.params import image_param
-from aicr.checks import CheckContext, CheckParams
+from aicr.checks import CheckContext
 from aicr.checks.allocation import AllocationMode, prepared_mode
 from aicr.checks.conformance.cluster_autoscaling import build, providers
+from aicr.checks.conformance.cluster_autoscaling.params import Params as Params
 from aicr.checks.gpu_nodes import free_gpu_nodes
 from aicr.checks.workload_images import workload_image
 from aicr.config import NA_PATH
@@ -55,23 +53,6 @@ from aicr.result import CheckResult, StepStatus
 
 POLL_SECONDS = 1.0
 Obj = dict[str, Any]
-
-
-class Params(CheckParams):
-    """``spec.validate.checks.cluster-autoscaling.params``."""
-
-    pods: int = Field(default=2, ge=1, le=32, description="GPU pods that no existing node fits.")
-    gpus_per_pod: int = Field(default=1, ge=1, description="GPUs each of those pods requests.")
-    fill_seconds: float = Field(
-        default=120, gt=0, description="How long the pods holding existing nodes' GPUs may take."
-    )
-    scale_up_seconds: float = Field(
-        default=600, gt=0, description="How long a new node and the pods running on it may take."
-    )
-    scale_down_seconds: float = Field(
-        default=300, gt=0, description="How long the new nodes may take to go (or start going)."
-    )
-    image: str | None = image_param("pause image")
 
 
 class Stopped(BaseException):

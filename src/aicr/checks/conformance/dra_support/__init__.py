@@ -25,13 +25,12 @@ from __future__ import annotations
 
 import time
 
-from pydantic import Field
-
-from aicr.catalog.params import image_param
-from aicr.checks import CheckContext, CheckParams
-from aicr.checks.allocation import DRA_DRIVER, AllocationMode, preflight_mode, prepared_mode
+from aicr.checks import CheckContext
+from aicr.checks.allocation import DRA_DRIVER, AllocationMode, prepared_mode
 from aicr.checks.components import judge
 from aicr.checks.conformance.dra_support import build
+from aicr.checks.conformance.dra_support.params import Params as Params
+from aicr.checks.conformance.dra_support.params import preflight as preflight
 from aicr.checks.workload_images import workload_image
 from aicr.ctrf import Status
 from aicr.kube import pod_status
@@ -39,17 +38,7 @@ from aicr.kube.gpus import DRA_DRIVER as GPU_DRIVER
 from aicr.kube.gpus import allocated, gpu_nodes, is_allocated
 from aicr.result import CheckResult
 
-preflight = preflight_mode  # the whole-GPU mode, resolved like gpu-allocation-policy does
 GONE_SECONDS = 30.0
-
-
-class Params(CheckParams):
-    """``spec.validate.checks.dra-support.params``."""
-
-    image: str | None = image_param("cuda-base image")
-    probe_seconds: float = Field(
-        default=180, gt=0, description="How long the GPU probe pod may take to finish."
-    )
 
 
 def _api(ctx: CheckContext) -> bool:

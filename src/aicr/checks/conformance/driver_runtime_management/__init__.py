@@ -21,23 +21,16 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from aicr.catalog.params import image_param
-from aicr.checks import CheckContext, CheckParams
+from aicr.checks import CheckContext
 from aicr.checks import smi_probes as smi
-from aicr.checks.allocation import AllocationMode, preflight_mode, prepared_mode
+from aicr.checks.allocation import AllocationMode, prepared_mode
 from aicr.checks.conformance.driver_runtime_management import build
+from aicr.checks.conformance.driver_runtime_management.params import Params as Params
+from aicr.checks.conformance.driver_runtime_management.params import preflight as preflight
 from aicr.checks.gpu_nodes import free_gpu_nodes
 from aicr.checks.workload_images import workload_image
 from aicr.kube import pod_status
 from aicr.result import CheckResult
-
-preflight = preflight_mode  # the whole-GPU mode, resolved like gpu-allocation-policy does
-
-
-class Params(CheckParams):
-    """``spec.validate.checks.driver-runtime-management.params``."""
-
-    image: str | None = image_param("ubuntu image")
 
 
 def run(ctx: CheckContext) -> CheckResult:

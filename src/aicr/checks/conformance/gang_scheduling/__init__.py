@@ -37,13 +37,10 @@ the pods that ran.
 from __future__ import annotations
 
 import time
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import Field
-
-from aicr.catalog.params import image_param
-from aicr.checks import CheckContext, CheckParams
-from aicr.checks.allocation import AllocationMode, preflight_mode, prepared_mode
+from aicr.checks import CheckContext
+from aicr.checks.allocation import AllocationMode, prepared_mode
 from aicr.checks.conformance.gang_scheduling import build
 from aicr.checks.conformance.gang_scheduling.mechanisms import (
     COSCHEDULING,
@@ -55,6 +52,8 @@ from aicr.checks.conformance.gang_scheduling.mechanisms import (
     Mechanism,
     detect,
 )
+from aicr.checks.conformance.gang_scheduling.params import Params as Params
+from aicr.checks.conformance.gang_scheduling.params import preflight as preflight
 from aicr.checks.steps import now_iso
 from aicr.checks.workload_images import workload_image
 from aicr.ctrf import Status
@@ -63,45 +62,9 @@ from aicr.kube.kinds import of as kind_of
 from aicr.kube.rest import KubeApiError
 from aicr.result import CheckResult
 
-preflight = preflight_mode  # GPU members need the whole-GPU mode (device plugin or DRA)
 ADMISSION_POLL_SECONDS = 0.5
 GROUP_STATUS_SECONDS = 5  # how long a running gang's PodGroup status may lag its pods
 DEFAULT_QUEUES = {KAI.name: "default-queue", VOLCANO.name: "default"}
-
-
-class Params(CheckParams):
-    """``spec.validate.checks.gang-scheduling.params``."""
-
-    size: int = Field(default=2, ge=2, le=16, description="Pods in the gang that must start.")
-    observe_seconds: float = Field(
-        default=30, gt=0, description="How long the gang that cannot fit is watched."
-    )
-    start_seconds: float = Field(
-        default=120, gt=0, description="How long the gang that fits may take to run."
-    )
-    admission_seconds: float = Field(
-        default=30,
-        gt=0,
-        description="How long, after the window, its admission object may take to show it waiting.",
-    )
-    mechanism: Literal["kai", "kueue", "coscheduling", "volcano"] | None = Field(
-        default=None, description="The gang mechanism to test when the cluster serves several."
-    )
-    scheduler_name: str | None = Field(
-        default=None,
-        min_length=1,
-        description="The schedulerName of PodGroup gangs (default: the mechanism's own).",
-    )
-    queue: str | None = Field(
-        default=None,
-        min_length=1,
-        description="KAI or Volcano queue the gangs join (default-queue / default).",
-    )
-    image: str | None = image_param("ubuntu image")
-
-    def workload_pod_security(self) -> str | None:
-        """Restricted, though the check takes GPUs: every member is a non-root ``sleep``."""
-        return "restricted"
 
 
 def _ref(mechanism: Mechanism, version: str, kind: str) -> str:

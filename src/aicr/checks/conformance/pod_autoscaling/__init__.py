@@ -26,59 +26,19 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
 
-from pydantic import Field
-
-from aicr.catalog.params import image_param
-from aicr.checks import CheckContext, CheckParams
-from aicr.checks.allocation import AllocationMode, preflight_mode, prepared_mode
+from aicr.checks import CheckContext
+from aicr.checks.allocation import AllocationMode, prepared_mode
 from aicr.checks.conformance.pod_autoscaling import build
+from aicr.checks.conformance.pod_autoscaling.params import Params as Params
+from aicr.checks.conformance.pod_autoscaling.params import preflight as preflight
 from aicr.checks.steps import Step, now_iso
 from aicr.checks.workload_images import workload_image
 from aicr.kube.gpus import GPU_RESOURCE, gpu_nodes
-from aicr.recipe.model import Recipe
 from aicr.result import CheckResult
 
 HPA_KIND = "HorizontalPodAutoscaler"
 SET_SECONDS = 5.0  # one PUT of the load to a pod
-
-
-class Params(CheckParams):
-    """``spec.validate.checks.pod-autoscaling.params``."""
-
-    image: str | None = image_param("Python image of the metric pods")
-    metric: str = Field(
-        default="aicr_autoscaling_load",
-        pattern=r"^[a-zA-Z_:][a-zA-Z0-9_:]*$",
-        description="The gauge the pods serve and the HPA scales on; the custom metrics API "
-        "must serve it per pod under this name.",
-    )
-    start_seconds: float = Field(default=120, gt=0, description="How long the first pod may take.")
-    metric_seconds: float = Field(
-        default=90, gt=0, description="How long the HPA may take to read the metric at all."
-    )
-    scale_up_seconds: float = Field(
-        default=90,
-        gt=0,
-        description="After the metric is raised: how long until the new pod runs on a GPU node.",
-    )
-    stabilization_seconds: int = Field(
-        default=15,
-        ge=0,
-        le=3600,
-        description="The HPA's behavior.scaleDown.stabilizationWindowSeconds.",
-    )
-    scale_down_seconds: float = Field(
-        default=60,
-        gt=0,
-        description="After the metric is lowered: how long beyond the window scale-down may take.",
-    )
-
-
-def preflight(recipe: Recipe, data_dir: str | None, source: str) -> dict[str, Any]:
-    """The whole-GPU mode (device plugin or DRA) from the recipe's values."""
-    return preflight_mode(recipe, data_dir, source)
 
 
 def set_load(pod: build.Obj, value: float) -> None:

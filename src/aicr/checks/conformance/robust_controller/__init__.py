@@ -31,12 +31,8 @@ children left after the delete.
 from __future__ import annotations
 
 import time
-from typing import Literal
 
-from pydantic import Field
-
-from aicr.catalog.params import image_param
-from aicr.checks import CheckContext, CheckParams
+from aicr.checks import CheckContext
 from aicr.checks.conformance.robust_controller import build
 from aicr.checks.conformance.robust_controller.operators import (
     BY_KEY,
@@ -47,6 +43,7 @@ from aicr.checks.conformance.robust_controller.operators import (
     Workload,
     last_status,
 )
+from aicr.checks.conformance.robust_controller.params import Params as Params
 from aicr.checks.probes import Waited
 from aicr.checks.workload_images import workload_image
 from aicr.ctrf import Status
@@ -55,47 +52,6 @@ from aicr.kube.rest import KubeApiError
 from aicr.result import CheckResult, StepStatus
 
 POLL_SECONDS = 1.0
-
-
-class Params(CheckParams):
-    """``spec.validate.checks.robust-controller.params``."""
-
-    operator: Literal["kuberay", "dynamo", "trainer"] | None = Field(
-        default=None,
-        description="The operator to judge (default: the one the recipe deploys; when it "
-        "deploys several, the first in recipe order that is up).",
-    )
-    operator_namespace: str | None = Field(
-        default=None,
-        min_length=1,
-        description="The operator's namespace (default: its recipe component's, else the "
-        "release default: ray-system, dynamo-system, kubeflow-system).",
-    )
-    deployment: str | None = Field(
-        default=None,
-        min_length=1,
-        description="The controller Deployment's name (default: the release's).",
-    )
-    image: str | None = image_param("image of the KubeRay or Trainer pods")
-    dynamo_image: str | None = image_param("image of the Dynamo frontend pod")
-    reconcile_seconds: float = Field(
-        default=120,
-        gt=0,
-        description="How long the valid resource may take to be ready, and its children to "
-        "appear, not counting the time its pods spend pulling images.",
-    )
-    pull_seconds: float = Field(
-        default=1200,
-        ge=0,
-        description="How long the children's image pulls may add to the reconcile bound "
-        "(observed from the kubelet's Pulling/Pulled events; multi-GB Ray and Dynamo images "
-        "on a cold node take minutes).",
-    )
-    gc_seconds: float = Field(
-        default=60,
-        gt=0,
-        description="How long its children may take to be garbage-collected after the delete.",
-    )
 
 
 def _choose(ctx: CheckContext) -> tuple[Operator | None, str]:

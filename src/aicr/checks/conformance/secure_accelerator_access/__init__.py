@@ -33,37 +33,19 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from pydantic import Field
-
-from aicr.catalog.params import image_param
-from aicr.checks import CheckContext, CheckParams
-from aicr.checks.allocation import AllocationMode, preflight_mode, prepared_mode
+from aicr.checks import CheckContext
+from aicr.checks.allocation import AllocationMode, prepared_mode
 from aicr.checks.conformance.secure_accelerator_access import build
+from aicr.checks.conformance.secure_accelerator_access.params import Params as Params
+from aicr.checks.conformance.secure_accelerator_access.params import preflight as preflight
 from aicr.checks.gpu_nodes import free_gpu_nodes
 from aicr.checks.gpu_operator import runtime_class
 from aicr.checks.workload_images import workload_image
 from aicr.errors import InputError
 from aicr.kube import pod_status
-from aicr.recipe.model import Recipe
 from aicr.result import CheckResult
 
 LOG_POLL_SECONDS = 0.5
-
-
-class Params(CheckParams):
-    """``spec.validate.checks.secure-accelerator-access.params``."""
-
-    image: str | None = image_param("ubuntu image")
-    probe_seconds: float = Field(
-        default=120, gt=0, description="How long the probe pods may take to start and report."
-    )
-
-
-def preflight(recipe: Recipe, data_dir: str | None, source: str) -> dict[str, Any]:
-    """The whole-GPU mode and the GPU RuntimeClass, both from the recipe's values."""
-    setting = runtime_class(recipe, data_dir, source)
-    rc = None if setting is None else {"name": setting.value, "source": str(setting)}
-    return {**preflight_mode(recipe, data_dir, source), "runtimeClass": rc}
 
 
 def _runtime_class(ctx: CheckContext) -> dict[str, Any] | None:

@@ -25,41 +25,15 @@ reports the node's own kernel (not sandboxed); a control pod that does not
 
 from __future__ import annotations
 
-from pydantic import Field
-
-from aicr.catalog.params import image_param
-from aicr.checks import CheckContext, CheckParams
+from aicr.checks import CheckContext
 from aicr.checks.conformance.workload_sandboxing import build
+from aicr.checks.conformance.workload_sandboxing.params import Params as Params
 from aicr.checks.probes import Waited
 from aicr.checks.workload_images import workload_image
 from aicr.kube import pod_status
 from aicr.result import CheckResult, StepStatus
 
 TITLE = "RuntimeClasses"
-
-
-class Params(CheckParams):
-    """``spec.validate.checks.workload-sandboxing.params``."""
-
-    runtime_classes: list[str] | None = Field(
-        default=None,
-        min_length=1,
-        description="Prove exactly these RuntimeClasses (any handler) instead of those found "
-        "by handler.",
-    )
-    sandbox_handlers: list[str] = Field(
-        default_factory=list,
-        description="Handlers that count as sandboxed besides runsc and kata*.",
-    )
-    image: str | None = image_param("ubuntu image")
-    start_seconds: float = Field(
-        default=180, gt=0, description="How long each probe pod may take to finish."
-    )
-    every_node: bool = Field(
-        default=False,
-        description="Probe every node a sandboxed RuntimeClass can schedule onto, not one "
-        "per node group (node-group label, else instance type).",
-    )
 
 
 def _report(ctx: CheckContext, pod: build.Obj) -> build.Report | str:

@@ -21,84 +21,24 @@ Without either gate it is skipped.
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 
-from pydantic import Field, field_validator
-
-from aicr import durations
-from aicr.catalog.params import image_param
-from aicr.checks import CheckContext, CheckParams
-from aicr.checks.performance.inference_perf import aiperf, gates, knobs, stack
+from aicr.checks import CheckContext
+from aicr.checks.performance.inference_perf import aiperf, knobs, stack
+from aicr.checks.performance.inference_perf import params as inputs
+from aicr.checks.performance.inference_perf.params import Params as Params
+from aicr.checks.performance.inference_perf.params import preflight as preflight
 from aicr.checks.workload_images import workload_image
 from aicr.kube import pod_status as pods
 from aicr.parsers import ParseError
 from aicr.parsers.aiperf import Summary
 from aicr.parsers.aiperf import parse as parse_summary
-from aicr.recipe.model import Recipe
 from aicr.result import CheckResult, StepStatus
 
 DEFAULT_MODEL = "Qwen/Qwen3-8B"  # AICR's default benchmark model
 IMAGES = {"dynamo": "dynamo-vllm", "vllm": "vllm"}  # in aicr/checks/images.yaml
 LOADGEN_IMAGE = "aiperf"
 ENDPOINT_SECONDS = 60.0  # a ready workload's Service gets its endpoints within seconds
-
-
-class Params(CheckParams):
-    """``spec.validate.checks.inference-perf.params``."""
-
-    workload_ready_timeout: timedelta | None = Field(
-        default=None,
-        description="How long the serving stack may take to become ready (15m; "
-        "$AICR_INFERENCE_PERF_WORKLOAD_READY_TIMEOUT wins).",
-    )
-    health_timeout: timedelta | None = Field(
-        default=None,
-        description="How long the ready endpoint may take to serve a first "
-        "completion (5m; $AICR_INFERENCE_PERF_HEALTH_TIMEOUT wins).",
-    )
-    model_cache_storage_class: str | None = Field(
-        default=None,
-        min_length=1,
-        description="StorageClass of the model cache volume (else an "
-        "emptyDir; $AICR_INFERENCE_PERF_MODEL_CACHE_STORAGE_CLASS wins).",
-    )
-    model_cache_size: str = Field(default="100Gi", description="Size of the model cache claim.")
-    model: str | None = Field(
-        default=None,
-        min_length=1,
-        description="The model a deployed "
-        "stack serves (the recipe's inference-model wins; Qwen/Qwen3-8B).",
-    )
-    tokenizer: str | None = Field(
-        default=None,
-        min_length=1,
-        description="The tokenizer in the load generator image's cache (default: the model).",
-    )
-    concurrency: int = Field(default=256, ge=1, description="Requests in flight.")
-    requests: int | None = Field(
-        default=None, ge=1, description="Measured requests (default max(1000, 8 x concurrency))."
-    )
-    warmup_requests: int | None = Field(
-        default=None, ge=0, description="Unmeasured requests first (default: concurrency)."
-    )
-    input_tokens: int = Field(default=128, ge=1, description="Prompt length in tokens.")
-    output_tokens: int = Field(default=128, ge=1, description="Output length in tokens.")
-    loadgen_image: str | None = image_param("AIPerf image")
-    serving_image: str | None = image_param("vLLM image")
-    dynamo_image: str | None = image_param("Dynamo vLLM runtime image")
-
-    @field_validator("workload_ready_timeout", "health_timeout", mode="before")
-    @classmethod
-    def _duration(cls, value: object) -> object:
-        return durations.field(value)
-
-
-def preflight(recipe: Recipe, data_dir: str | None, source: str) -> dict[str, Any]:
-    """Refuse malformed gates and knobs before any Job; pass the environment's knobs on."""
-    del data_dir
-    gates.gates(recipe, source)
-    return {"env": knobs.from_environment()}
 
 
 def _load(ctx: CheckContext, model: str) -> aiperf.Load:
@@ -244,14 +184,14 @@ def _init_exit(pod: dict[str, Any]) -> int | None:
 
 def run(ctx: CheckContext) -> CheckResult:
     """Find or deploy the stack, wait for it, drive it with AIPerf, judge the gates."""
-    wanted = gates.gates(ctx.recipe, "recipe")
+    wanted = inputs.gates(ctx.recipe, "recipe")
     if not wanted:
         return ctx.skipped(
-            f"not applicable: the recipe sets neither {gates.THROUGHPUT} nor "
-            f"{gates.TTFT_P99} in validation.performance.constraints"
+            f"not applicable: the recipe sets neither {inputs.THROUGHPUT} nor "
+            f"{inputs.TTFT_P99} in validation.performance.constraints"
         )
     knob = knobs.Knobs.resolve((ctx.prepared or {}).get("env") or {}, ctx.params)
-    model = gates.model(ctx.recipe) or ctx.params.model or DEFAULT_MODEL
+    model = inputs.model(ctx.recipe) or ctx.params.model or DEFAULT_MODEL
     urls: list[str] = []
     serving: stack.Stack | None = None
     with ctx.step("serving stack") as step:
@@ -289,7 +229,7 @@ def run(ctx: CheckContext) -> CheckResult:
     for g in wanted:
         measured = (
             summary.output_token_throughput
-            if g.constraint == gates.THROUGHPUT
+            if g.constraint == inputs.THROUGHPUT
             else summary.ttft_p99_ms
         )
         holds, why = g.judge(measured)

@@ -11,43 +11,15 @@ Job (a malformed one exits 2 naming it), and win over the config's params.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from aicr import durations
-from aicr.errors import InputError, Problem
+from aicr.checks.performance.inference_perf.params import HEALTH_ENV, READY_ENV, STORAGE_CLASS_ENV
 
-READY_ENV = "AICR_INFERENCE_PERF_WORKLOAD_READY_TIMEOUT"
-HEALTH_ENV = "AICR_INFERENCE_PERF_HEALTH_TIMEOUT"
-STORAGE_CLASS_ENV = "AICR_INFERENCE_PERF_MODEL_CACHE_STORAGE_CLASS"
 READY_DEFAULT = timedelta(minutes=15)
 HEALTH_DEFAULT = timedelta(minutes=5)
-DURATIONS = {READY_ENV: "workloadReadyTimeout", HEALTH_ENV: "healthTimeout"}
-
-
-def from_environment(environ: dict[str, str] | None = None) -> dict[str, Any]:
-    """The knobs set in the environment, by param name; InputError on a malformed duration."""
-    env = os.environ if environ is None else environ
-    found: dict[str, Any] = {}
-    problems = []
-    for var, param in DURATIONS.items():
-        raw = env.get(var, "").strip()
-        if not raw:
-            continue
-        try:
-            value = durations.parse(raw)
-        except ValueError as exc:
-            problems.append(Problem(str(exc), source=f"${var}"))
-            continue
-        found[param] = value.total_seconds()
-    storage_class = env.get(STORAGE_CLASS_ENV, "").strip()
-    if storage_class:
-        found["modelCacheStorageClass"] = storage_class
-    if problems:
-        raise InputError(problems)
-    return found
 
 
 @dataclass(frozen=True)

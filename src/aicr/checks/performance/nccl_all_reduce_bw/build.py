@@ -26,6 +26,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from aicr.checks.performance.nccl_all_reduce_bw.params import MPIRUN
 from aicr.checks.probe_pods import place
 from aicr.kube.gpus import GPU_RESOURCE, gpu_toleration
 from aicr.kube.placement import Placement
@@ -46,12 +47,6 @@ MPI_API = "kubeflow.org/v2beta1"
 TRAINER_API = "trainer.kubeflow.org/v1alpha1"
 TRAINER_ANCESTOR = "trainer.kubeflow.org/trainjob-ancestor-step"  # "trainer": gets the command
 RSH_ARGS = "-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o ConnectionAttempts=10"
-
-
-# Open MPI in the pinned image (its Dockerfile: ``OPAL_PREFIX=/opt/amazon/openmpi``). Called
-# by path, mpirun takes its own prefix for the remote daemons (as ``--prefix``), which a
-# non-login ssh shell on a worker would not otherwise find.
-MPIRUN = "/opt/amazon/openmpi/bin/mpirun"
 
 
 @dataclass(frozen=True)

@@ -21,23 +21,15 @@ GPUs of its node instead of an ``nvidia.com/gpu`` limit.
 
 from __future__ import annotations
 
-from aicr.catalog.params import image_param
-from aicr.checks import CheckContext, CheckParams
+from aicr.checks import CheckContext
 from aicr.checks import smi_probes as smi
-from aicr.checks.allocation import AllocationMode, preflight_mode, prepared_mode
+from aicr.checks.allocation import AllocationMode, prepared_mode
+from aicr.checks.deployment.check_nvidia_smi.params import Params as Params
+from aicr.checks.deployment.check_nvidia_smi.params import preflight as preflight
 from aicr.checks.gpu_nodes import free_gpu_nodes
 from aicr.checks.workload_images import workload_image
 from aicr.kube import pod_status
 from aicr.result import CheckResult, StepStatus
-
-
-class Params(CheckParams):
-    """``spec.validate.checks.check-nvidia-smi.params``."""
-
-    image: str | None = image_param("cuda-base image")
-
-
-preflight = preflight_mode  # the whole-GPU mode, resolved like gpu-allocation-policy does
 
 
 def run(ctx: CheckContext) -> CheckResult:

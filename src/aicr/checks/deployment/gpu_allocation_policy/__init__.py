@@ -10,14 +10,9 @@ exists. Any mismatch fails and names the nodes.
 
 from __future__ import annotations
 
-from typing import Any
-
 from aicr.checks import CheckContext
-from aicr.checks.allocation import (
-    AllocationMode,
-    Resolution,
-    resolve_mode,
-)
+from aicr.checks.allocation import AllocationMode, Resolution, resolve_mode
+from aicr.checks.deployment.gpu_allocation_policy.params import preflight as preflight
 from aicr.kube.dicts import KubeReader, Obj
 from aicr.kube.gpus import (
     DRA_DRIVER,
@@ -27,15 +22,9 @@ from aicr.kube.gpus import (
     allocatable_gpus,
     is_whole_gpu,
 )
-from aicr.recipe.model import Recipe
 from aicr.result import CheckResult, StepStatus
 
 __all__ = ["AllocationMode", "preflight", "resolve_mode", "run"]
-
-
-def preflight(recipe: Recipe, data_dir: str | None, source: str) -> dict[str, Any]:
-    """Resolve the mode in the orchestrator (exit 2 on a contradictory recipe)."""
-    return resolve_mode(recipe, data_dir, source).as_json()
 
 
 def resolution(ctx: CheckContext) -> Resolution:
