@@ -8,10 +8,11 @@ client with its own ServiceAccount's credentials; ``ctx.probes``: the session
 for the workloads it creates), records what it asked and what came back as
 evidence (``ctx.record``, ``with ctx.step(...)``), and returns passed, failed,
 or skipped with a reason. Skips are for "does not apply here", never for
-"could not find out". Adding a check means one module
-``aicr/checks/<phase>/<name_with_underscores>.py`` (or a package of that name),
-one catalog entry and one test; modules directly under ``aicr/checks/`` are
-shared helpers, never checks. See docs/checks.md, "How to write a check".
+"could not find out". Adding a check means one package
+``aicr/checks/<phase>/<name_with_underscores>/`` (its ``run``, and ``params.py``
+when it has params or a preflight), one catalog entry, its tests and its docs
+section; modules directly under ``aicr/checks/`` are shared helpers, never
+checks. See docs/checks.md, "How to write a check".
 """
 
 from aicr.catalog.params import CheckParams
