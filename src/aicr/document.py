@@ -21,8 +21,15 @@ from aicr.yaml_io import LoadedYaml, PathKey
 class Document(BaseModel):
     """Base for file models: strict keys, immutable, camelCase aliases."""
 
+    # defer_build: a model's validator is built on its first use, not when its module is
+    # imported, so a command pays only for the documents it reads (issue 34: a no-cluster
+    # run imports 55 models and uses 36)
     model_config = ConfigDict(
-        extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True
+        extra="forbid",
+        frozen=True,
+        alias_generator=to_camel,
+        populate_by_name=True,
+        defer_build=True,
     )
 
 
