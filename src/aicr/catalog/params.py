@@ -9,11 +9,13 @@ check's params here, so a typo exits 2 naming its file, line and field path.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from pydantic import Field
+from pydantic import Field, create_model
+from pydantic.alias_generators import to_snake
 
 from aicr.catalog import registry
 from aicr.catalog.model import CheckSpec, load_catalog
@@ -62,10 +64,32 @@ class CheckParams(Document):
         return None
 
 
+@functools.cache
 def params_model(name: str) -> type[CheckParams]:
-    """Check ``name``'s params model (``CheckParams`` when it declares none)."""
+    """Check ``name``'s params model: its ``Params`` (else ``CheckParams``) and its image params.
+
+    The image-override params are not written in ``Params``: the catalog entry names each
+    image with the param that replaces it (``images: {ubuntu: image}``), and this adds one
+    ``image_param`` field per param, so the name is declared once.
+    """
     spec = load_catalog().get(name)
-    return (find_params(spec) if spec else None) or CheckParams
+    declared = (find_params(spec) if spec else None) or CheckParams
+    images: dict[str, list[str]] = {}
+    for image, param in (spec.images if spec else {}).items():
+        if param:
+            images.setdefault(param, []).append(image)
+    if not images:
+        return declared
+    fields: Any = {
+        to_snake(param): (
+            str | None,
+            image_param(" and ".join(names) + " image" + "s"[: len(names) - 1]),
+        )
+        for param, names in images.items()
+    }
+    return create_model(
+        declared.__name__, __base__=declared, __module__=declared.__module__, **fields
+    )
 
 
 def check_params(name: str, params: dict[str, Any], config: LoadedYaml | None) -> CheckParams:

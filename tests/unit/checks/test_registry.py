@@ -5,9 +5,13 @@ from __future__ import annotations
 import pkgutil
 from importlib import resources
 
+import pytest
+from pydantic.alias_generators import to_snake
+
 import aicr.checks
 from aicr.catalog import load_catalog, params, registry
 from aicr.checks import CheckParams
+from aicr.errors import SchemaError
 from aicr.phases import Phase
 
 
@@ -36,16 +40,26 @@ def test_params_models_extend_the_shared_base() -> None:
         assert model is None or issubclass(model, CheckParams), spec.name
 
 
-def test_every_image_override_is_one_image_param_that_the_catalog_entry_names() -> None:
-    declared = {(c.name, p) for c in load_catalog().checks for p in c.images.values() if p}
-    overrides = set()
+def test_every_image_override_is_the_param_its_catalog_entry_names_and_only_that() -> None:
+    """The catalog entry declares the image params; Params never writes one of its own."""
     for spec in load_catalog().checks:
-        model = params.find_params(spec)
-        for name, field in (model.model_fields if model else {}).items():
-            if name.endswith("image"):
-                assert str(field.description).endswith("(used as given, no mirror rewrite)."), name
-                overrides.add((spec.name, field.alias or name))
-    assert overrides == declared
+        named = {p for p in spec.images.values() if p}
+        model = params.params_model(spec.name)
+        overrides = {f.alias or n for n, f in model.model_fields.items() if n.endswith("image")}
+        assert overrides == named, spec.name
+        for name in overrides:
+            field = model.model_fields[to_snake(name)]
+            assert str(field.description).endswith("(used as given, no mirror rewrite)."), name
+        own = params.find_params(spec)
+        assert not [n for n in (own.model_fields if own else {}) if n.endswith("image")], spec.name
+
+
+def test_an_image_param_is_validated_like_any_param() -> None:
+    got = params.check_params("robust-controller", {"image": "r/ray:1", "dynamoImage": "r/d:2"},
+                              None)
+    assert (got.image, got.dynamo_image) == ("r/ray:1", "r/d:2")  # type: ignore[attr-defined]
+    with pytest.raises(SchemaError, match="at least 1 character"):
+        params.check_params("robust-controller", {"image": ""}, None)
 
 
 def test_params_and_preflight_are_declared_in_params_py_only() -> None:
@@ -60,13 +74,14 @@ def test_params_and_preflight_are_declared_in_params_py_only() -> None:
 
 
 def test_a_declaration_is_the_module_the_check_package_imports() -> None:
-    spec = load_catalog().get("driver-runtime-management")
+    spec = load_catalog().get("dra-support")
     assert spec is not None
     declared = registry.declaration(spec)
-    from aicr.checks.conformance import driver_runtime_management as check
+    from aicr.checks.conformance import dra_support as check
 
     assert declared is not None and check.Params is declared.Params
-    assert declared.__name__ == "aicr.checks.conformance.driver_runtime_management.params"
+    assert declared.__name__ == "aicr.checks.conformance.dra_support.params"
+    assert issubclass(params.params_model("dra-support"), declared.Params)
 
 
 def test_a_check_without_params_py_declares_nothing() -> None:

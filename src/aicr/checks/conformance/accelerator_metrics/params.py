@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from aicr.catalog.params import CheckParams, image_param
+from aicr.catalog.params import CheckParams
 from aicr.checks.allocation import preflight_mode
 
 preflight = preflight_mode  # the whole-GPU mode decides how the load pod gets its GPU
@@ -31,7 +31,6 @@ class Params(CheckParams):
     exporter_port: int = Field(default=9400, gt=0, lt=65536, description="The exporter's port.")
     metrics_path: str = Field(default="/metrics", pattern=r"^/", description="The metrics path.")
     scrape_seconds: float = Field(default=10, gt=0, description="Timeout of one HTTP request.")
-    image: str | None = image_param("DCGM image of the load pod")
     load_seconds: int = Field(default=60, gt=0, description="How long the load pod runs.")
     collect_seconds: float = Field(
         default=90,

@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from aicr.catalog.params import CheckParams, image_param
+from aicr.catalog.params import CheckParams
 
 
 class Params(CheckParams):
@@ -29,4 +29,3 @@ class Params(CheckParams):
         default=90, gt=0, description="How long Prometheus may take to count the requests."
     )
     http_seconds: float = Field(default=10, gt=0, description="Timeout of one HTTP request.")
-    image: str | None = image_param("Python image of the workload")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from aicr.catalog.params import CheckParams, image_param
+from aicr.catalog.params import CheckParams
 
 
 class Params(CheckParams):
@@ -25,4 +25,3 @@ class Params(CheckParams):
     scale_down_seconds: float = Field(
         default=300, gt=0, description="How long the new nodes may take to go (or start going)."
     )
-    image: str | None = image_param("pause image")

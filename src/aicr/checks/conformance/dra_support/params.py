@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from aicr.catalog.params import CheckParams, image_param
+from aicr.catalog.params import CheckParams
 from aicr.checks.allocation import preflight_mode
 
 preflight = preflight_mode  # the whole-GPU mode, resolved like gpu-allocation-policy does
@@ -17,7 +17,6 @@ preflight = preflight_mode  # the whole-GPU mode, resolved like gpu-allocation-p
 class Params(CheckParams):
     """``spec.validate.checks.dra-support.params``."""
 
-    image: str | None = image_param("cuda-base image")
     probe_seconds: float = Field(
         default=180, gt=0, description="How long the GPU probe pod may take to finish."
     )

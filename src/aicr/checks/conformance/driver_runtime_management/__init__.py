@@ -25,7 +25,6 @@ from aicr.checks import CheckContext
 from aicr.checks import smi_probes as smi
 from aicr.checks.allocation import AllocationMode, prepared_mode
 from aicr.checks.conformance.driver_runtime_management import build
-from aicr.checks.conformance.driver_runtime_management.params import Params as Params
 from aicr.checks.conformance.driver_runtime_management.params import preflight as preflight
 from aicr.checks.gpu_nodes import free_gpu_nodes
 from aicr.checks.workload_images import workload_image

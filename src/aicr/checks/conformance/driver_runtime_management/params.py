@@ -6,13 +6,6 @@ imports shared modules only, never its own package.
 
 from __future__ import annotations
 
-from aicr.catalog.params import CheckParams, image_param
 from aicr.checks.allocation import preflight_mode
 
 preflight = preflight_mode  # the whole-GPU mode, resolved like gpu-allocation-policy does
-
-
-class Params(CheckParams):
-    """``spec.validate.checks.driver-runtime-management.params``."""
-
-    image: str | None = image_param("ubuntu image")

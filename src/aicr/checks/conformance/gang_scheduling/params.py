@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from aicr.catalog.params import CheckParams, image_param
+from aicr.catalog.params import CheckParams
 from aicr.checks.allocation import preflight_mode
 
 preflight = preflight_mode  # GPU members need the whole-GPU mode (device plugin or DRA)
@@ -44,7 +44,6 @@ class Params(CheckParams):
         min_length=1,
         description="KAI or Volcano queue the gangs join (default-queue / default).",
     )
-    image: str | None = image_param("ubuntu image")
 
     def workload_pod_security(self) -> str | None:
         """Restricted, though the check takes GPUs: every member is a non-root ``sleep``."""

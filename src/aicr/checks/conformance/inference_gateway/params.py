@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
-from aicr.catalog.params import CheckParams, image_param
+from aicr.catalog.params import CheckParams
 from aicr.document import Document
 
 
@@ -49,7 +49,6 @@ class Params(CheckParams):
         default=None,
         description="The route requires this API key: run the security probes.",
     )
-    image: str | None = image_param("Python image of the backends and the client")
     requests: int = Field(default=500, ge=20, description="Requests of the weighted split.")
     header_requests: int = Field(default=50, ge=1, description="Requests with the canary header.")
     weights: tuple[int, int] = Field(default=(70, 30), description="stable, canary weights.")

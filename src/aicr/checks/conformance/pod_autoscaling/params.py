@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import Field
 
-from aicr.catalog.params import CheckParams, image_param
+from aicr.catalog.params import CheckParams
 from aicr.checks.allocation import preflight_mode
 from aicr.recipe.model import Recipe
 
@@ -18,7 +18,6 @@ from aicr.recipe.model import Recipe
 class Params(CheckParams):
     """``spec.validate.checks.pod-autoscaling.params``."""
 
-    image: str | None = image_param("Python image of the metric pods")
     metric: str = Field(
         default="aicr_autoscaling_load",
         pattern=r"^[a-zA-Z_:][a-zA-Z0-9_:]*$",

@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from aicr.catalog.params import CheckParams, image_param
+from aicr.catalog.params import CheckParams
 
 
 class Params(CheckParams):
@@ -32,8 +32,6 @@ class Params(CheckParams):
         min_length=1,
         description="The controller Deployment's name (default: the release's).",
     )
-    image: str | None = image_param("image of the KubeRay or Trainer pods")
-    dynamo_image: str | None = image_param("image of the Dynamo frontend pod")
     reconcile_seconds: float = Field(
         default=120,
         gt=0,

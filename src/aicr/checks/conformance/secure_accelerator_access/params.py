@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import Field
 
-from aicr.catalog.params import CheckParams, image_param
+from aicr.catalog.params import CheckParams
 from aicr.checks.allocation import preflight_mode
 from aicr.checks.gpu_operator import runtime_class
 from aicr.recipe.model import Recipe
@@ -19,7 +19,6 @@ from aicr.recipe.model import Recipe
 class Params(CheckParams):
     """``spec.validate.checks.secure-accelerator-access.params``."""
 
-    image: str | None = image_param("ubuntu image")
     probe_seconds: float = Field(
         default=120, gt=0, description="How long the probe pods may take to start and report."
     )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from aicr.catalog.params import CheckParams, image_param
+from aicr.catalog.params import CheckParams
 
 
 class Params(CheckParams):
@@ -24,7 +24,6 @@ class Params(CheckParams):
         default_factory=list,
         description="Handlers that count as sandboxed besides runsc and kata*.",
     )
-    image: str | None = image_param("ubuntu image")
     start_seconds: float = Field(
         default=180, gt=0, description="How long each probe pod may take to finish."
     )

@@ -24,7 +24,6 @@ from __future__ import annotations
 from aicr.checks import CheckContext
 from aicr.checks import smi_probes as smi
 from aicr.checks.allocation import AllocationMode, prepared_mode
-from aicr.checks.deployment.check_nvidia_smi.params import Params as Params
 from aicr.checks.deployment.check_nvidia_smi.params import preflight as preflight
 from aicr.checks.gpu_nodes import free_gpu_nodes
 from aicr.checks.workload_images import workload_image

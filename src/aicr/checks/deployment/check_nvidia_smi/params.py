@@ -6,14 +6,6 @@ imports shared modules only, never its own package.
 
 from __future__ import annotations
 
-from aicr.catalog.params import CheckParams, image_param
 from aicr.checks.allocation import preflight_mode
-
-
-class Params(CheckParams):
-    """``spec.validate.checks.check-nvidia-smi.params``."""
-
-    image: str | None = image_param("cuda-base image")
-
 
 preflight = preflight_mode  # the whole-GPU mode, resolved like gpu-allocation-policy does

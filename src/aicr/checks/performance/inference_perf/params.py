@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from aicr import durations
-from aicr.catalog.params import CheckParams, image_param
+from aicr.catalog.params import CheckParams
 from aicr.constraints import NumberGate, parse_gate
 from aicr.errors import InputError, Problem
 from aicr.phases import Phase
@@ -156,9 +156,6 @@ class Params(CheckParams):
     )
     input_tokens: int = Field(default=128, ge=1, description="Prompt length in tokens.")
     output_tokens: int = Field(default=128, ge=1, description="Output length in tokens.")
-    loadgen_image: str | None = image_param("AIPerf image")
-    serving_image: str | None = image_param("vLLM image")
-    dynamo_image: str | None = image_param("Dynamo vLLM runtime image")
 
     @field_validator("workload_ready_timeout", "health_timeout", mode="before")
     @classmethod

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from aicr.catalog.params import CheckParams, image_param
+from aicr.catalog.params import CheckParams
 from aicr.constraints import parse_gate
 from aicr.errors import InputError, Problem
 from aicr.phases import Phase
@@ -56,7 +56,6 @@ FABRIC_CAPABILITIES = ("IPC_LOCK",)
 class Params(CheckParams):
     """``spec.validate.checks.nccl-all-reduce-bw.params``."""
 
-    image: str | None = image_param("nccl-tests image")
     path: str = Field(
         default=IMAGE_PATH,
         min_length=1,
