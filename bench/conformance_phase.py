@@ -17,9 +17,10 @@ pod-autoscaling, driver-runtime-management and secure-accelerator-access take
 their GPUs through ResourceClaims (the GPU RuntimeClass `nvidia` is there for
 the last); the real components of COMPONENTS (KubeRay, for robust-controller;
 Traefik, for inference-gateway, whose Gateway and API key come from
-`hack/sim/sim config`; Prometheus and prometheus-adapter, pod-autoscaling's
-custom metrics API; ai-service-metrics has that Prometheus find its workload
-through the prometheus.io pod annotations) are started with it.
+`hack/sim/sim config`; Prometheus, prometheus-adapter and the DCGM exporter,
+pod-autoscaling's custom metrics API of GPU utilization; ai-service-metrics has
+that Prometheus find its workload through the prometheus.io pod annotations) are
+started with it.
 With ``--mode device-plugin`` it also runs the checks whose pods request
 ``nvidia.com/gpu``: cluster-autoscaling against Karpenter and accelerator-metrics
 against the DCGM exporter (the sim's ``karpenter`` and ``dcgm-exporter``
@@ -65,7 +66,7 @@ COVERED = ("dra-support", "gang-scheduling", "pod-autoscaling", "driver-runtime-
            "secure-accelerator-access")  # fmt: skip
 # The real components the covered checks judge (as `hack/sim/sim up --with` names them);
 # gang-scheduling's gangs are CPU-only in DRA mode.
-COMPONENTS = "kuberay,kueue,gateway,prometheus,prometheus-adapter"
+COMPONENTS = "kuberay,kueue,gateway,prometheus,prometheus-adapter,dcgm-exporter"
 # Checks whose pods request nvidia.com/gpu: run with --mode device-plugin only, with their
 # components
 DEVICE_PLUGIN_ONLY = {"cluster-autoscaling": "karpenter", "accelerator-metrics": "dcgm-exporter"}
@@ -152,8 +153,8 @@ def main() -> int:
     device_plugin = args.mode == "device-plugin"
     checks = [name for name in implemented
               if name in COVERED or (device_plugin and name in DEVICE_PLUGIN_ONLY)]  # fmt: skip
-    wanted = ",".join([COMPONENTS, *(DEVICE_PLUGIN_ONLY[c] for c in checks
-                                     if c in DEVICE_PLUGIN_ONLY)])  # fmt: skip
+    wanted = ",".join(dict.fromkeys([*COMPONENTS.split(","), *(
+        DEVICE_PLUGIN_ONLY[c] for c in checks if c in DEVICE_PLUGIN_ONLY)]))  # fmt: skip
     install.build(component_registry.resolve(wanted))  # outside the cluster's namespace
     sim = Sim()
     started = not sim.is_up()

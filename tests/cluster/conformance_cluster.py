@@ -56,6 +56,10 @@ QUICK_PARAMS: dict[str, dict[str, Any]] = {
     "accelerator-metrics": {"loadSeconds": 20, "collectSeconds": 30},
     "ai-service-metrics": {"discoverSeconds": 60, "countSeconds": 20},
     "cluster-autoscaling": {"scaleUpSeconds": 90, "scaleDownSeconds": 90},
+    # the load outlasts the first pod's start, one adapter relist (30 s, the recipes'
+    # values) and the scale-up; the pipeline after it takes seconds
+    "pod-autoscaling": {"loadSeconds": 75, "metricSeconds": 60, "scaleUpSeconds": 60,
+                        "scaleDownSeconds": 45},
 }
 
 

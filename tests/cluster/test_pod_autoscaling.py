@@ -1,9 +1,12 @@
-"""pod-autoscaling on the simulated cluster: real Prometheus, prometheus-adapter, HPA controller.
+"""pod-autoscaling on the simulated cluster: DCGM exporter, real Prometheus, prometheus-adapter
+with the rules of the recipes' values file, and the HPA controller.
 
-Prometheus scrapes the check's GPU pods by their pod IPs, prometheus-adapter serves
-their gauge through `v1beta1.custom.metrics.k8s.io`, and kube-controller-manager's
-HPA controller (5 s sync period, a sim knob) scales the Deployment. Healthy, then
-`sim fault adapter-down` (the HPA's FailedGetPodsMetric) and no APIService at all.
+The check's pods load their GPUs with dcgmproftester12 (the GPU model reads them busy
+only while it runs), Prometheus scrapes the DCGM exporter, prometheus-adapter serves
+`workload_gpu_utilization` through `v1beta1.custom.metrics.k8s.io` by the rules of
+`recipes/components/prometheus-adapter/values.yaml` (nothing added), and
+kube-controller-manager's HPA controller (5 s sync period, a sim knob) scales the
+Deployment. Healthy, then `sim fault adapter-down` and no APIService at all.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from aicr import validate
 from aicr.kube.target import KubeTarget
 from aicr.runner.events import Event, EventKind
 
-pytestmark = pytest.mark.components("prometheus", "prometheus-adapter")
+pytestmark = pytest.mark.components("prometheus", "prometheus-adapter", "dcgm-exporter")
 
 CHECK = "pod-autoscaling"
 COMPONENTS = "- name: gpu-operator\n  namespace: gpu-operator\n"
@@ -32,7 +35,11 @@ DRA = ("- name: gpu-operator\n  namespace: gpu-operator\n"
        "- name: nvidia-dra-driver-gpu\n  namespace: nvidia-dra-driver-gpu\n"
        "  overrides: {resources: {gpus: {enabled: true}}, gpuResourcesEnabledOverride: true}\n")
 API_SERVICE = "v1beta1.custom.metrics.k8s.io"
-METRIC = "aicr_autoscaling_load"
+METRIC = "workload_gpu_utilization"
+VALUES = Path(__file__).parents[2] / "recipes" / "components" / "prometheus-adapter" / "values.yaml"
+# The sim's pipeline is fast but for the adapter's 30 s relist (the values'): the load
+# outlasts the first pod's start, a relist, the HPA's read and the scale-up.
+FAST = {"loadSeconds": 75, "metricSeconds": 60, "scaleUpSeconds": 60, "scaleDownSeconds": 45}
 
 
 def _validate(cluster: SimCluster, tmp_path: Path, finished: Callable[[], Any] | None = None,
@@ -98,25 +105,28 @@ def test_healthy_cluster_scales_gpu_pods_up_and_down(
 ) -> None:
     if dra:
         cluster.set_mode("dra")
-    test = _validate(cluster, tmp_path, recipe=DRA if dra else COMPONENTS)
+    test = _validate(cluster, tmp_path, recipe=DRA if dra else COMPONENTS, **FAST)
     print(test["duration"], *(f"{s['title']}: {s['answer']}" for s in test["extra"]["evidence"]),
           sep="\n")  # the figures in the test's output (-s)
     assert (test["status"], test["message"]) == (
         "passed", f"HPA on {METRIC} (custom metrics API) scaled GPU pods 1 -> 2 -> 1 "
         f"({'DRA' if dra else 'device plugin'})")  # fmt: skip
-    assert _section(test, "custom metrics API")["answer"] == (
-        f"APIService {API_SERVICE} (service monitoring/prometheus-adapter:443): Available")
+    api = _section(test, "custom metrics API")["answer"]
+    assert api.startswith(f"APIService {API_SERVICE} (service monitoring/prometheus-adapter:443): "
+                          "Available; per-pod metrics: "), api  # fmt: skip
+    found = _section(test, "metric for the pod")["answer"]
+    assert re.fullmatch(rf"{METRIC} = 100 for pod gpu-autoscaled-\S+", found), found
     up = _section(test, "scale up")["answer"]
     assert re.match(r"new pod gpu-autoscaled-\S+ on gpu-h100-[01]; desired 2", up), up
     timeline = _section(test, "HPA timeline")["answer"]
-    assert re.search(r"metric 40 desired 2", timeline), timeline
+    assert re.search(r"metric 100 desired 2", timeline), timeline
     assert re.search(r"metric 0 desired 1", timeline), timeline
     assert _section(test, "workloads")["status"] == "passed"
     assert test["requirements"]["pod_autoscaling"] == "Implemented"
     _nothing_left(cluster)
 
 
-def test_adapter_down_fails_with_the_hpas_failed_get_pods_metric(
+def test_adapter_down_fails_naming_what_the_custom_metrics_api_said(
     cluster: SimCluster, tmp_path: Path
 ) -> None:
     cluster.fault("adapter-down")
@@ -125,11 +135,9 @@ def test_adapter_down_fails_with_the_hpas_failed_get_pods_metric(
     test = _validate(cluster, tmp_path, lambda: cluster.heal(), metricSeconds=15)
     assert test["status"] == "failed", test["message"]
     assert re.match(
-        rf"1/2 autoscaling steps failed: metric read by the HPA: the HPA could not read {METRIC} "
-        r"within 15s: AbleToScale=True SucceededGetScale: the HPA controller was able to get the "
-        r"target's current scale; ScalingActive=False FailedGetPodsMetric: the HPA was unable "
-        rf"to compute the replica count: unable to get metric {METRIC}: unable to fetch metrics "
-        r"from custom metrics API: ", test["message"]), test["message"]
+        r"1/2 autoscaling steps failed: metric for the pod: the custom metrics API served none "
+        r"of workload_gpu_utilization, gpu_utilization for pod gpu-autoscaled-\S+ within 15s "
+        r"\(workload_gpu_utilization: HTTP 503 ", test["message"]), test["message"]
     assert _section(test, "custom metrics API")["answer"].startswith(
         f"APIService {API_SERVICE} (service monitoring/prometheus-adapter:443): not Available")
     _nothing_left(cluster)
@@ -152,3 +160,15 @@ def test_no_custom_metrics_api_fails_and_creates_nothing(
         "custom.metrics.k8s.io: the cluster has no custom metrics API (nothing was created)")
     assert [s["title"] for s in test["extra"]["evidence"]] == ["custom metrics API"]
     cluster.wait_for(lambda: _available(cluster), timeout=60, message="the APIService restored")
+
+
+def test_the_adapters_rules_are_the_recipes_values_and_nothing_more(cluster: SimCluster) -> None:
+    values = yaml.safe_load(VALUES.read_text())
+    made = cluster.core().read_namespaced_config_map("prometheus-adapter", "monitoring")
+    config = yaml.safe_load(made.data["config.yaml"])
+    assert values["rules"]["default"] is False
+    assert config == {"rules": values["rules"]["custom"],
+                      "externalRules": values["rules"]["external"]}  # fmt: skip
+    served = client.ApiregistrationV1Api(cluster.api()).read_api_service(
+        "v1beta1.external.metrics.k8s.io")
+    assert served.spec.service.name == "prometheus-adapter"

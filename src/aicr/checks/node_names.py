@@ -90,3 +90,7 @@ class NodeRecorder:
     def groups(self) -> dict[str, builtins.list[str]]:
         """The inner ``groups``."""
         return self.inner.groups()
+
+    def pod_metric(self, *args: Any, **kwargs: Any) -> Obj | None:
+        """The inner ``pod_metric``."""
+        return self.inner.pod_metric(*args, **kwargs)

@@ -75,6 +75,9 @@ class Kube(KubeReader, Protocol):
     def groups(self) -> dict[str, builtins.list[str]]:
         """Every served API group (``/apis``) and its versions, the preferred one first."""
 
+    def pod_metric(self, api_version: str, namespace: str, pod: str, metric: str) -> Obj | None:
+        """A custom metrics API's ``MetricValueList`` of ``metric`` for one pod; None on 404."""
+
 
 class RestKube:
     """``Kube`` over the REST client (``aicr.kube.rest``)."""
@@ -167,6 +170,20 @@ class RestKube:
             versions = [str(v.get("version")) for v in g.get("versions") or []]
             found[str(g.get("name"))] = sorted(versions, key=lambda v: v != preferred)
         return found
+
+    def pod_metric(self, api_version: str, namespace: str, pod: str, metric: str) -> Obj | None:
+        """GET ``/apis/<api_version>/namespaces/<ns>/pods/<pod>/<metric>``; 404 means none."""
+        from urllib.parse import quote
+
+        from aicr.kube.rest import KubeApiError
+
+        parts = "/".join(quote(p, safe="") for p in ("namespaces", namespace, "pods", pod, metric))
+        try:
+            return self.api.get(f"/apis/{api_version}/{parts}")
+        except KubeApiError as exc:
+            if exc.status == 404:
+                return None
+            raise
 
     def logs(self, pod: str, namespace: str, container: str | None = None) -> str:
         """GET the pod's log subresource."""

@@ -36,6 +36,8 @@ class FakeKube:
         self.fail: dict[str, Exception] = {}
         self.discovery: dict[str, list[str]] = {}  # api version -> served resources
         self.api_groups: dict[str, list[str]] = {}  # group -> versions, preferred first
+        # (pod, metric) -> the custom metrics API's value ("100", "15500m") or an error
+        self.metrics: dict[tuple[str, str], str | Exception] = {}
         self._queue: list[Obj] = []  # watch events not yet delivered
         self._version = 0
 
@@ -121,6 +123,18 @@ class FakeKube:
     def groups(self) -> dict[str, list[str]]:
         self._check("groups")
         return dict(self.api_groups)
+
+    def pod_metric(self, api_version: str, namespace: str, pod: str, metric: str) -> Obj | None:
+        self._check("pod_metric")
+        self.calls.append(("pod_metric", api_version, namespace, f"{pod}/{metric}"))
+        found = self.metrics.get((pod, metric))
+        if isinstance(found, Exception):
+            raise found
+        if found is None:
+            return None
+        return {"kind": "MetricValueList", "apiVersion": api_version, "items": [
+            {"describedObject": {"kind": "Pod", "namespace": namespace, "name": pod},
+             "metricName": metric, "value": found}]}  # fmt: skip
 
     def logs(self, pod: str, namespace: str, container: str | None = None) -> str:
         self._check("logs")

@@ -7,14 +7,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 from fakes import FakeKube
 
 from aicr.checks import RunInputs, entrypoint
-from aicr.checks.conformance import pod_autoscaling
 from aicr.checks.conformance.pod_autoscaling import build
 from aicr.config import parse_config
 from aicr.ctrf import Status
@@ -25,12 +23,16 @@ from aicr.result import CheckResult, StepStatus
 Obj = dict[str, Any]
 CHECK = "pod-autoscaling"
 RUN = "r0123abcd"
-METRIC = "aicr_autoscaling_load"
+METRIC = "workload_gpu_utilization"
+VERSION = "custom.metrics.k8s.io/v1beta1"
 DP = {"mode": "device-plugin", "settings": [], "notes": []}
 API = {"kind": "APIService", "metadata": {"name": "v1beta1.custom.metrics.k8s.io"},
        "spec": {"group": "custom.metrics.k8s.io", "version": "v1beta1", "versionPriority": 100,
                 "service": {"name": "prometheus-adapter", "namespace": "monitoring", "port": 443}},
        "status": {"conditions": [{"type": "Available", "status": "True", "reason": "Passed"}]}}
+# what prometheus-adapter's discovery lists with the values AICR's recipes reference
+SERVED = ["namespaces/gpu_utilization", "pods/gpu_utilization", "pods/gpu_memory_used",
+          "namespaces/workload_gpu_utilization", "pods/workload_gpu_utilization"]  # fmt: skip
 READ = {"type": "ScalingActive", "status": "True", "reason": "ValidMetricFound",
         "message": "the HPA was able to successfully calculate a replica count from pods "
                    f"metric {METRIC}"}  # fmt: skip
@@ -46,27 +48,44 @@ def node(name: str, gpu: bool = True) -> Obj:
 
 
 def hpa_state(made: Obj, metric: float | None, desired: int, current: int,
-              active: Obj = READ) -> Obj:  # fmt: skip
+              active: Obj = READ, name: str = METRIC) -> Obj:  # fmt: skip
     out = copy.deepcopy(made)
     current_metrics = [] if metric is None else [{"type": "Pods", "pods": {
-        "metric": {"name": METRIC}, "current": {"averageValue": f"{metric:g}"}}}]  # fmt: skip
+        "metric": {"name": name}, "current": {"averageValue": f"{metric:g}"}}}]  # fmt: skip
     out["status"] = {"desiredReplicas": desired, "currentReplicas": current,
                      "currentMetrics": current_metrics, "conditions": [active]}  # fmt: skip
     return out
 
 
 class Cluster(FakeKube):
-    """The fake plus what the controllers would do: pods of the Deployment, the HPA's status."""
+    """The fake plus what the controllers would do: pods of the Deployment, the HPA's status
+    (the loaded pod's 100 % asks for 2; once the load ends, 0 % brings it back to 1)."""
 
     def __init__(self, objects: list[Obj], *, active: Obj = READ, scales: bool = True,
-                 new_node: str = "g1") -> None:  # fmt: skip
+                 new_node: str = "g1", metric: str = METRIC) -> None:  # fmt: skip
         super().__init__(objects)
         self.active, self.scales, self.new_node = active, scales, new_node
-        self.loads: list[tuple[str, float]] = []
         self.bodies: dict[str, Obj] = {}
+        self.discovery[VERSION] = list(SERVED)
+        self.metrics[("gpu-autoscaled-a", metric)] = "100"
         self.script["Deployment"] = lambda d: [self.pod(d, "gpu-autoscaled-a", "g0", "10.0.0.5")]
-        self.script["HorizontalPodAutoscaler"] = lambda h: [
-            hpa_state(h, 0 if active is READ else None, 1, 1, active)]  # fmt: skip
+        self.script["HorizontalPodAutoscaler"] = self.controller
+
+    def controller(self, hpa: Obj) -> list[Obj]:
+        name = hpa["spec"]["metrics"][0]["pods"]["metric"]["name"]
+        if self.active is not READ:
+            return [hpa_state(hpa, None, 1, 1, self.active, name)]
+        if not self.scales:
+            return [hpa_state(hpa, 100, 1, 1, name=name)]
+        dep = self.made("Deployment")
+        scaled = {**dep, "spec": {**dep["spec"], "replicas": 1}, "status": {"replicas": 1}}
+        self._queue += [
+            {"type": "ADDED", "object": self.pod(dep, "gpu-autoscaled-b", self.new_node,
+                                                 "10.0.0.6")},
+            {"type": "MODIFIED", "object": scaled}]  # fmt: skip
+        return [hpa_state(hpa, 100, 1, 1, name=name), hpa_state(hpa, 100, 2, 1, name=name),
+                hpa_state(hpa, 50, 2, 2, name=name), hpa_state(hpa, 0, 2, 2, name=name),
+                hpa_state(hpa, 0, 1, 2, name=name)]  # fmt: skip
 
     def pod(self, deployment: Obj, name: str, node: str, ip: str) -> Obj:
         template = deployment["spec"]["template"]
@@ -76,30 +95,13 @@ class Cluster(FakeKube):
             "status": {"phase": "Running", "podIP": ip,
                        "conditions": [{"type": "Ready", "status": "True"}]}}  # fmt: skip
 
-    def create(self, obj: Obj) -> Obj:
-        self.bodies[obj["kind"]] = copy.deepcopy(obj)
-        return super().create(obj)
+    def create(self, obj: Obj, dry_run: bool = False) -> Obj:
+        if not dry_run:
+            self.bodies[obj["kind"]] = copy.deepcopy(obj)
+        return super().create(obj, dry_run)
 
     def made(self, kind: str) -> Obj:
         return next(o for o in self.objects if o["kind"] == kind)
-
-    def set_load(self, pod: Obj, value: float) -> None:
-        self.loads.append((pod["metadata"]["name"], value))
-        if not self.scales:
-            return
-        hpa, dep = self.made("HorizontalPodAutoscaler"), self.made("Deployment")
-        if value == build.HIGH and pod["metadata"]["name"] == "gpu-autoscaled-a":
-            self._queue += [
-                {"type": "MODIFIED", "object": hpa_state(hpa, 40, 2, 1)},
-                {"type": "ADDED", "object": self.pod(dep, "gpu-autoscaled-b", self.new_node,
-                                                     "10.0.0.6")},
-                {"type": "MODIFIED", "object": hpa_state(hpa, 20, 2, 2)},
-            ]  # fmt: skip
-        if value == build.LOW and pod["metadata"]["name"] == "gpu-autoscaled-b":
-            scaled = {**dep, "spec": {**dep["spec"], "replicas": 1}, "status": {"replicas": 1}}
-            self._queue += [{"type": "MODIFIED", "object": hpa_state(hpa, 0, 2, 2)},
-                            {"type": "MODIFIED", "object": hpa_state(hpa, 0, 1, 2)},
-                            {"type": "MODIFIED", "object": scaled}]  # fmt: skip
 
     def delete(self, kind: str, name: str, namespace: str | None = None) -> None:
         super().delete(kind, name, namespace)
@@ -108,12 +110,11 @@ class Cluster(FakeKube):
 
 
 PARAMS = {"metricSeconds": 0.3, "scaleUpSeconds": 0.3, "scaleDownSeconds": 0.3,
-          "stabilizationSeconds": 0, "startSeconds": 0.3}  # fmt: skip
+          "stabilizationSeconds": 0, "startSeconds": 0.3, "loadSeconds": 2}  # fmt: skip
 
 
-def run(kube: Cluster, monkeypatch: pytest.MonkeyPatch, params: Obj | None = None,
+def run(kube: Cluster, params: Obj | None = None,
         placement: Placement | None = None) -> CheckResult:  # fmt: skip
-    monkeypatch.setattr(pod_autoscaling, "set_load", kube.set_load)
     config = parse_config(
         "kind: ValidateConfig\napiVersion: aicr.nvidia.com/v1alpha1\n"
         f"spec: {{validate: {{checks: {{{CHECK}: {{params: {params or PARAMS}}}}}}}}}\n"
@@ -127,137 +128,146 @@ def steps(result: CheckResult) -> list[tuple[str, StepStatus]]:
     return [(s.title, s.status) for s in result.evidence]
 
 
-def healthy() -> Cluster:
-    return Cluster([API, node("g0"), node("g1"), node("cpu", gpu=False)])
+def healthy(metric: str = METRIC) -> Cluster:
+    return Cluster([API, node("g0"), node("g1"), node("cpu", gpu=False)], metric=metric)
 
 
-def test_healthy_scales_up_and_back_down(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_healthy_scales_up_and_back_down_on_the_served_gpu_metric() -> None:
     kube = healthy()
-    result = run(kube, monkeypatch)
+    result = run(kube)
     assert (result.status, result.message) == (
         Status.PASSED, f"HPA on {METRIC} (custom metrics API) scaled GPU pods 1 -> 2 -> 1 "
         "(device plugin)")  # fmt: skip
     assert steps(result) == [
         ("custom metrics API", StepStatus.INFO), ("workload", StepStatus.PASSED),
-        ("metric read by the HPA", StepStatus.PASSED), ("scale up", StepStatus.PASSED),
-        ("scale down", StepStatus.PASSED), ("HPA timeline", StepStatus.INFO),
-        ("workloads", StepStatus.PASSED)]  # fmt: skip
-    api = result.evidence[0].answer
-    assert api == ("APIService v1beta1.custom.metrics.k8s.io (service "
-                   "monitoring/prometheus-adapter:443): Available")  # fmt: skip
+        ("metric for the pod", StepStatus.PASSED), ("metric read by the HPA", StepStatus.PASSED),
+        ("scale up", StepStatus.PASSED), ("scale down", StepStatus.PASSED),
+        ("HPA timeline", StepStatus.INFO), ("workloads", StepStatus.PASSED)]  # fmt: skip
+    assert result.evidence[0].answer == (
+        "APIService v1beta1.custom.metrics.k8s.io (service monitoring/prometheus-adapter:443): "
+        "Available; per-pod metrics: gpu_memory_used, gpu_utilization, "
+        "workload_gpu_utilization")  # fmt: skip
+    found = next(s for s in result.evidence if s.title == "metric for the pod")
+    assert found.answer == f"{METRIC} = 100 for pod gpu-autoscaled-a"
     up = next(s for s in result.evidence if s.title == "scale up")
     assert up.answer.startswith("new pod gpu-autoscaled-b on g1; desired 2, current 1")
     timeline = next(s for s in result.evidence if s.title == "HPA timeline").answer.splitlines()
     said = [line.split(" ", 1)[1] for line in timeline]
     assert said == [
-        "HPA created", "metric 0 desired 1 current 1",
-        f"set {METRIC} to 40 on gpu-autoscaled-a", "metric 40 desired 2 current 1",
-        "new pod serving: gpu-autoscaled-b on g1",
-        f"set {METRIC} to 0 on gpu-autoscaled-a, gpu-autoscaled-b",
-        "metric 20 desired 2 current 2", "metric 0 desired 2 current 2",
+        "pod gpu-autoscaled-a running, loading its GPU", "HPA created",
+        "metric 100 desired 1 current 1", "metric 100 desired 2 current 1",
+        "new pod running: gpu-autoscaled-b on g1", f"the load ended: {METRIC} falls",
+        "metric 50 desired 2 current 2", "metric 0 desired 2 current 2",
         "metric 0 desired 1 current 2"]  # fmt: skip
-    assert timeline[0].endswith("Z HPA created") and timeline[0][2] == ":"
     created = [c[1:] for c in kube.calls if c[0] == "create"]
     ns = created[0][1]
     assert created == [("Deployment", ns, "gpu-autoscaled"),
                        ("HorizontalPodAutoscaler", ns, "gpu-autoscaled")]  # fmt: skip
+    hpa = kube.bodies["HorizontalPodAutoscaler"]["spec"]["metrics"][0]["pods"]
+    assert hpa == {"metric": {"name": METRIC},
+                   "target": {"type": "AverageValue", "averageValue": "50"}}  # fmt: skip
+    assert ("pod_metric", VERSION, ns, f"gpu-autoscaled-a/{METRIC}") in kube.calls
     assert ("delete", "HorizontalPodAutoscaler", ns, "gpu-autoscaled") in kube.calls
     assert not [o for o in kube.objects if o["kind"] in ("Pod", "Deployment")]
 
 
-def test_no_custom_metrics_api_fails_before_creating_anything(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_the_first_metric_served_for_the_pod_is_used() -> None:
+    # Prometheus kept the exporter's namespace/pod labels (honorLabels): only
+    # gpu_utilization names the check's pod
+    kube = healthy(metric="gpu_utilization")
+    result = run(kube)
+    assert result.status == Status.PASSED, result.message
+    assert result.message.startswith("HPA on gpu_utilization (custom metrics API) scaled")
+    hpa = kube.bodies["HorizontalPodAutoscaler"]["spec"]["metrics"][0]["pods"]["metric"]
+    assert hpa == {"name": "gpu_utilization"}
+
+
+def test_no_served_metric_for_the_pod_fails_naming_what_is_served() -> None:
+    kube = healthy(metric="aicr_autoscaling_load")
+    kube.metrics[("gpu-autoscaled-a", "gpu_utilization")] = client_error(
+        503, "ServiceUnavailable", "the server is currently unable to handle the request")
+    result = run(kube)
+    assert (result.status, result.message) == (
+        Status.FAILED, "1/2 autoscaling steps failed: metric for the pod: the custom metrics "
+        "API served none of workload_gpu_utilization, gpu_utilization for pod gpu-autoscaled-a "
+        "within 0.3s (workload_gpu_utilization: not served for this pod; gpu_utilization: HTTP 503 "
+        "ServiceUnavailable: the server is currently unable to handle the request); its "
+        "per-pod metrics: gpu_memory_used, gpu_utilization, workload_gpu_utilization")
+    assert "HorizontalPodAutoscaler" not in kube.bodies
+    assert not [o for o in kube.objects if o["kind"] in ("Pod", "Deployment")]
+
+
+def client_error(status: int, reason: str, message: str) -> Exception:
+    from aicr.kube.rest import KubeApiError
+
+    return KubeApiError(status, reason, message)
+
+
+def test_no_custom_metrics_api_fails_before_creating_anything() -> None:
     kube = Cluster([node("g0")])
-    result = run(kube, monkeypatch)
+    result = run(kube)
     assert (result.status, result.message) == (
         Status.FAILED, "1/1 autoscaling steps failed: custom metrics API: no APIService serves "
         "custom.metrics.k8s.io: the cluster has no custom metrics API (nothing was created)")
     assert not [c for c in kube.calls if c[0] == "create"]
 
 
-def test_a_metric_the_hpa_cannot_read_fails_with_its_condition(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    down = {**API, "status": {"conditions": [{"type": "Available", "status": "False",
-            "reason": "MissingEndpoints", "message": "endpoints for service/prometheus-adapter "
-            "in \"monitoring\" have no addresses with port name \"\""}]}}  # fmt: skip
-    kube = Cluster([down, node("g0"), node("g1")], active=UNREAD)
-    result = run(kube, monkeypatch)
+def test_a_metric_the_hpa_cannot_read_fails_with_its_condition() -> None:
+    kube = Cluster([API, node("g0"), node("g1")], active=UNREAD)
+    result = run(kube)
     assert result.status == Status.FAILED
     assert result.message == (
-        f"1/2 autoscaling steps failed: metric read by the HPA: the HPA could not read {METRIC} "
+        f"1/3 autoscaling steps failed: metric read by the HPA: the HPA could not read {METRIC} "
         f"within 0.3s: ScalingActive=False FailedGetPodsMetric: {UNREAD['message']}")
-    assert result.evidence[0].answer.endswith(
-        "not Available: MissingEndpoints endpoints for service/prometheus-adapter in "
-        '"monitoring" have no addresses with port name ""')  # fmt: skip
-    assert kube.loads == []
     assert ("delete", "Deployment", result.evidence[1].asked.split()[1].split("/")[0],
             "gpu-autoscaled") in kube.calls  # fmt: skip
     assert steps(result)[-1] == ("workloads", StepStatus.PASSED)
 
 
-def test_no_scale_up_fails_with_the_hpas_state(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_unavailable_api_lists_no_metrics() -> None:
+    down = {**API, "status": {"conditions": [{"type": "Available", "status": "False",
+            "reason": "MissingEndpoints", "message": "endpoints for service/prometheus-adapter "
+            "in \"monitoring\" have no addresses with port name \"\""}]}}  # fmt: skip
+    kube = Cluster([down, node("g0"), node("g1")], active=UNREAD)
+    result = run(kube)
+    assert result.evidence[0].answer.endswith(
+        "not Available: MissingEndpoints endpoints for service/prometheus-adapter in "
+        '"monitoring" have no addresses with port name ""; per-pod metrics: none yet')
+
+
+def test_no_scale_up_fails_with_the_hpas_state() -> None:
     kube = Cluster([API, node("g0"), node("g1")], scales=False)
-    result = run(kube, monkeypatch)
+    result = run(kube)
     assert result.message == (
-        "1/3 autoscaling steps failed: scale up: no scale-up within 0.3s: desired 1, current 1; "
+        "1/4 autoscaling steps failed: scale up: no scale-up within 0.3s: desired 1, current 1; "
         f"ScalingActive=True ValidMetricFound: {READ['message']}")
-    assert kube.loads == [("gpu-autoscaled-a", 40)]
 
 
-def test_a_new_pod_off_the_gpu_nodes_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_new_pod_off_the_gpu_nodes_fails() -> None:
     kube = Cluster([API, node("g0"), node("cpu", gpu=False)], new_node="cpu")
-    result = run(kube, monkeypatch)
-    assert result.message == ("1/3 autoscaling steps failed: scale up: the new pod is not on a "
+    result = run(kube)
+    assert result.message == ("1/4 autoscaling steps failed: scale up: the new pod is not on a "
                               "GPU node: gpu-autoscaled-b on cpu")  # fmt: skip
 
 
-@pytest.mark.parametrize(("error", "status", "message"), [
-    (httpx.ConnectError("connection refused"), Status.FAILED,
-     "1/3 autoscaling steps failed: scale up: could not set the load on pod gpu-autoscaled-a "
-     "(10.0.0.5): connection refused"),
-    (RuntimeError("boom"), Status.OTHER,
-     "1/3 autoscaling steps could not be judged: scale up: raised RuntimeError: boom"),
-], ids=["refused", "raised"])  # fmt: skip
-def test_a_failed_load_is_named_and_cleanup_still_runs(
-    monkeypatch: pytest.MonkeyPatch, error: Exception, status: Status, message: str
-) -> None:
+def test_a_raising_metrics_api_is_other_and_cleanup_still_runs() -> None:
     kube = healthy()
-
-    def fail(pod: Obj, value: float) -> None:
-        raise error
-
-    monkeypatch.setattr(kube, "set_load", fail)
-    result = run(kube, monkeypatch)
-    assert (result.status, result.message) == (status, message)
+    kube.fail["pod_metric"] = RuntimeError("boom")
+    result = run(kube)
+    assert (result.status, result.message) == (
+        Status.OTHER, "1/2 autoscaling steps could not be judged: metric for the pod: raised "
+        "RuntimeError: boom")
     assert not [o for o in kube.objects if o["kind"] in ("Pod", "Deployment",
                                                          "HorizontalPodAutoscaler")]
     assert steps(result)[-1] == ("workloads", StepStatus.PASSED)
 
 
-def test_no_serving_pod_to_load_fails(monkeypatch: pytest.MonkeyPatch) -> None:
-    kube = healthy()
-
-    def unready(hpa: Obj) -> list[Obj]:  # the pod stops being ready once the HPA exists
-        for o in kube.objects:
-            if o["kind"] == "Pod":
-                o["status"]["conditions"] = [{"type": "Ready", "status": "False"}]
-        return [hpa_state(hpa, 0, 1, 1)]
-
-    kube.script["HorizontalPodAutoscaler"] = unready
-    result = run(kube, monkeypatch)
-    assert result.message == (f"1/3 autoscaling steps failed: scale up: no pod serves {METRIC} "
-                              "to set it on")  # fmt: skip
-    assert kube.loads == []
-
-
-def test_the_workload_honours_the_placement(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_workload_honours_the_placement() -> None:
     kube = healthy()
 
     placement = Placement(node_selector={"pool": "gpu"},
                           tolerations=(Toleration(key="dedicated", effect="NoSchedule"),))
-    run(kube, monkeypatch, placement=placement)
+    run(kube, placement=placement)
     spec = kube.bodies["Deployment"]["spec"]["template"]["spec"]
     assert spec["nodeSelector"] == {"pool": "gpu"}
     assert spec["tolerations"][-1] == {"key": "dedicated", "operator": "Equal",
@@ -279,14 +289,14 @@ def test_the_hpa_is_autoscaling_v2_on_a_pods_metric_with_its_own_window() -> Non
     made = build.hpa("m", 15)
     assert made["apiVersion"] == "autoscaling/v2"
     assert made["spec"]["metrics"] == [{"type": "Pods", "pods": {
-        "metric": {"name": "m"}, "target": {"type": "AverageValue", "averageValue": "10"}}}]
+        "metric": {"name": "m"}, "target": {"type": "AverageValue", "averageValue": "50"}}}]
     assert made["spec"]["behavior"] == {"scaleDown": {"stabilizationWindowSeconds": 15}}
     assert (made["spec"]["minReplicas"], made["spec"]["maxReplicas"]) == (1, 2)
 
 
 @pytest.mark.parametrize("dra", [False, True])
-def test_each_replica_takes_one_gpu(dra: bool) -> None:
-    made = build.deployment("img", "m", {"aicr.dev/run-id": RUN}, dra)
+def test_each_replica_takes_one_gpu_and_loads_it_until_a_set_moment(dra: bool) -> None:
+    made = build.deployment("img", 1_700_000_420, {"aicr.dev/run-id": RUN}, dra)
     spec = made["spec"]["template"]["spec"]
     container = spec["containers"][0]
     if dra:
@@ -297,10 +307,50 @@ def test_each_replica_takes_one_gpu(dra: bool) -> None:
     else:
         assert container["resources"] == {"limits": {"nvidia.com/gpu": "1"}}
         assert "resourceClaims" not in spec
-    assert made["spec"]["template"]["metadata"]["labels"] == {"aicr.dev/run-id": RUN,
-                                                              "aicr.dev/app": "gpu-autoscaled"}
-    assert spec["securityContext"]["runAsNonRoot"] and spec["restartPolicy"] == "Always"
-    assert made["spec"]["template"]["metadata"]["annotations"]["prometheus.io/port"] == "8080"
+    assert made["spec"]["template"]["metadata"] == {"labels": {
+        "aicr.dev/run-id": RUN, "aicr.dev/app": "gpu-autoscaled"}}  # no scrape annotations
+    assert container["env"] == [{"name": "LOAD_UNTIL", "value": "1700000420"}]
+    assert container["command"][:2] == ["sh", "-c"]
+    assert "dcgmproftester12 --no-dcgm-validation -t 1004" in container["command"][2]
+    # DCGM profiles as root only; the container stays unprivileged
+    assert spec["securityContext"]["runAsUser"] == 0 and spec["restartPolicy"] == "Always"
+    assert container["securityContext"] == {"privileged": False,
+                                            "allowPrivilegeEscalation": False}  # fmt: skip
+
+
+def test_the_load_script_loads_until_the_moment_then_idles(tmp_path: Path) -> None:
+    import subprocess
+    import time
+
+    tool = tmp_path / "dcgmproftester12"
+    tool.write_text('#!/bin/sh\necho "load $*" >> "$(dirname "$0")/calls"\n')
+    tool.chmod(0o755)
+    script = build.LOAD.replace("exec sleep infinity", "echo idle")
+    env = {"PATH": f"{tmp_path}:/usr/bin:/bin"}
+    later = int(time.time()) + 100
+    out = subprocess.run(["sh", "-c", script], env={**env, "LOAD_UNTIL": str(later)},
+                         capture_output=True, text=True, check=True)  # fmt: skip
+    load = (tmp_path / "calls").read_text().split()
+    assert load[:5] == ["load", "--no-dcgm-validation", "-t", "1004", "-d"]
+    assert 98 <= int(load[5]) <= 100 and out.stdout == "idle\n"
+    (tmp_path / "calls").unlink()
+    past = subprocess.run(["sh", "-c", script], env={**env, "LOAD_UNTIL": "1"},
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    assert past.stdout == "idle\n" and not (tmp_path / "calls").exists()
+    tool.write_text("#!/bin/sh\nexit 3\n")  # a load that fails ends the container
+    failed = subprocess.run(["sh", "-c", script], env={**env, "LOAD_UNTIL": str(later)},
+                            capture_output=True, text=True)  # fmt: skip
+    assert (failed.returncode, failed.stdout) == (3, "")
+
+
+def test_pod_metrics_and_values_read_from_the_custom_metrics_api() -> None:
+    assert build.pod_metrics(SERVED) == ["gpu_memory_used", "gpu_utilization",
+                                         "workload_gpu_utilization"]  # fmt: skip
+    assert build.pod_metrics(None) == []
+    values = {"items": [{"describedObject": {"kind": "Pod", "name": "a"}, "value": "15500m"},
+                        {"describedObject": {"kind": "Pod", "name": "b"}, "value": "100"}]}
+    assert (build.metric_value(values, "b"), build.metric_value(values, "a")) == (100, 15.5)
+    assert build.metric_value(values, "c") is None and build.metric_value(None, "a") is None
 
 
 def test_the_custom_metrics_api_with_the_highest_priority_is_named() -> None:
@@ -336,3 +386,22 @@ def test_only_serving_pods_count() -> None:
     assert not build.is_serving({**pod, "metadata": {"deletionTimestamp": "now"}})
     assert not build.is_serving({**pod, "status": {**pod["status"], "conditions": []}})
     assert not build.is_serving({**pod, "status": {**pod["status"], "podIP": ""}})
+
+
+def test_an_unreachable_metrics_api_fails_naming_what_it_said() -> None:
+    kube = healthy(metric="aicr_autoscaling_load")
+    down = client_error(503, "ServiceUnavailable", "the server is currently unable to handle "
+                        "the request")  # fmt: skip
+    for metric in build.METRICS:
+        kube.metrics[("gpu-autoscaled-a", metric)] = down
+    kube.discovery.clear()
+    kube.fail["served"] = down
+    result = run(kube)
+    assert (result.status, result.message) == (
+        Status.FAILED, "1/2 autoscaling steps failed: metric for the pod: the custom metrics "
+        "API served none of workload_gpu_utilization, gpu_utilization for pod gpu-autoscaled-a "
+        "within 0.3s (workload_gpu_utilization: HTTP 503 ServiceUnavailable: the server is "
+        "currently unable to handle the request; gpu_utilization: HTTP 503 ServiceUnavailable: "
+        "the server is currently unable to handle the request); its per-pod metrics: not "
+        "listed (HTTP 503 ServiceUnavailable: the server is currently unable to handle the "
+        "request)")

@@ -158,6 +158,46 @@ def test_the_adapter_follows_prometheus_and_serves_the_custom_metrics_api() -> N
         ADAPTER.manifests(Context(frozenset({"prometheus-adapter"})))
 
 
+def test_the_adapters_rules_are_what_the_chart_renders_from_the_recipes_values() -> None:
+    from simcluster.components import prometheus_adapter
+
+    values = yaml.safe_load(prometheus_adapter.VALUES.read_text())
+    ctx = Context(frozenset({"prometheus", "prometheus-adapter"}),
+                  addresses={"prometheus": "http://10.244.0.5:9090"})  # fmt: skip
+    docs = prometheus_adapter.COMPONENT.manifests(ctx)
+    made = next(d for d in docs if d["kind"] == "ConfigMap")
+    config = yaml.safe_load(made["data"]["config.yaml"])
+    # rules.default is false in the recipes' values: only their custom and external rules
+    assert config == {"rules": values["rules"]["custom"],
+                      "externalRules": values["rules"]["external"]}  # fmt: skip
+    names = {r["name"]["as"] for r in config["rules"]}
+    assert "aicr_autoscaling_load" not in str(config) and "workload_gpu_utilization" in names
+    kinds = {(d["kind"], d["metadata"]["name"]) for d in docs}
+    assert {("APIService", "v1beta1.external.metrics.k8s.io"),
+            ("ClusterRole", "prometheus-adapter-external-metrics"),
+            ("ClusterRoleBinding", "prometheus-adapter-hpa-controller-external-metrics")} <= kinds
+    args = next(d for d in docs if d["kind"] == "Deployment")["spec"]["template"]["spec"][
+        "containers"][0]["args"]  # fmt: skip
+    assert "--metrics-relist-interval=30s" in args
+
+
+def test_without_custom_rules_in_the_values_the_chart_defaults_apply() -> None:
+    from simcluster.components import prometheus_adapter
+
+    ctx = Context(frozenset({"prometheus", "prometheus-adapter"}),
+                  addresses={"prometheus": "http://10.244.0.5:9090"},
+                  values={"prometheus-adapter": {}})  # fmt: skip
+    docs = prometheus_adapter.COMPONENT.manifests(ctx)
+    made = next(d for d in docs if d["kind"] == "ConfigMap")
+    config = yaml.safe_load(made["data"]["config.yaml"])
+    assert config == {"rules": prometheus_adapter.chart_default_rules()}
+    assert len(config["rules"]) == 6  # templates/configmap.yaml's default block
+    assert not [d for d in docs if d["metadata"]["name"] == "v1beta1.external.metrics.k8s.io"]
+    args = next(d for d in docs if d["kind"] == "Deployment")["spec"]["template"]["spec"][
+        "containers"][0]["args"]  # fmt: skip
+    assert "--metrics-relist-interval=1m" in args
+
+
 def test_with_the_operator_prometheus_is_a_prometheus_object() -> None:
     docs = PROMETHEUS.manifests(Context(frozenset({"prometheus", "prometheus-operator"})))
     kinds = [d["kind"] for d in docs]

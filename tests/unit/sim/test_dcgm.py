@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 from simcluster.gpu import dcgm_exporter
 from simcluster.gpu.dcgm import METRICS, Claimed, Holder, render
-from simcluster.gpu.model import FAULT_ANNOTATION
+from simcluster.gpu.model import FAULT_ANNOTATION, LOAD_FILE
 from simcluster.gpu.smi import gpu_uuid
 
 PROFILE = {"node": "gpu-h100-0", "product": "NVIDIA H100 80GB HBM3", "count": 2,
@@ -91,13 +91,28 @@ def _pod_folders(tmp_path: Path) -> list[dict[str, object]]:
         (root / c / "spec-1.json").write_text(json.dumps({"gpus": gpus, "podResources": resources}))
         if running:
             (root / f"{c}.proc.json").write_text("{}")
+        (root / c / LOAD_FILE).write_text(f"{LOAD_ENDS}\n")  # each ran dcgmproftester12
     return [pod]  # fmt: skip
 
 
-def test_busy_gpus_are_the_running_containers_latest_gpus(tmp_path: Path) -> None:
+LOAD_ENDS = 1_700_000_100
+
+
+def test_busy_gpus_are_the_running_containers_latest_gpus_while_they_load(tmp_path: Path) -> None:
     specs = dcgm_exporter.running_specs(tmp_path, _pod_folders(tmp_path))
     assert sorted(name for _, name, _ in specs) == ["dra", "main", "side"]
-    assert dcgm_exporter.busy(specs) == {0, 1}
+    assert dcgm_exporter.busy(specs, now=LOAD_ENDS - 1) == {0, 1}
+    # the load has ended: the GPUs are still held, and idle
+    assert dcgm_exporter.busy(specs, now=LOAD_ENDS) == set()
+
+
+def test_a_held_gpu_that_never_ran_a_load_is_idle(tmp_path: Path) -> None:
+    pods = _pod_folders(tmp_path)
+    for c in ("main", "dra"):
+        (tmp_path / "team_p_u1" / c / LOAD_FILE).unlink()
+    specs = dcgm_exporter.running_specs(tmp_path, pods)
+    assert [s[dcgm_exporter.LOAD_UNTIL] for _, _, s in specs] == [0.0, 0.0, LOAD_ENDS]
+    assert dcgm_exporter.busy(specs, now=0) == set()
 
 
 def test_device_plugin_gpus_are_mapped_and_claims_only_with_dra(tmp_path: Path) -> None:
@@ -203,3 +218,19 @@ def test_a_frozen_page_is_stamped_after_the_next_scrapes_start(
     stamps = {s[3] for s in samples(exporter.metrics().decode())}
     assert stamps == {str(1000000 + dcgm_exporter.STALE_LEAD_MS)}
     assert dcgm_exporter.STALE_LEAD_MS >= 3000  # several 1 s scrape intervals
+
+
+def test_the_load_generator_records_when_its_load_ends(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+    import time
+
+    from simcluster.gpu.model import PROFTESTER, write_tools
+
+    tools = write_tools(tmp_path, None, sys.executable)
+    before = time.time()
+    out = subprocess.run([str(tools / PROFTESTER), "--no-dcgm-validation", "-t", "1004",
+                          "-d", "0"], capture_output=True, text=True, check=True)  # fmt: skip
+    assert "loading the allocated GPUs for 0s" in out.stdout
+    ends = dcgm_exporter.load_until(tmp_path / LOAD_FILE)
+    assert int(before) <= ends <= time.time() + 1

@@ -61,6 +61,9 @@ class Context:
     knobs: Knobs = field(default_factory=Knobs)
     # Addresses of components already running, by component name (no cluster DNS here).
     addresses: Mapping[str, str] = field(default_factory=dict)
+    # Helm values by component name (a recipe's valuesFile and overrides); a component
+    # without an entry reads the values file the example recipes reference.
+    values: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,9 @@ set publishes per GPU, with its label set (`gpu`, `UUID`, `pci_bus_id`,
 pod-resources API; for a GPU mapped through a DRA claim also `dra_claim_name`,
 `dra_claim_namespace`, `dra_driver_name`, `dra_pool_name`, `dra_device_name`).
 Readings follow use, whoever the exporter attributes the GPU to: a GPU a
-running container has is busy (utilization 100 %, 60 % of its framebuffer
-used, hot, near its power limit); a free one idles. Faults of the
+running container loads (DCGM's `dcgmproftester12`, the GPU model's load) is
+busy (utilization 100 %, 60 % of its framebuffer used, hot, near its power
+limit); a free one, or one held by a container that runs no load, idles. Faults of the
 node: `exporter-unlabelled` drops the per-GPU labels (series without `gpu` and
 `UUID`), `exporter-stale` freezes every sample at the moment the fault was
 seen, with that moment as an explicit timestamp.

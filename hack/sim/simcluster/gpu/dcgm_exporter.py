@@ -5,8 +5,10 @@ Run by the process runtime as the container's command:
 `/metrics` (simcluster.gpu.dcgm) and `/health` on the pod's own address, and
 twice a second reads its Node (GPU profile, faults) through the API server with
 the pod's ServiceAccount, and from the runtime's pod folders which GPUs the
-node's running containers have (what makes a GPU busy) and what the kubelet's
-pod-resources API lists for them (what the exporter maps GPUs to pods by).
+node's running containers have, whether a load runs on them (what makes a GPU
+busy: `dcgmproftester12` records when its load ends, `model.LOAD_FILE`; a GPU held
+by a container that runs no load is idle, as on real hardware) and what the
+kubelet's pod-resources API lists for them (what the exporter maps GPUs to pods by).
 
 As dcgm-exporter does: a device-plugin GPU (`nvidia.com/gpu`, by its UUID) is
 mapped to its container always; a DRA-allocated one only with
@@ -36,7 +38,7 @@ from kubernetes import client, config
 
 from simcluster.gpu.dcgm import Claimed, Holder, render
 from simcluster.gpu.devices import GPU_RESOURCE
-from simcluster.gpu.model import node_profile
+from simcluster.gpu.model import LOAD_FILE, node_profile
 from simcluster.gpu.smi import gpu_uuid
 from simcluster.runtime.pod_files import PodFiles
 
@@ -68,13 +70,32 @@ def running_specs(pods_dir: Path, pods: list[dict[str, Any]]) -> list[Spec]:
                 (files.root / name).glob("spec-*.json"), key=lambda p: int(p.stem.split("-")[1])
             )
             if specs:
-                out.append((meta, name, json.loads(specs[-1].read_text())))
+                spec = json.loads(specs[-1].read_text())
+                spec[LOAD_UNTIL] = load_until(files.root / name / LOAD_FILE)
+                out.append((meta, name, spec))
     return out
 
 
-def busy(specs: list[Spec]) -> set[int]:
-    """Indexes of the GPUs running containers have (whoever the exporter maps them to)."""
-    return {int(i) for _, _, spec in specs for i in spec.get("gpus") or []}
+LOAD_UNTIL = "loadUntil"  # added to a running spec: epoch seconds its GPU load ends (0: none)
+
+
+def load_until(path: Path) -> float:
+    """When the container's GPU load ends (epoch seconds), 0 when it never ran one."""
+    try:
+        return float(path.read_text().strip() or 0)
+    except (OSError, ValueError):
+        return 0.0
+
+
+def busy(specs: list[Spec], now: float | None = None) -> set[int]:
+    """Indexes of the GPUs that running containers have and load now (whoever they map to)."""
+    at = time.time() if now is None else now
+    return {
+        int(i)
+        for _, _, spec in specs
+        if float(spec.get(LOAD_UNTIL) or 0) > at
+        for i in spec.get("gpus") or []
+    }
 
 
 def slice_uuids(slices: list[dict[str, Any]]) -> dict[tuple[str, str], str]:

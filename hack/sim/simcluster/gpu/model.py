@@ -37,6 +37,7 @@ FAULTS = (
 )
 SMI_SCRIPT = Path(__file__).resolve().parent / "smi.py"
 PROFTESTER = "dcgmproftester12"  # the GPU model's stand-in: the dcgm-exporter page shows it busy
+LOAD_FILE = "gpu-load-until"  # in the container's folder: when its dcgmproftester12 load ends
 NCCL_TOOLS = ("sshd", "mpirun", "all_reduce_perf")  # what simcluster.gpu.nccl plays
 # CUDA version that each driver branch reports (nvidia-smi's "CUDA Version").
 CUDA_BY_BRANCH = {
@@ -162,10 +163,15 @@ def write_tools(
     smi = tools / SMI
     smi.write_text(f'#!/bin/sh\nexec {python} {SMI_SCRIPT} {path} "$@"\n')
     smi.chmod(0o755)
-    load = tools / PROFTESTER  # DCGM's load generator: holds the container's GPUs for -d s
+    # DCGM's load generator: keeps the container's GPUs busy for -d s. It writes when the
+    # load ends (epoch seconds) to LOAD_FILE, which the DCGM exporter model reads: a GPU
+    # reads busy only while a load runs on it, as a real GPU held by an idle process
+    # reads 0 % utilization.
+    load = tools / PROFTESTER
     load.write_text(
         '#!/bin/sh\nd=30\nwhile [ $# -gt 0 ]; do [ "$1" = -d ] && d=$2; shift; done\n'
         'echo "dcgmproftester12: loading the allocated GPUs for ${d}s"\n'
+        f"echo $(( $(date +%s) + d )) > {workdir / LOAD_FILE} 2>/dev/null\n"
         'exec sleep "$d"\n'
     )
     load.chmod(0o755)

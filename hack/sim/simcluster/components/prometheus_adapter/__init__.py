@@ -1,27 +1,36 @@
-"""prometheus-adapter v0.12.0: the custom metrics API (custom.metrics.k8s.io) from Prometheus.
+"""prometheus-adapter v0.12.0: the custom (and external) metrics API from Prometheus.
 
 What is modelled (and nothing more): the Deployment
 `monitoring/prometheus-adapter` with its ServiceAccount, RBAC (auth delegation,
 the authentication-reader Role, read access, and the custom-metrics reader role
-bound to the HPA controller), its rules ConfigMap, the Service and the
+with the chart's binding), its rules ConfigMap, the Service and the
 APIService `v1beta1.custom.metrics.k8s.io`, as the community chart lays them
 out, built from the adapter's Go module (`build.sh`). It queries Prometheus
 at its pod IP (the sim has no cluster DNS; on a cluster the chart gives the
-Service's DNS name). Rules: the chart's default ones for pod series, every
-gauge with namespace and pod labels served under its own name (the metric the
-pod-autoscaling check's HPA scales on) and every `*_total` counter served as
-`*_per_second`. Test-time knobs: a 15 s rate
-window and a 5 s relist interval, so a new series is served within seconds.
-Fault `adapter-down`: the Deployment is scaled to zero (the APIService goes
-unavailable, as when the adapter crashes), healed by scaling back to one.
+Service's DNS name from `prometheus.url`).
+
+Rules: exactly what the chart (prometheus-adapter 5.x, `templates/configmap.yaml`)
+renders from the values the recipes reference
+(`recipes/components/prometheus-adapter/values.yaml`, or the values a recipe
+gives in `Context.values`): `rules.custom` as `rules` (after the chart's
+default rules when `rules.default` is true), `rules.external` as
+`externalRules`; with external rules, the APIService
+`v1beta1.external.metrics.k8s.io` and its reader role bound to the HPA
+controller (`templates/external-metrics-*.yaml`). `metricsRelistInterval`
+comes from the values (the chart's default 1m when unset). The sim adds no
+rule of its own. Fault `adapter-down`: the Deployment is scaled to zero (the
+APIService goes unavailable, as when the adapter crashes), healed by scaling
+back to one.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import yaml
 
+from simcluster.cluster import paths
 from simcluster.components.base import (
     POD_IP_ENV,
     RBAC,
@@ -39,37 +48,123 @@ NAME = "prometheus-adapter"
 IMAGE = "registry.k8s.io/prometheus-adapter/prometheus-adapter:v0.12.0"
 PORT = 6443
 API_SERVICE = "v1beta1.custom.metrics.k8s.io"
-RATE_WINDOW = "15s"
-RELIST = "5s"
+EXTERNAL_API_SERVICE = "v1beta1.external.metrics.k8s.io"
+# The values file the example recipes reference (AICR's --data layout).
+VALUES = paths.SIM_ROOT.parents[1] / "recipes" / "components" / NAME / "values.yaml"
+CHART_RELIST = "1m"  # the chart's values.yaml metricsRelistInterval
 
 
-def rules() -> dict[str, Any]:
-    """The adapter's rules: gauges with namespace and pod labels under their own names, and
-    counters as per-second rates (the chart's default rules, reduced to pod series)."""
-    pod_series = {"overrides": {"namespace": {"resource": "namespace"}, "pod": {"resource": "pod"}}}
-    return {
-        "rules": [
-            {
-                "seriesQuery": '{namespace!="",pod!=""}',
-                "seriesFilters": [{"isNot": ".*_total$"}],
-                "resources": pod_series,
-                "name": {"matches": "^(.*)$", "as": "${1}"},
-                "metricsQuery": "sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)",
-            },
-            {
-                "seriesQuery": '{__name__=~".+_total",namespace!="",pod!=""}',
-                "resources": pod_series,
-                "name": {"matches": "^(.*)_total$", "as": "${1}_per_second"},
-                "metricsQuery": f"sum(rate(<<.Series>>{{<<.LabelMatchers>>}}[{RATE_WINDOW}])) "
-                "by (<<.GroupBy>>)",
-            },
-        ]
-    }
+def values(ctx: Context) -> Mapping[str, Any]:
+    """The adapter's Helm values: the recipe's (``ctx.values``), else the shipped file."""
+    given = ctx.values.get(NAME)
+    if given is not None:
+        return given
+    loaded = yaml.safe_load(VALUES.read_text(encoding="utf-8"))
+    return loaded if isinstance(loaded, dict) else {}
 
 
-def rbac() -> list[Manifest]:
-    """What the chart grants the adapter, and the HPA controller's read access to its API."""
+def chart_default_rules() -> list[dict[str, Any]]:
+    """The chart's ``rules.default`` block (templates/configmap.yaml), as it renders it."""
+    pod = {"overrides": {"namespace": {"resource": "namespace"}, "pod": {"resource": "pod"}}}
+    container = '{__name__=~"^container_.*",container!="POD",namespace!="",pod!=""}'
+    other = '{namespace!="",__name__!~"^container_.*"}'
+    rate = 'sum(rate(<<.Series>>{<<.LabelMatchers>>,container!="POD"}[5m])) by (<<.GroupBy>>)'
+    template = {"template": "<<.Resource>>"}
+    return [
+        {
+            "seriesQuery": container,
+            "seriesFilters": [],
+            "resources": pod,
+            "name": {"matches": "^container_(.*)_seconds_total$", "as": ""},
+            "metricsQuery": rate,
+        },
+        {
+            "seriesQuery": container,
+            "seriesFilters": [{"isNot": "^container_.*_seconds_total$"}],
+            "resources": pod,
+            "name": {"matches": "^container_(.*)_total$", "as": ""},
+            "metricsQuery": rate,
+        },
+        {
+            "seriesQuery": container,
+            "seriesFilters": [{"isNot": "^container_.*_total$"}],
+            "resources": pod,
+            "name": {"matches": "^container_(.*)$", "as": ""},
+            "metricsQuery": 'sum(<<.Series>>{<<.LabelMatchers>>,container!="POD"}) '
+            "by (<<.GroupBy>>)",
+        },
+        {
+            "seriesQuery": other,
+            "seriesFilters": [{"isNot": ".*_total$"}],
+            "resources": template,
+            "name": {"matches": "", "as": ""},
+            "metricsQuery": "sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)",
+        },
+        {
+            "seriesQuery": other,
+            "seriesFilters": [{"isNot": ".*_seconds_total"}],
+            "resources": template,
+            "name": {"matches": "^(.*)_total$", "as": ""},
+            "metricsQuery": "sum(rate(<<.Series>>{<<.LabelMatchers>>}[5m])) by (<<.GroupBy>>)",
+        },
+        {
+            "seriesQuery": other,
+            "seriesFilters": [],
+            "resources": template,
+            "name": {"matches": "^(.*)_seconds_total$", "as": ""},
+            "metricsQuery": "sum(rate(<<.Series>>{<<.LabelMatchers>>}[5m])) by (<<.GroupBy>>)",
+        },
+    ]
+
+
+def rules(given: Mapping[str, Any]) -> dict[str, Any]:
+    """config.yaml as the chart renders it from ``given`` (the values): nothing added."""
+    spec = given.get("rules") or {}
+    out: dict[str, Any] = {}
+    custom = [
+        *(chart_default_rules() if spec.get("default", True) else []),
+        *(spec.get("custom") or []),
+    ]
+    if custom:
+        out["rules"] = custom
+    if spec.get("external"):
+        out["externalRules"] = list(spec["external"])
+    if spec.get("resource"):
+        out["resourceRules"] = spec["resource"]
+    return out
+
+
+def rbac(external: bool) -> list[Manifest]:
+    """What the chart grants the adapter, and the HPA controller's read access to its APIs.
+
+    With external rules, the chart's ``<name>-external-metrics`` ClusterRole and its
+    ``<name>-hpa-controller-external-metrics`` binding to the HPA controller
+    (templates/external-metrics-cluster-role.yaml, -cluster-role-binding-hpa.yaml).
+    """
     reader = f"{NAME}-server-resources"
+    extra: list[Manifest] = []
+    if external:
+        role = f"{NAME}-external-metrics"
+        extra = [
+            {
+                "apiVersion": RBAC,
+                "kind": "ClusterRole",
+                "metadata": {"name": role},
+                "rules": [
+                    {
+                        "apiGroups": ["external.metrics.k8s.io"],
+                        "resources": ["*"],
+                        "verbs": ["list", "get", "watch"],
+                    }
+                ],
+            },
+            binding(
+                f"{NAME}-hpa-controller-external-metrics",
+                role,
+                "kube-system",
+                "horizontal-pod-autoscaler",
+            ),
+        ]
     return [
         *service_account(
             NAME,
@@ -100,13 +195,16 @@ def rbac() -> list[Manifest]:
             "metadata": {"name": reader},
             "rules": [{"apiGroups": ["custom.metrics.k8s.io"], "resources": ["*"], "verbs": ["*"]}],
         },
-        binding(
-            "hpa-controller-custom-metrics", reader, "kube-system", "horizontal-pod-autoscaler"
-        ),
+        # the chart's custom-metrics-cluster-role-binding-hpa.yaml: despite its name it binds
+        # the reader role to the adapter's own ServiceAccount; the HPA controller's access
+        # is Kubernetes' own (system:controller:horizontal-pod-autoscaler, with the
+        # controller manager's --use-service-account-credentials)
+        binding(f"{NAME}-hpa-controller", reader, NAMESPACE, NAME),
+        *extra,
     ]
 
 
-def deployment(prometheus_url: str) -> Manifest:
+def deployment(prometheus_url: str, relist: str) -> Manifest:
     """The adapter's Deployment, pointed at Prometheus."""
     labels = {"app.kubernetes.io/name": NAME}
     container = {
@@ -114,7 +212,7 @@ def deployment(prometheus_url: str) -> Manifest:
         "image": IMAGE,
         "args": [
             f"--prometheus-url={prometheus_url}",
-            f"--metrics-relist-interval={RELIST}",
+            f"--metrics-relist-interval={relist}",
             "--config=/etc/adapter/config.yaml",
             f"--secure-port={PORT}",
             "--bind-address=$(POD_IP)",
@@ -155,14 +253,18 @@ def manifests(ctx: Context) -> list[Manifest]:
     prometheus = ctx.addresses.get("prometheus")
     if prometheus is None:
         raise ValueError("prometheus-adapter needs a running Prometheus (it requires prometheus)")
+    given = values(ctx)
+    config = rules(given)
+    external = bool(config.get("externalRules"))
+    relist = str(given.get("metricsRelistInterval") or CHART_RELIST)
     return [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
-        *rbac(),
+        *rbac(external),
         {
             "apiVersion": "v1",
             "kind": "ConfigMap",
             "metadata": {"name": NAME, "namespace": NAMESPACE},
-            "data": {"config.yaml": yaml.safe_dump(rules(), sort_keys=False)},
+            "data": {"config.yaml": yaml.safe_dump(config, sort_keys=False)},
         },
         {
             "apiVersion": "v1",
@@ -173,21 +275,27 @@ def manifests(ctx: Context) -> list[Manifest]:
                 "ports": [{"port": 443, "targetPort": PORT}],
             },
         },
-        deployment(prometheus),
-        {
-            "apiVersion": "apiregistration.k8s.io/v1",
-            "kind": "APIService",
-            "metadata": {"name": API_SERVICE},
-            "spec": {
-                "service": {"name": NAME, "namespace": NAMESPACE, "port": 443},
-                "group": "custom.metrics.k8s.io",
-                "version": "v1beta1",
-                "insecureSkipTLSVerify": True,
-                "groupPriorityMinimum": 100,
-                "versionPriority": 100,
-            },
-        },
+        deployment(prometheus, relist),
+        api_service("custom.metrics.k8s.io"),
+        *([api_service("external.metrics.k8s.io")] if external else []),
     ]
+
+
+def api_service(group: str) -> Manifest:
+    """The chart's APIService of ``group`` v1beta1 (templates/*-metrics-apiservice.yaml)."""
+    return {
+        "apiVersion": "apiregistration.k8s.io/v1",
+        "kind": "APIService",
+        "metadata": {"name": f"v1beta1.{group}"},
+        "spec": {
+            "service": {"name": NAME, "namespace": NAMESPACE, "port": 443},
+            "group": group,
+            "version": "v1beta1",
+            "insecureSkipTLSVerify": True,
+            "groupPriorityMinimum": 100,
+            "versionPriority": 100,
+        },
+    }
 
 
 def ready(api: Any) -> str | None:
@@ -205,7 +313,8 @@ def ready(api: Any) -> str | None:
 
 COMPONENT = Component(
     name="prometheus-adapter",
-    summary="prometheus-adapter v0.12.0: custom metrics API from Prometheus (Go module)",
+    summary="prometheus-adapter v0.12.0: custom and external metrics APIs from Prometheus "
+    "(Go module), rules from the recipe's values",
     pin="PROMETHEUS_ADAPTER_VERSION",
     images={"prometheus-adapter": Image("adapter")},
     manifests=manifests,

@@ -1,29 +1,37 @@
-"""pod-autoscaling: an HPA scales GPU pods on a custom metric, up and back down.
+"""pod-autoscaling: an HPA scales GPU pods on their GPU utilization, up and back down.
 
 What it proves: the cluster serves the custom metrics API
-(``custom.metrics.k8s.io``; the APIService is named in evidence), and an
-``autoscaling/v2`` HPA of type ``Pods`` on a per-pod metric it serves scales a
-GPU workload: a Deployment whose pods take one GPU each (``nvidia.com/gpu``, or
-in DRA mode a claim for one GPU) and serve a gauge whose value the check sets.
-The check raises it above the HPA's target: replicas rise and the new pod runs
-on a GPU node; it lowers it: replicas fall, after the stabilization window set
-on the HPA itself (``behavior.scaleDown.stabilizationWindowSeconds``). The
-metric reaches the HPA as on a real platform: the metrics pipeline (e.g.
-Prometheus scraping the pods, prometheus-adapter serving the series) carries it.
+(``custom.metrics.k8s.io``; the APIService is named in evidence) with a per-pod
+GPU metric, and an ``autoscaling/v2`` HPA of type ``Pods`` on it scales a GPU
+workload: a Deployment whose pods take one GPU each (``nvidia.com/gpu``, or in
+DRA mode a claim for one GPU) and load it with DCGM's ``dcgmproftester12``
+until a set moment, then hold it idle. The metric is the one the platform
+serves, not one the check makes up: the first of ``params.metrics`` the custom
+metrics API answers for the check's pod (by default the names the
+prometheus-adapter values of AICR's recipes give DCGM_FI_DEV_GPU_UTIL:
+``workload_gpu_utilization``, then ``gpu_utilization``). Under load the
+utilization is above the HPA's target (50 % per pod): replicas rise and the
+new pod runs on a GPU node. Once the load ends, replicas fall, after the
+stabilization window set on the HPA itself
+(``behavior.scaleDown.stabilizationWindowSeconds``). The metric reaches the
+HPA as on any platform: DCGM exporter, Prometheus, prometheus-adapter.
 
 What it does not: resource (CPU/memory) or external metrics, scaling past two
 replicas, or the metrics pipeline's latency.
 
 How it fails: no APIService serves the custom metrics API (nothing is
-created); the pods do not start; the HPA cannot read the metric within the
-bound (its own condition, e.g. ``FailedGetPodsMetric``); no scale-up, or the
-new pod does not run on a GPU node, within ``scaleUpSeconds``; no scale-down
-within the window plus ``scaleDownSeconds``. Each failure quotes the HPA's
-conditions.
+created); the pods do not start; the custom metrics API serves none of the
+metrics for the pod (what it serves is named) within ``metricSeconds``; the
+HPA cannot read it (its own condition, e.g. ``FailedGetPodsMetric``); no
+scale-up, or the new pod does not run on a GPU node, within
+``scaleUpSeconds`` (nor before the load ends); no scale-down within the
+window plus ``scaleDownSeconds`` after the load ends. Each failure quotes the
+HPA's conditions.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 
@@ -32,36 +40,31 @@ from aicr.checks.allocation import AllocationMode, prepared_mode
 from aicr.checks.conformance.pod_autoscaling import build
 from aicr.checks.conformance.pod_autoscaling.params import Params as Params
 from aicr.checks.conformance.pod_autoscaling.params import preflight as preflight
-from aicr.checks.steps import Step, now_iso
+from aicr.checks.steps import now_iso
 from aicr.checks.workload_images import workload_image
 from aicr.kube.gpus import GPU_RESOURCE, gpu_nodes
 from aicr.result import CheckResult
 
 HPA_KIND = "HorizontalPodAutoscaler"
-SET_SECONDS = 5.0  # one PUT of the load to a pod
-
-
-def set_load(pod: build.Obj, value: float) -> None:
-    """PUT the load on one pod's server (from inside the cluster: the check's own pod)."""
-    import httpx
-
-    url = f"http://{pod['status']['podIP']}:{build.PORT}/load"
-    with httpx.Client(timeout=SET_SECONDS, trust_env=False) as http:
-        http.put(url, content=f"{value:g}").raise_for_status()
+POLL_SECONDS = 5.0  # between two reads of the custom metrics API
 
 
 class Run:
-    """One run's state: the workload's selector, and the HPA readings seen so far."""
+    """One run's state: the workload's selector, the metric used, the HPA readings seen."""
 
-    def __init__(self, ctx: CheckContext) -> None:
+    def __init__(self, ctx: CheckContext, api_version: str) -> None:
         self.ctx = ctx
-        self.metric: str = ctx.params.metric
+        self.api_version = (
+            api_version  # of the custom metrics API, e.g. custom.metrics.k8s.io/v1beta1
+        )
+        self.metric: str = ctx.params.metrics[0]
         self.selector = ",".join(
             f"{k}={v}"
             for k, v in sorted({**ctx.workload_labels(), build.APP_LABEL: build.NAME}.items())
         )
         self.readings: list[build.Reading] = []
         self.hpa: build.Obj = {}
+        self.load_until = 0  # epoch seconds the pods' load ends
 
     def note(self, text: str) -> None:
         """A moment of the timeline: what the check did."""
@@ -87,30 +90,9 @@ class Run:
         pods = [p for p in waited.objects.values() if build.is_serving(p)]
         return sorted(pods, key=lambda p: str(p["metadata"]["name"])), waited.pending
 
-    def load(self, step: Step, value: float) -> bool:
-        """Set the load on every serving pod; False (the step failed) if one refused."""
-        import httpx
-
-        pods = [
-            p
-            for p in self.ctx.kube.list("Pod", self.ctx.workload_namespace, self.selector)
-            if build.is_serving(p)
-        ]
-        for p in pods:
-            try:
-                set_load(p, value)
-            except httpx.HTTPError as e:
-                step.failed(
-                    f"could not set the load on pod {p['metadata']['name']} "
-                    f"({p['status']['podIP']}): {e}"
-                )
-                return False
-        if not pods:
-            step.failed(f"no pod serves {self.metric} to set it on")
-            return False
-        names = ", ".join(str(p["metadata"]["name"]) for p in pods)
-        self.note(f"set {self.metric} to {value:g} on {names}")
-        return True
+    def load_left(self) -> float:
+        """Seconds until the pods' load ends (0 once it has)."""
+        return max(0.0, self.load_until - time.time())
 
     def state(self) -> str:
         """The HPA's replicas and conditions as last seen."""
@@ -118,7 +100,20 @@ class Run:
         return f"desired {desired}, current {current}; {build.conditions_text(self.hpa)}"
 
 
-def _custom_metrics_api(ctx: CheckContext) -> bool:
+def _listed(ctx: CheckContext, version: str) -> str:
+    """The per-pod metrics the API's discovery lists, comma-separated ("" for none)."""
+    import httpx
+
+    from aicr.kube.rest import KubeApiError
+
+    try:
+        return ", ".join(build.pod_metrics(ctx.kube.served(version)))
+    except (KubeApiError, httpx.HTTPError) as e:  # e.g. 503: the adapter is not reached
+        return f"not listed ({e})"
+
+
+def _custom_metrics_api(ctx: CheckContext) -> str | None:
+    """The custom metrics API's group/version, or None (the step failed)."""
     with ctx.step("custom metrics API") as step:
         step.asked = f"APIServices for {build.CUSTOM_METRICS_GROUP}"
         api = build.custom_metrics_api(ctx.kube.list("APIService"))
@@ -128,41 +123,91 @@ def _custom_metrics_api(ctx: CheckContext) -> bool:
                 f"no APIService serves {build.CUSTOM_METRICS_GROUP}: the cluster has no "
                 "custom metrics API (nothing was created)"
             )
-            return False
+            return None
+        version = f"{build.CUSTOM_METRICS_GROUP}/{(api.get('spec') or {}).get('version')}"
         step.answer = build.describe_apiservice(api)
+        ok, _ = build.available(api)
+        step.answer += "; per-pod metrics: " + ((_listed(ctx, version) if ok else "") or "none yet")
         step.info("the HPA reads the pods' metric through it")
-        return True
-    return False  # the step raised: recorded as other
+        return version
+    return None  # the step raised: recorded as other
 
 
 def _start(ctx: CheckContext, run: Run, dra: bool) -> list[build.Obj]:
     image = workload_image(build.IMAGE, check=ctx.name, config=ctx.config)
     with ctx.step("workload") as step:
+        run.load_until = math.ceil(time.time() + ctx.params.load_seconds)
         step.asked = (
-            f"Deployment {ctx.workload_namespace}/{build.NAME} ({image}): 1 replica, "
-            f"one GPU each ({'DRA claim' if dra else GPU_RESOURCE}), serving the "
-            f"gauge {run.metric} on :{build.PORT}/metrics"
+            f"Deployment {ctx.workload_namespace}/{build.NAME} ({image}): 1 replica, one GPU "
+            f"each ({'DRA claim' if dra else GPU_RESOURCE}), loaded by dcgmproftester12 for "
+            f"{ctx.params.load_seconds}s from now, then idle"
         )
         if dra:
             ctx.probes.create(build.claim_template())
-        ctx.probes.create(build.deployment(image, run.metric, ctx.workload_labels(), dra))
+        ctx.probes.create(build.deployment(image, run.load_until, ctx.workload_labels(), dra))
         pods, pending = run.serving(1, ctx.params.start_seconds)
         if not pods:
             where = "; ".join(f"{n}: {w}" for n, w in pending.items()) or "no pod was created"
-            step.failed(f"the pod did not serve within {ctx.params.start_seconds:g}s: {where}")
+            step.failed(f"the pod did not run within {ctx.params.start_seconds:g}s: {where}")
             return []
         p = pods[0]
-        step.answer = (
-            f"pod {p['metadata']['name']} on {p['spec'].get('nodeName')} "
-            f"({p['status']['podIP']}) serves {run.metric}"
-        )
-        step.passed("one GPU pod serves the metric")
+        step.answer = f"pod {p['metadata']['name']} on {p['spec'].get('nodeName')} loads its GPU"
+        step.passed("one GPU pod runs its load")
+        run.note(f"pod {p['metadata']['name']} running, loading its GPU")
         return pods
     return []
 
 
+def _metric(ctx: CheckContext, run: Run, pod: build.Obj) -> bool:
+    """Find the first of ``params.metrics`` the custom metrics API serves for ``pod``."""
+    import httpx
+
+    from aicr.kube.rest import KubeApiError
+
+    name = str(pod["metadata"]["name"])
+    wanted = list(ctx.params.metrics)
+    budget = min(ctx.params.metric_seconds, run.load_left())
+    with ctx.step("metric for the pod") as step:
+        step.asked = (
+            f"{run.api_version}: {', '.join(wanted)} (first served) for pod "
+            f"{ctx.workload_namespace}/{name}, within {budget:g}s"
+        )
+        end = time.monotonic() + budget
+        said: dict[str, str] = {}
+        while True:
+            for metric in wanted:
+                try:
+                    values = ctx.kube.pod_metric(
+                        run.api_version, ctx.workload_namespace, name, metric
+                    )
+                except (KubeApiError, httpx.HTTPError) as e:
+                    said[metric] = str(e)
+                    continue
+                value = build.metric_value(values, name)
+                if value is None:
+                    said[metric] = "not served for this pod"
+                    continue
+                run.metric = metric
+                step.answer = f"{metric} = {value:g} for pod {name}"
+                step.passed(f"the custom metrics API serves {metric} for the loaded GPU pod")
+                return True
+            left = end - time.monotonic()
+            if left <= 0:
+                break
+            time.sleep(min(POLL_SECONDS, left))
+        listed = _listed(ctx, run.api_version)
+        step.answer = "; ".join(f"{m}: {w}" for m, w in said.items())
+        step.failed(
+            f"the custom metrics API served none of {', '.join(wanted)} for pod {name} "
+            f"within {budget:g}s ({step.answer}); its per-pod metrics: {listed or 'none'}"
+        )
+        return False
+    return False
+
+
 def _readable(ctx: CheckContext, run: Run) -> bool:
     stabilization = ctx.params.stabilization_seconds
+    budget = min(ctx.params.metric_seconds, run.load_left())
     with ctx.step("metric read by the HPA") as step:
         step.asked = (
             f"HPA {build.NAME} (autoscaling/v2): type Pods, {run.metric} average "
@@ -171,11 +216,11 @@ def _readable(ctx: CheckContext, run: Run) -> bool:
         )
         ctx.probes.create(build.hpa(run.metric, stabilization))
         run.note("HPA created")
-        if not run.watch_hpa(lambda h: build.readable(h, run.metric), ctx.params.metric_seconds):
+        if not run.watch_hpa(lambda h: build.readable(h, run.metric), budget):
             step.answer = run.state()
             step.failed(
                 f"the HPA could not read {run.metric} within "
-                f"{ctx.params.metric_seconds:g}s: {build.conditions_text(run.hpa)}"
+                f"{budget:g}s: {build.conditions_text(run.hpa)}"
             )
             return False
         value = build.observed(run.hpa, run.metric)
@@ -186,16 +231,14 @@ def _readable(ctx: CheckContext, run: Run) -> bool:
 
 
 def _scale_up(ctx: CheckContext, run: Run, first: build.Obj) -> bool:
-    bound = ctx.params.scale_up_seconds
+    bound = min(ctx.params.scale_up_seconds, run.load_left())
     with ctx.step("scale up") as step:
         step.asked = (
-            f"{run.metric} raised to {build.HIGH} (target {build.TARGET}): the HPA "
-            f"must ask for {build.MAX_REPLICAS} replicas and the new pod run on a GPU "
-            f"node within {bound:g}s"
+            f"{run.metric} under load (target {build.TARGET}): the HPA must ask for "
+            f"{build.MAX_REPLICAS} replicas and the new pod run on a GPU node within {bound:g}s"
+            " (before the load ends)"
         )
         end = time.monotonic() + bound
-        if not run.load(step, build.HIGH):
-            return False
         if not run.watch_hpa(lambda h: (build.replicas(h)[0] or 0) >= build.MAX_REPLICAS, bound):
             step.answer = run.state()
             step.failed(f"no scale-up within {bound:g}s: {run.state()}")
@@ -207,7 +250,7 @@ def _scale_up(ctx: CheckContext, run: Run, first: build.Obj) -> bool:
             step.answer = run.state()
             step.failed(
                 f"the HPA asked for {build.MAX_REPLICAS} replicas but the new pod did "
-                f"not serve within {bound:g}s: {where}"
+                f"not run within {bound:g}s: {where}"
             )
             return False
         nodes = {n["metadata"]["name"]: n for n in ctx.kube.list("Node")}
@@ -221,7 +264,7 @@ def _scale_up(ctx: CheckContext, run: Run, first: build.Obj) -> bool:
             step.failed("the new pod is not on a GPU node: " + ", ".join(wrong))
             return False
         run.note(
-            "new pod serving: "
+            "new pod running: "
             + ", ".join(f"{p['metadata']['name']} on {p['spec']['nodeName']}" for p in new)
         )
         step.passed(f"replicas rose to {build.MAX_REPLICAS}; the new pod runs on a GPU node")
@@ -234,16 +277,16 @@ def _scale_down(ctx: CheckContext, run: Run) -> None:
     bound = window + ctx.params.scale_down_seconds
     with ctx.step("scale down") as step:
         step.asked = (
-            f"{run.metric} lowered to {build.LOW}: the HPA must return to "
+            f"the load ends in {run.load_left():.0f}s: the HPA must return to "
             f"{build.MIN_REPLICAS} replica after its {window}s stabilization window, "
-            f"within {bound:g}s"
+            f"within {bound:g}s of the load's end"
         )
-        if not run.load(step, build.LOW):
-            return
+        time.sleep(run.load_left())
+        run.note(f"the load ended: {run.metric} falls")
         began = time.monotonic()
         if not run.watch_hpa(lambda h: build.replicas(h)[0] == build.MIN_REPLICAS, bound):
             step.answer = run.state()
-            step.failed(f"no scale-down within {bound:g}s: {run.state()}")
+            step.failed(f"no scale-down within {bound:g}s of the load's end: {run.state()}")
             return
         took = time.monotonic() - began
         left = ctx.probes.wait("Deployment", build.scaled_down, budget=max(0.0, bound - took))
@@ -254,7 +297,7 @@ def _scale_down(ctx: CheckContext, run: Run) -> None:
                 f"still has {left.pending.get(build.NAME, 'more')} within {bound:g}s"
             )
             return
-        step.answer = f"desired {build.MIN_REPLICAS} {took:.0f}s after the metric fell; "
+        step.answer = f"desired {build.MIN_REPLICAS} {took:.0f}s after the load ended; "
         step.answer += run.state()
         step.passed(f"replicas fell to {build.MIN_REPLICAS} after the stabilization window")
 
@@ -267,14 +310,20 @@ def _remove(ctx: CheckContext, run: Run) -> None:
 
 
 def run(ctx: CheckContext) -> CheckResult:
-    """Find the custom metrics API, start the GPU workload and its HPA, raise, then lower."""
-    if not _custom_metrics_api(ctx):
+    """Find the custom metrics API, start the loaded GPU workload, its metric and HPA."""
+    version = _custom_metrics_api(ctx)
+    if version is None:
         return ctx.conclude("autoscaling steps")
     dra = prepared_mode(ctx.prepared, ctx.recipe) == AllocationMode.DRA
-    run = Run(ctx)
+    run = Run(ctx, version)
     try:
         pods = _start(ctx, run, dra)
-        if pods and _readable(ctx, run) and _scale_up(ctx, run, pods[0]):
+        if (
+            pods
+            and _metric(ctx, run, pods[0])
+            and _readable(ctx, run)
+            and _scale_up(ctx, run, pods[0])
+        ):
             _scale_down(ctx, run)
     finally:
         if run.readings:

@@ -9,53 +9,31 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from aicr.checks.conformance.pod_autoscaling.params import METRICS as METRICS
 from aicr.checks.probe_pods import gpu_claim_template, restricted_pod_spec
 from aicr.kube.gpus import GPU_RESOURCE, gpu_toleration
 
 Obj = dict[str, Any]
-IMAGE = "python"  # in aicr/checks/images.yaml
+IMAGE = "dcgm"  # in aicr/checks/images.yaml: its dcgmproftester12 is the GPU load
 NAME = "gpu-autoscaled"  # the Deployment, its HPA, its pods' app label
 APP_LABEL = "aicr.dev/app"
+CONTAINER = "gpu-load"
 CLAIM_TEMPLATE = "one-gpu"
 CLAIM = "gpu"
-PORT = 8080
-TARGET = 10  # the HPA's target average value per pod
-HIGH = 40  # raised: one pod alone asks for 4 replicas, capped at MAX_REPLICAS
-LOW = 0
+TARGET = 50  # the HPA's target: average GPU utilization (%) per pod
 MIN_REPLICAS, MAX_REPLICAS = 1, 2
 CUSTOM_METRICS_GROUP = "custom.metrics.k8s.io"
-
-# A gauge on /metrics whose value a PUT to /load sets (stdlib only: any Python image runs it).
-# It listens on the pod's own IP, so pods that share a network namespace cannot collide.
-SERVER = """\
-import http.server, os
-metric, port = os.environ["METRIC"], int(os.environ["PORT"])
-state = {"value": "0"}
-class Handler(http.server.BaseHTTPRequestHandler):
-    def send(self, code, body=b""):
-        self.send_response(code)
-        self.send_header("Content-Type", "text/plain; version=0.0.4")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-    def do_GET(self):
-        if self.path != "/metrics":
-            return self.send(404)
-        self.send(200, (f"# HELP {metric} The load pod-autoscaling sets; its HPA scales on it.\\n"
-                        f"# TYPE {metric} gauge\\n{metric} {state['value']}\\n").encode())
-    def do_PUT(self):
-        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode().strip()
-        if self.path != "/load":
-            return self.send(404)
-        try:
-            float(raw)
-        except ValueError:
-            return self.send(400, b"not a number\\n")
-        state["value"] = raw
-        self.send(204)
-    def log_message(self, *args):
-        pass
-http.server.ThreadingHTTPServer((os.environ["POD_IP"], port), Handler).serve_forever()
+LOAD_UNTIL_ENV = "LOAD_UNTIL"
+# Each pod loads its GPU with DCGM's load generator until the same moment (epoch seconds,
+# set when the Deployment is made), then holds it idle: a pod started by the scale-up
+# loads only until then too, so the check knows when utilization falls. A load that
+# fails ends the container (a restart shows it), so an idle GPU never passes for a load.
+LOAD = f"""\
+d=$(( ${LOAD_UNTIL_ENV} - $(date +%s) ))
+if [ "$d" -gt 0 ]; then
+  dcgmproftester12 --no-dcgm-validation -t 1004 -d "$d" || exit $?
+fi
+exec sleep infinity
 """
 
 
@@ -64,33 +42,30 @@ def claim_template() -> Obj:
     return gpu_claim_template(CLAIM_TEMPLATE, 1, CLAIM)
 
 
-def deployment(image: str, metric: str, labels: dict[str, str], dra: bool) -> Obj:
-    """One replica serving ``metric`` (0 until set), one GPU each, scraped by annotation."""
+def deployment(image: str, load_until: int, labels: dict[str, str], dra: bool) -> Obj:
+    """One replica, one GPU each, loading it until ``load_until`` (epoch s) and then idle.
+
+    DCGM profiles as root only (DCGM_ST_REQUIRES_ROOT): Pod Security baseline, this
+    check's workload namespace level (its catalog GPUs), allows root; the container
+    stays unprivileged, with no privilege escalation.
+    """
     gpu = {"claims": [{"name": CLAIM}]} if dra else {"limits": {GPU_RESOURCE: "1"}}
     container = {
-        "name": "server",
+        "name": CONTAINER,
         "image": image,
-        "command": ["python3", "-c", SERVER],
-        "env": [
-            {"name": "METRIC", "value": metric},
-            {"name": "PORT", "value": str(PORT)},
-            {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
-        ],
-        "ports": [{"name": "metrics", "containerPort": PORT}],
-        "readinessProbe": {"httpGet": {"path": "/metrics", "port": PORT}, "periodSeconds": 1},
+        "command": ["sh", "-c", LOAD],
+        "env": [{"name": LOAD_UNTIL_ENV, "value": str(load_until)}],
         "resources": gpu,
+        "securityContext": {"privileged": False, "allowPrivilegeEscalation": False},
     }
     spec = restricted_pod_spec([container])
+    spec["securityContext"] = {"runAsUser": 0, "seccompProfile": {"type": "RuntimeDefault"}}
+    spec["containers"][0]["securityContext"] = container["securityContext"]
     spec["restartPolicy"] = "Always"
     spec["tolerations"] = [gpu_toleration()]
     if dra:
         spec["resourceClaims"] = [{"name": CLAIM, "resourceClaimTemplateName": CLAIM_TEMPLATE}]
     selector = {APP_LABEL: NAME}
-    scrape = {
-        "prometheus.io/scrape": "true",
-        "prometheus.io/port": str(PORT),
-        "prometheus.io/path": "/metrics",
-    }
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -98,16 +73,13 @@ def deployment(image: str, metric: str, labels: dict[str, str], dra: bool) -> Ob
         "spec": {
             "replicas": MIN_REPLICAS,
             "selector": {"matchLabels": selector},
-            "template": {
-                "metadata": {"labels": {**labels, **selector}, "annotations": scrape},
-                "spec": spec,
-            },
+            "template": {"metadata": {"labels": {**labels, **selector}}, "spec": spec},
         },
     }
 
 
 def hpa(metric: str, stabilization: int) -> Obj:
-    """An autoscaling/v2 HPA on the pods' ``metric`` (type Pods) with a short scale-down window."""
+    """An autoscaling/v2 HPA on the pods' ``metric`` (type Pods) with a set scale-down window."""
     return {
         "apiVersion": "autoscaling/v2",
         "kind": "HorizontalPodAutoscaler",
@@ -138,6 +110,19 @@ def custom_metrics_api(apiservices: list[Obj]) -> Obj | None:
     serving = [a for a in apiservices if (a.get("spec") or {}).get("group") == CUSTOM_METRICS_GROUP]
     serving.sort(key=lambda a: -int((a.get("spec") or {}).get("versionPriority") or 0))
     return serving[0] if serving else None
+
+
+def pod_metrics(resources: list[str] | None) -> list[str]:
+    """The per-pod metrics the custom metrics API's discovery lists (``pods/<name>``)."""
+    return sorted(r.partition("/")[2] for r in resources or [] if r.startswith("pods/"))
+
+
+def metric_value(values: Obj | None, pod: str) -> float | None:
+    """The value of one pod in a ``MetricValueList`` (None when the list has no such pod)."""
+    for item in (values or {}).get("items") or []:
+        if (item.get("describedObject") or {}).get("name") == pod:
+            return quantity(item.get("value"))
+    return None
 
 
 def available(apiservice: Obj) -> tuple[bool, str]:
@@ -268,7 +253,7 @@ def changed(readings: list[Reading], new: Reading) -> bool:
 
 
 def is_serving(pod: Obj) -> bool:
-    """The pod runs, is Ready (its server answers /metrics), has an IP and is not going away."""
+    """The pod runs, is Ready, has an IP and is not going away."""
     status = pod.get("status") or {}
     ready = any(
         c.get("type") == "Ready" and c.get("status") == "True"

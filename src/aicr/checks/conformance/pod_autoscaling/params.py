@@ -6,7 +6,7 @@ imports shared modules only, never its own package.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field
 
@@ -14,24 +14,43 @@ from aicr.catalog.params import CheckParams
 from aicr.checks.allocation import preflight_mode
 from aicr.recipe.model import Recipe
 
+METRIC_NAME = r"^[a-zA-Z_:][a-zA-Z0-9_:]*$"
+# What the custom metrics API (prometheus-adapter with the values AICR's recipes
+# reference) serves per pod from DCGM_FI_DEV_GPU_UTIL: workload_gpu_utilization through
+# the exporter's exported_namespace/exported_pod labels (Prometheus renames them so
+# when the scrape does not honour the target's labels, the GPU Operator
+# ServiceMonitor's default), gpu_utilization through namespace/pod (when it does).
+METRICS = ("workload_gpu_utilization", "gpu_utilization")
+
 
 class Params(CheckParams):
     """``spec.validate.checks.pod-autoscaling.params``."""
 
-    metric: str = Field(
-        default="aicr_autoscaling_load",
-        pattern=r"^[a-zA-Z_:][a-zA-Z0-9_:]*$",
-        description="The gauge the pods serve and the HPA scales on; the custom metrics API "
-        "must serve it per pod under this name.",
+    metrics: list[Annotated[str, Field(pattern=METRIC_NAME)]] = Field(
+        default=list(METRICS),
+        min_length=1,
+        description="Per-pod GPU utilization metrics (%) to scale on, in order of preference: "
+        "the first the custom metrics API serves for the check's pod is used.",
     )
     start_seconds: float = Field(default=120, gt=0, description="How long the first pod may take.")
     metric_seconds: float = Field(
-        default=90, gt=0, description="How long the HPA may take to read the metric at all."
+        default=180,
+        gt=0,
+        description="How long the custom metrics API, then the HPA, may take to read the "
+        "loaded pod's metric (exporter interval, scrape, adapter relist, HPA sync).",
+    )
+    load_seconds: int = Field(
+        default=420,
+        gt=0,
+        le=3600,
+        description="How long the pods load their GPUs, from the Deployment's creation; "
+        "the first pod's start, the metric's reading and the scale-up must fit in it.",
     )
     scale_up_seconds: float = Field(
-        default=90,
+        default=120,
         gt=0,
-        description="After the metric is raised: how long until the new pod runs on a GPU node.",
+        description="After the HPA reads the loaded metric: how long until the new pod runs "
+        "on a GPU node.",
     )
     stabilization_seconds: int = Field(
         default=15,
@@ -40,9 +59,9 @@ class Params(CheckParams):
         description="The HPA's behavior.scaleDown.stabilizationWindowSeconds.",
     )
     scale_down_seconds: float = Field(
-        default=60,
+        default=120,
         gt=0,
-        description="After the metric is lowered: how long beyond the window scale-down may take.",
+        description="After the load ends: how long beyond the window scale-down may take.",
     )
 
 
