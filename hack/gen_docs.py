@@ -85,7 +85,12 @@ evicted, deleted, no-result, bad-result, api-unreachable, interrupted, skip-chec
 no-cluster, phase-stopped...), `reason` for skips, `node` (where the check's pod
 ran, when it failed there), `nodes` (every node the check read from the cluster:
 each Node it got, and the node of each Pod; a CNCF submission redacts them),
-`timeoutSeconds`. The
+`images` (every container the check's own pods ran: its validator pod's, role
+`validator`, and the pods in its workload namespace or carrying its labels that it read
+or that were left when it closed, role `workload`; each with `pod`, `container`,
+`image` as the pod spec asked for it, `imageID` as the kubelet reported it, and
+`digest`, the registry digest in it, or `noDigest` saying why there is none, never a
+made-up one), `timeoutSeconds`. The
 report's `extra.aicr` records the run id, recipe and snapshot sources, the phases
 run, the readiness gate (`evaluated`, `passed`, each constraint's verdict), whether
 the run was interrupted or timed out, warnings, and the CNCF requirement map when
@@ -95,8 +100,10 @@ docs/cncf-submission.md) and its provenance (`provenance`: `nodeGroups`, one ent
 node group of the nodes the run listed with `group`, `nodes`, and where recorded
 `instanceType`, `nodeImage`, `platformVersion` (provider labels), `osImage`, `kernel`,
 `kubelet`, `containerRuntime`, `nvidiaDriver`, `mixed` where the group's nodes disagree;
-`validatorImage`; `checkVersion`, the tool's, since checks ship inside the validator;
-`catalog.sha256`).
+`validatorImage`; `images`, every image the run's pods ran, once per image and digest,
+validator first: `role`, `image` (the reference asked for), `digest` or `noDigest`,
+`imageID`, `containers` (how many) and `checks` (which ran it); `checkVersion`, the
+tool's, since checks ship inside the validator; `catalog.sha256`).
 """
 
 
@@ -263,8 +270,9 @@ existing key file is never replaced.
 
 `aicr evidence verify --attestation FILE --key PUB` checks the signature, then every
 subject's digest against the file beside the attestation, then that every subject that
-is a CTRF report agrees with the predicate (validator image, catalog digest, provenance,
-checks and their verdicts; a disagreement is rejected, exit 8), then the recorded run: a
+is a CTRF report agrees with the predicate (validator image, catalog digest, the images
+run and their digests, provenance, checks and their verdicts; a disagreement is rejected,
+exit 8), then the recorded run: a
 failed gate or a check that ended `failed` or `other` makes it exit 1.
 
 Keyless signing through Sigstore (Fulcio certificate, Rekor transparency log) is not

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from aicr.ctrf import Status
 from aicr.plan import PlannedCheck
-from aicr.result import CheckResult, Detail, EvidenceSection
+from aicr.result import CheckResult, Detail, EvidenceSection, ImageRun
 from aicr.runner.context import RunContext
 from aicr.runner.gpu_pool import GpuPool, InventoryReader
 
@@ -30,6 +30,7 @@ class FakeExecutor:
     overlaps: list[tuple[str, str]] = field(default_factory=list)
     finished_cleanup: bool = False
     node_objects: list[dict[str, object]] = field(default_factory=list)  # what nodes() lists
+    images: dict[str, list[ImageRun]] = field(default_factory=dict)  # what each check's pods ran
     _running: dict[str, PlannedCheck] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _stop: threading.Event = field(default_factory=threading.Event)
@@ -64,7 +65,9 @@ class FakeExecutor:
             status, message = self.results.get(check.name, (Status.PASSED, "ok"))
             # a real check records what it asked of the cluster and what came back
             seen = EvidenceSection(title="probe", asked=f"{check.name} probe", answer=message)
-            return CheckResult.ended(check, status, message, evidence=[seen])
+            return CheckResult.ended(
+                check, status, message, evidence=[seen], images=self.images.get(check.name, [])
+            )
         finally:
             with self._lock:
                 self._running.pop(check.name, None)

@@ -72,6 +72,66 @@ class EvidenceSection(BaseModel):
     timestamp: str | None = None
 
 
+VALIDATOR = "validator"  # the check's own pod, running the validator image
+WORKLOAD = "workload"  # a pod the check created, or that its objects made
+
+
+class ImageRun(BaseModel):
+    """One container a check ran (its validator pod's or a workload's) and the image it ran.
+
+    ``digest`` is the registry digest the kubelet reported in ``imageID``
+    (``aicr.kube.image_ids``); when it reported none, ``no_digest`` says why.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    role: str  # VALIDATOR or WORKLOAD
+    pod: str  # namespace/name
+    container: str
+    image: str  # the reference the pod spec asked for
+    image_id: str = ""  # status imageID, as reported
+    digest: str | None = None
+    no_digest: str | None = None
+
+    @classmethod
+    def of(cls, pod: dict[str, Any], role: str) -> list[ImageRun]:
+        """Every container status of ``pod``, read by ``aicr.kube.image_ids``."""
+        from aicr.kube import image_ids
+
+        meta = pod.get("metadata") or {}
+        where = f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
+        out = []
+        for container, image, image_id in image_ids.ran(pod):
+            found = image_ids.resolve(image_id)
+            out.append(
+                cls(
+                    role=role,
+                    pod=where,
+                    container=container,
+                    image=image,
+                    image_id=image_id,
+                    digest=found.digest,
+                    no_digest=found.no_digest,
+                )
+            )
+        return out
+
+    def as_extra(self) -> dict[str, Any]:
+        """The report's form (a test's ``extra.images`` entry)."""
+        out: dict[str, Any] = {
+            "role": self.role,
+            "pod": self.pod,
+            "container": self.container,
+            "image": self.image,
+            "imageID": self.image_id,
+        }
+        if self.digest:
+            out["digest"] = self.digest
+        else:
+            out["noDigest"] = self.no_digest or "no digest reported"
+        return out
+
+
 class CheckResult(BaseModel):
     """The outcome of one check."""
 
@@ -86,6 +146,7 @@ class CheckResult(BaseModel):
     stop_ms: int = Field(default_factory=lambda: int(time.time() * 1000))
     node: str | None = None
     nodes: list[str] = Field(default_factory=list)  # every node the check read (for redaction)
+    images: list[ImageRun] = Field(default_factory=list)  # what its pods ran, by digest
     stdout: list[str] = Field(default_factory=list)
 
     @classmethod
@@ -100,6 +161,34 @@ class CheckResult(BaseModel):
         """A result decided by the orchestrator (skip, timeout, crash...), not by the check."""
         name = check if isinstance(check, str) else check.name
         return cls(name=name, status=status, message=message, detail=detail, **kwargs)
+
+
+def ran_images(results: list[CheckResult]) -> list[dict[str, Any]]:
+    """Every image the run's pods ran, once per image and digest, with the checks that ran it.
+
+    The run's provenance (``extra.aicr.provenance.images``): the validator pods' first,
+    then the workloads', each by the digest the kubelet reported, or ``noDigest`` saying
+    why there is none.
+    """
+    found: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for result in results:
+        for run in result.images:
+            what = run.digest or run.image_id or (run.no_digest or "")
+            entry = found.setdefault(
+                (run.role, run.image, what),
+                {"role": run.role, "image": run.image, "checks": [], "containers": 0},
+            )
+            if run.digest:
+                entry["digest"] = run.digest
+            else:
+                entry["noDigest"] = run.no_digest or "no digest reported"
+            if run.image_id:
+                entry["imageID"] = run.image_id
+            entry["containers"] += 1
+            if result.name not in entry["checks"]:
+                entry["checks"].append(result.name)
+    order = {VALIDATOR: 0, WORKLOAD: 1}
+    return [found[k] for k in sorted(found, key=lambda k: (order.get(k[0], 2), k[1], k[2]))]
 
 
 def bounded_lines(text: str) -> list[str]:
@@ -125,6 +214,8 @@ def to_test(check: PlannedCheck, result: CheckResult) -> Test:
         extra["node"] = result.node
     if result.nodes:
         extra["nodes"] = list(result.nodes)
+    if result.images:
+        extra["images"] = [i.as_extra() for i in result.images]
     return Test(
         name=check.name,
         status=result.status,

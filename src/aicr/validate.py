@@ -303,7 +303,9 @@ def run(
         snapshot_given=snapshot_source != LIVE_SNAPSHOT,
         nodes=nodes,
     ).as_extra()
-    report.extra["aicr"]["provenance"] = _provenance(resolved, nodes)
+    report.extra["aicr"]["provenance"] = _provenance(
+        resolved, nodes, [r for _, r in results.results]
+    )
     aggregation = _requirement_summary(resolved, report, warnings)
     if aggregation is not None:
         assert resolved.conformance is not None  # the summary is of the resolved version
@@ -329,17 +331,23 @@ def run(
     return outcome
 
 
-def _provenance(resolved: ResolvedRun, nodes: list[dict[str, Any]]) -> dict[str, Any]:
-    """What the results came from: node groups' software, the validator image, the catalog.
+def _provenance(
+    resolved: ResolvedRun, nodes: list[dict[str, Any]], results: list[CheckResult]
+) -> dict[str, Any]:
+    """What the results came from: node groups' software, the images run, the catalog.
 
     The checks are built into the validator, so each check's version is the tool's.
+    Every image the check pods and their workloads ran is recorded by the digest the
+    kubelet reported (``aicr.result.ran_images``).
     """
     from aicr.attestation.statement import catalog_digest
+    from aicr.result import ran_images
     from aicr.snapshot.provenance import node_groups
 
     return {
         "nodeGroups": node_groups(nodes),
         "validatorImage": resolved.image,
+        "images": ran_images(results),
         "checkVersion": __version__,
         "catalog": {"sha256": catalog_digest()},
     }

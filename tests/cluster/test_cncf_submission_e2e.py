@@ -8,7 +8,8 @@ GPU RuntimeClass are stand-ins (`conformance_cluster`). The recipe plans exactly
 checks behind the version's MUSTs. The run must exit 0 and write the directory; then
 the files are read as a reviewer and the upstream validator would read them: PRODUCT.yaml
 against the upstream template, an evidence page per requirement that shows its claim,
-junit.xml and e2e.log agreeing with the report, nothing of the cluster left unredacted
+junit.xml and e2e.log agreeing with the report, every image the run's pods ran recorded
+by the digest the kubelet reported, nothing of the cluster left unredacted
 (pod and Service addresses, node names, GPU UUIDs, the gateway's API key, the kubeconfig's
 credentials), every page marked as coming from a simulated cluster, and `aicr evidence
 verify` accepting the directory only with `--allow-simulated`.
@@ -41,9 +42,11 @@ from harness import SimCluster
 from runhelp import remaining
 from simcluster.components import gateway
 from simcluster.nodes import provisioned
+from simcluster.runtime import pod_status
 
 from aicr.cncf import load_requirements
 from aicr.cncf.requirements import Level
+from aicr.kube.image_ids import resolve
 from aicr.trust import SIMULATED_BANNER
 
 pytestmark = pytest.mark.components(*COMPONENTS)
@@ -165,6 +168,23 @@ def test_one_run_writes_a_verified_submission_with_every_must_implemented(
             assert row["status"] == "Not Implemented" and row["notes"], row
     summary = {r["id"]: r["status"] for r in raw["extra"]["aicr"]["cncf"]["requirements"]}
     assert {r.id: summary[r.id] for r in MUSTS} == {r.id: "Implemented" for r in MUSTS}
+
+    # every image the run's pods ran, by the digest the kubelet reported: the sim's is a
+    # containerd's repo digest (pod_status.image_id); a container never created has none
+    ran = raw["extra"]["aicr"]["provenance"]["images"]
+    validator = [i for i in ran if i["role"] == "validator"]
+    want = resolve(pod_status.image_id(cluster.validator_image)).digest
+    assert [(i["image"], i.get("digest"), sorted(i["checks"])) for i in validator] == [
+        (cluster.validator_image, want, sorted(CHECKS))], validator  # fmt: skip
+    workloads = [i for i in ran if i["role"] == "workload"]
+    assert [i for i in workloads if i.get("digest")], ran
+    never_created = "no imageID reported"
+    assert [i for i in workloads
+            if i.get("digest") != resolve(pod_status.image_id(i["image"])).digest
+            and not i.get("noDigest", "").startswith(never_created)] == [], workloads  # fmt: skip
+    assert all(any(i["role"] == "validator" and i.get("digest") for i in t["extra"]["images"])
+               for t in tests.values()), tests  # fmt: skip
+    assert f"| validator | `{cluster.validator_image}` | `{want}` |" in files["README.md"]
 
     # each MUST's page shows its claim: the checks' verdicts and what came back
     for req in MUSTS:

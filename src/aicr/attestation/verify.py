@@ -89,6 +89,8 @@ def verify(path: Path, key_path: str) -> Verdict:
 def _report_mismatches(path: Path, name: str, predicate: dict[str, Any]) -> list[str]:
     """Where a signed CTRF report and the predicate disagree: digests, provenance, checks.
 
+    Digests: the validator image, the catalog, and every image the run's pods ran.
+
     Both are signed, so a disagreement means they describe different runs.
     """
     if path.suffix not in (".json", ".yaml", ".yml"):
@@ -114,6 +116,10 @@ def _report_mismatches(path: Path, name: str, predicate: dict[str, Any]) -> list
         catalog = ((predicate.get("catalog") or {}).get("digest") or {}).get("sha256")
         if ((recorded or {}).get("catalog") or {}).get("sha256") != catalog:
             problems.append(f"subject {name}: its catalog digest differs from the attested one")
+        if (recorded or {}).get("images") != (attested or {}).get("images"):
+            problems.append(
+                f"subject {name}: the images and digests it records differ from the attested ones"
+            )
         if recorded != attested:
             problems.append(f"subject {name}: its provenance differs from the attested one")
     tests = report["results"].get("tests") or []

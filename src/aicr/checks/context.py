@@ -31,13 +31,13 @@ from aicr.kube.placement import Placement
 from aicr.kube.target import KubeTarget
 from aicr.recipe.load import parse_recipe
 from aicr.recipe.model import Recipe
-from aicr.result import CheckResult, EvidenceSection, StepStatus
+from aicr.result import CheckResult, EvidenceSection, ImageRun, StepStatus
 from aicr.snapshot.load import parse_snapshot
 from aicr.snapshot.model import Snapshot
 
 if TYPE_CHECKING:
-    from aicr.checks.node_names import NodeRecorder
     from aicr.checks.probes import ProbeSession
+    from aicr.checks.seen import SeenRecorder
     from aicr.checks.steps import Step
     from aicr.kube.dicts import Kube
 
@@ -113,7 +113,7 @@ class CheckContext:
         self.inputs = inputs
         self._target = target or KubeTarget()
         self._kube = kube
-        self._nodes: NodeRecorder | None = None
+        self._seen: SeenRecorder | None = None
         self.evidence: list[EvidenceSection] = []
         self.start_ms = int(time.time() * 1000)
         self.timeout = timeout if timeout is not None else spec.timeout.total_seconds()
@@ -177,23 +177,37 @@ class CheckContext:
     def kube(self) -> Kube:
         """The cluster as plain dicts in the API's JSON shape, with the check's credentials.
 
-        Every Node (and Pod's node) read through it is noted for the result's ``nodes``.
+        Every Node (and Pod's node) read through it is noted for the result's ``nodes``,
+        and every container status of the check's own pods for its ``images``.
         """
         if self._kube is None:
             from aicr.kube.dicts import RestKube
             from aicr.kube.rest import KubeApi, credentials
 
             self._kube = RestKube(KubeApi(credentials(self._target)))
-        if self._nodes is None:
-            from aicr.checks.node_names import NodeRecorder
+        if self._seen is None:
+            from aicr.checks.seen import SeenRecorder
 
-            self._nodes = NodeRecorder(self._kube)
-        return self._nodes
+            self._seen = SeenRecorder(self._kube, self.owns)
+        return self._seen
 
     @property
     def node_names(self) -> list[str]:
         """The names of the nodes the check read so far, sorted."""
-        return sorted(self._nodes.names) if self._nodes is not None else []
+        return sorted(self._seen.names) if self._seen is not None else []
+
+    @property
+    def images(self) -> list[ImageRun]:
+        """What the check's own pods ran (``aicr.checks.seen``), as far as it read them."""
+        return self._seen.images if self._seen is not None else []
+
+    def owns(self, pod: dict[str, Any]) -> bool:
+        """The pod is the check's: in its workload namespace, or carrying its labels."""
+        meta = pod.get("metadata") or {}
+        if self.spec.workload_access and meta.get("namespace") == self.workload_namespace:
+            return True
+        labels = meta.get("labels") or {}
+        return all(labels.get(k) == v for k, v in self.workload_labels().items())
 
     @functools.cached_property
     def probes(self) -> ProbeSession:
@@ -212,13 +226,23 @@ class CheckContext:
         """Remove the check's workloads (if it made any) and close the client.
 
         Returns the session's evidence section, for the entrypoint to add to the result.
+        Before anything is removed, the pods still in the workload namespace are listed
+        once, so the images of pods the check never read (a Job's, an operator's) are
+        recorded too.
         """
+        self._sweep_images()
         section = self.__dict__["probes"].close() if "probes" in self.__dict__ else None
         closer = getattr(self._kube, "close", None)
         if callable(closer):
             with contextlib.suppress(Exception):
                 closer()
         return section
+
+    def _sweep_images(self) -> None:
+        if self._seen is None or not self.spec.workload_access:
+            return  # never talked to the cluster, or has no workloads
+        with contextlib.suppress(Exception):  # best effort: the result must still go back
+            self._seen.list("Pod", self.workload_namespace)
 
     @property
     def workload_namespace(self) -> str:
@@ -289,6 +313,7 @@ class CheckContext:
             start_ms=self.start_ms,
             stop_ms=int(time.time() * 1000),
             nodes=self.node_names,
+            images=self.images,
         )
 
     def passed(self, message: str) -> CheckResult:

@@ -113,6 +113,8 @@ def run_check(name: str, inputs: RunInputs, kube: Kube | None = None) -> CheckRe
         cleaned = ctx.close()
     if cleaned is not None:
         result = result.model_copy(update={"evidence": [*result.evidence, cleaned]})
+    if ctx.images:  # what the check's pods ran, the close's last listing included
+        result = result.model_copy(update={"images": ctx.images})
     if result.name != name:
         result = result.model_copy(update={"name": name})
     return result

@@ -503,6 +503,7 @@ def provenance_section(report: Report) -> list[str]:
         "inside the validator); catalog sha256 `" + str(catalog) + "`",
         "",
     ]
+    out += _images_table(found)
     groups = [g for g in found.get("nodeGroups") or [] if isinstance(g, dict)]
     if not groups:
         return [*out, "No node was listed from the cluster (no check ran on one).", ""]
@@ -514,6 +515,28 @@ def provenance_section(report: Report) -> list[str]:
         "| " + " | ".join(_cell(str(g.get(k, "-"))) for k, _ in GROUP_COLUMNS) + " |"
         for g in groups
     ]
+    return [*out, ""]
+
+
+def _images_table(found: dict[str, Any]) -> list[str]:
+    """Every image the run's pods ran, by the digest the kubelet reported, or why none."""
+    images = found.get("images")
+    if images is None:
+        return ["The report records no images run (a report from an older aicr).", ""]
+    rows = [i for i in images if isinstance(i, dict)]
+    if not rows:
+        return ["No pod of the run reported a container status (no image is recorded).", ""]
+    out = [
+        "Images run, by the digest each pod's status reported (`imageID`):",
+        "",
+        "| role | image asked for | digest run | containers | checks |",
+        "|---|---|---|---|---|",
+    ]
+    for i in rows:
+        digest = f"`{i['digest']}`" if i.get("digest") else f"none: {i.get('noDigest')}"
+        checks = ", ".join(str(c) for c in i.get("checks") or [])
+        cells = [str(i.get("role")), f"`{i.get('image')}`", digest, str(i.get("containers"))]
+        out.append("| " + " | ".join(_cell(c) for c in [*cells, checks]) + " |")
     return [*out, ""]
 
 

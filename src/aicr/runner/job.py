@@ -24,7 +24,7 @@ from aicr.errors import ClusterError
 from aicr.kube import names, pod_status
 from aicr.kube.target import api_client, describe_api_error, read_pod_log
 from aicr.plan import PlannedCheck
-from aicr.result import STATUS_BY_EXIT, CheckResult, Detail, bounded_lines
+from aicr.result import STATUS_BY_EXIT, VALIDATOR, CheckResult, Detail, ImageRun, bounded_lines
 from aicr.runner import cleanup, manifests, outcome, run_kinds
 from aicr.runner.context import RunContext
 from aicr.runner.events import Event, EventKind
@@ -284,6 +284,7 @@ class JobExecutor:
         ]
         with self._lock:
             self._watches.update(watches)
+        follow = _Follow(check, job_name)
         try:
             for watch in watches:
                 watch.start()
@@ -292,12 +293,15 @@ class JobExecutor:
                 return CheckResult.ended(
                     check, Status.OTHER, failed, Detail.INTERNAL, start_ms=start_ms
                 )
-            result = self._follow(api, ctx, _Follow(check, job_name), events)
+            result = self._follow(api, ctx, follow, events)
         finally:
             for watch in watches:
                 watch.close()
             with self._lock:
                 self._watches.difference_update(watches)
+        if follow.pod is not None:  # what the check's own pod ran, by digest, before its workloads
+            ran = ImageRun.of(follow.pod, VALIDATOR)
+            result = result.model_copy(update={"images": [*ran, *result.images]})
         if result.start_ms >= result.stop_ms or result.start_ms < start_ms:
             # decided by the orchestrator: the check's span is from its Job's creation
             result = result.model_copy(update={"start_ms": start_ms, "stop_ms": _now_ms()})

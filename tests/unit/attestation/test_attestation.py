@@ -303,3 +303,25 @@ def test_an_attestation_whose_digests_differ_from_the_report_is_rejected(
     assert code == 8, out
     assert "REJECTED: subject report.json: its validator image differs" in out
     assert "REJECTED: subject report.json: its catalog digest differs" in out
+
+
+def test_an_attestation_whose_image_digests_differ_from_the_report_is_rejected(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from aicr.attestation import dsse
+    from aicr.attestation import keys as keyring
+
+    keys = keygen(capsys, tmp_path / "keys")
+    _, att = attested_run(capsys, tmp_path, keys)
+    body = payload(att)
+    assert body["predicate"]["provenance"]["images"] == []  # type: ignore[index]
+    # signed by the same key for a run whose workload ran another digest
+    body["predicate"]["provenance"]["images"] = [  # type: ignore[index]
+        {"role": "workload", "image": "docker.io/library/ubuntu:22.04", "checks": ["x"],
+         "containers": 1, "digest": "sha256:" + "0" * 64}]  # fmt: skip
+    signed = json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
+    private = keyring.load_private(str(keys / "aicr-attestation.key"))
+    att.write_text(json.dumps(dsse.envelope(signed, private)))
+    code, out = verify(capsys, att, keys / "aicr-attestation.pub")
+    assert code == 8, out
+    assert "REJECTED: subject report.json: the images and digests it records differ" in out

@@ -127,14 +127,79 @@ def test_the_nodes_a_check_read_are_in_its_result_and_test(
 
 
 def test_the_recorder_notes_watched_nodes_and_forwards_calls_unchanged() -> None:
-    from aicr.checks.node_names import NodeRecorder
+    from aicr.checks.seen import SeenRecorder
 
     kube = FakeKube(NODES_AND_PODS)
     seen: list[tuple[object, ...]] = []
     kube.create = lambda obj: (seen.append((obj,)), obj)[1]  # type: ignore[method-assign]
     kube.watch = lambda *a: iter([{"type": "ADDED", "object": {"metadata": {"name": "w-1"}}}])  # type: ignore[assignment,method-assign]
-    rec = NodeRecorder(kube)
+    rec = SeenRecorder(kube)
     assert rec.get("Node", "absent") is None
     assert rec.create({"kind": "Pod"}) == {"kind": "Pod"} and seen == [({"kind": "Pod"},)]
     assert [e["type"] for e in rec.watch("Node", None, None, "0", 1)] == ["ADDED"]
     assert rec.names == {"w-1"}
+
+
+# What the check's own pods ran reaches its result by the digest the kubelet reported: the
+# pods it read and, listed once as it closes, those it never read (a Job's, an operator's).
+def _pod(name: str, namespace: str, image_id: str, labels: dict[str, str] | None = None) -> dict:  # type: ignore[type-arg]
+    return {
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace, "uid": name, "labels": labels or {}},
+        "spec": {"nodeName": "gpu-h100-0", "containers": [{"name": "c", "image": "ubuntu:22.04"}]},
+        "status": {
+            "containerStatuses": [
+                {"name": "c", "image": "docker.io/library/ubuntu:22.04", "imageID": image_id}
+            ]
+        },
+    }
+
+
+def test_the_images_of_the_checks_own_pods_are_in_its_result_by_digest(
+    run_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from aicr.kube import names
+
+    check_name = "gang-scheduling"
+    ns = names.workload_namespace("r0123abcd", check_name)
+    digest = "sha256:" + "a" * 64
+    labelled = names.check_labels("r0123abcd", check_name, "conformance")
+    kube = FakeKube([
+        _pod("mine", ns, f"docker.io/library/ubuntu@sha256:{'a' * 64}"),
+        _pod("labelled", "elsewhere", "", labelled),  # made by the check outside its namespace
+        _pod("platform", "kube-system", f"docker.io/library/ubuntu@sha256:{'b' * 64}"),
+        _pod("never-read", ns, f"sha256:{'c' * 64}"),  # only the closing list sees it
+    ])  # fmt: skip
+
+    def check(ctx):  # type: ignore[no-untyped-def]
+        ctx.kube.get("Pod", "mine", ns)
+        ctx.kube.list("Pod", "elsewhere")
+        ctx.kube.list("Pod", "kube-system")
+        return ctx.passed("ok")
+
+    monkeypatch.setattr(entrypoint, "find", lambda spec: check)
+    result = entrypoint.run_check(check_name, entrypoint.load_inputs(run_dir), kube=kube)
+    assert [(i.pod, i.digest) for i in result.images] == [
+        (f"{ns}/mine", digest),
+        ("elsewhere/labelled", None),
+        (f"{ns}/never-read", None),
+    ]
+    assert result.images[1].no_digest and "no imageID" in result.images[1].no_digest
+    assert result.images[2].no_digest and "local image id" in result.images[2].no_digest
+    planned = PlannedCheck(load_catalog().get(check_name), timedelta(seconds=60))  # type: ignore[arg-type]
+    test = to_test(planned, CheckResult.model_validate_json(result.model_dump_json()))
+    assert [i.get("digest") for i in (test.extra or {})["images"]] == [digest, None, None]
+    assert (test.extra or {})["images"][0] == {
+        "role": "workload", "pod": f"{ns}/mine", "container": "c", "image": "ubuntu:22.04",
+        "imageID": f"docker.io/library/ubuntu@sha256:{'a' * 64}", "digest": digest}  # fmt: skip
+
+
+def test_a_later_status_without_an_image_id_does_not_erase_the_one_seen() -> None:
+    from aicr.checks.seen import SeenRecorder
+
+    ran = _pod("p", "ns", f"docker.io/library/ubuntu@sha256:{'a' * 64}")
+    kube = FakeKube([_pod("p", "ns", "")])
+    rec = SeenRecorder(kube, owns=lambda pod: True)
+    rec._note("Pod", [ran])
+    rec.list("Pod", "ns")
+    assert [i.digest for i in rec.images] == ["sha256:" + "a" * 64]

@@ -24,6 +24,7 @@ from simcluster.cluster import paths, pki, processes
 from simcluster.cluster.processes import Proc
 from simcluster.net import namespace
 from simcluster.runtime.ownership import RUNTIME_OWNED_JQ
+from simcluster.runtime.pod_status import IMAGE_ID_TEMPLATE
 
 NETNS = "netns"  # the process holding the cluster's network namespace
 
@@ -162,6 +163,7 @@ class Sim:
             (paths.SIM_ROOT / "kwok-stages.yaml")
             .read_text()
             .replace("@RUNTIME_OWNED@", RUNTIME_OWNED_JQ)
+            .replace("@IMAGE_ID@", IMAGE_ID_TEMPLATE)
         )
 
         def spawn(name: str, argv: list[str], env: dict[str, str] | None = None) -> None:

@@ -7,6 +7,7 @@ condition types) can be read and compared with a real kubelet's in one place.
 from __future__ import annotations
 
 import hashlib
+import re
 from typing import Any
 
 from simcluster.net.addresses import LOOPBACK
@@ -18,6 +19,39 @@ HOST_IP = LOOPBACK  # every node's InternalIP, in the cluster's network namespac
 def container_id(pod_uid: str, name: str, run: int) -> str:
     """A stable fake containerd id for one run of one container."""
     return "containerd://" + hashlib.sha256(f"{pod_uid}/{name}/{run}".encode()).hexdigest()
+
+
+def image_id(image: str) -> str:
+    """The `imageID` a kubelet over containerd reports for a container of `image`.
+
+    containerd's CRI reports the image's repo digest, `<repository>@sha256:<manifest
+    digest>`, with the repository normalised as Docker references are (`docker.io/library/`
+    before a bare name, `docker.io/` before a name with no registry host): kubernetes/website,
+    "Debug Running Pods", shows `docker.io/library/nginx@sha256:2834...` for the spec's
+    `nginx`. The sim has no registry, so a tag's manifest digest is the sha256 of the
+    reference as the pod names it: stable per reference, as a registry's is until the tag
+    moves. An image named by digest reports that digest. `IMAGE_ID_TEMPLATE` is the same
+    rule for the pods KWOK plays.
+    """
+    name = re.sub(r":[^:/]*$", "", image.split("@", 1)[0])
+    if not re.match(r"^(localhost|[^/]*[.:][^/]*)/", name):
+        name = "docker.io/" + (name if "/" in name else "library/" + name)
+    if "@" in image:
+        return f"{name}@{image.split('@', 1)[1]}"
+    return f"{name}@sha256:{hashlib.sha256(image.encode()).hexdigest()}"
+
+
+# `image_id` as a KWOK status template expression over a container's `.image` (KWOK's
+# templates carry sprig's functions: regexReplaceAll, regexMatch, ternary, sha256sum);
+# written in place of @IMAGE_ID@ in kwok-stages.yaml when the run starts.
+IMAGE_ID_TEMPLATE = (
+    '{{ $n := regexReplaceAll ":[^:/]*$" (regexReplaceAll "@.*$" .image "") "" }}'
+    '{{ if not (regexMatch "^(localhost|[^/]*[.:][^/]*)/" $n) }}'
+    '{{ $n = printf "docker.io/%s" (ternary $n (printf "library/%s" $n) (contains "/" $n)) }}'
+    "{{ end }}"
+    '{{ printf "%s@%s" $n (ternary (regexReplaceAll "^[^@]*@" .image "") '
+    '(printf "sha256:%s" (sha256sum .image)) (contains "@" .image)) | Quote }}'
+)
 
 
 def base_status(container: dict[str, Any]) -> dict[str, Any]:
@@ -40,7 +74,7 @@ def running(cs: dict[str, Any], cid: str, ready: bool) -> None:
         started=True,
         ready=ready,
         containerID=cid,
-        imageID=cs["image"],
+        imageID=image_id(cs["image"]),
     )
 
 
@@ -57,7 +91,11 @@ def terminated(
     }
     if message:
         state["message"] = message
-    cs.update(state={"terminated": state}, started=False, ready=False, containerID=cid)
+    # a container that ran (or failed to start) was created from the pulled image
+    image = cs.get("imageID") or image_id(cs["image"])
+    cs.update(
+        state={"terminated": state}, started=False, ready=False, containerID=cid, imageID=image
+    )
     return state
 
 
