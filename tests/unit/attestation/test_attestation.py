@@ -5,7 +5,9 @@ from __future__ import annotations
 import base64
 import json
 import stat
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -282,24 +284,34 @@ def test_every_file_of_a_written_submission_is_a_subject(tmp_path: Path) -> None
         "evidence/v1.35/acme/evidence/gang_scheduling.md"]  # fmt: skip
 
 
-def test_an_attestation_whose_digests_differ_from_the_report_is_rejected(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
+def _resigned(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, change: Callable[[Any], None]
+) -> tuple[int, str]:
+    """An attested run whose predicate ``change`` alters, signed again by the same key."""
     from aicr.attestation import dsse
     from aicr.attestation import keys as keyring
 
     keys = keygen(capsys, tmp_path / "keys")
     _, att = attested_run(capsys, tmp_path, keys)
     body = payload(att)
-    assert body["predicate"]["provenance"]["catalog"]["sha256"]  # type: ignore[index]
-    # the same key signs a predicate of another validator image and catalog: the subjects
-    # still match their digests, but the signed report says otherwise
-    body["predicate"]["validatorImage"]["ref"] = "example.org/other:v9"  # type: ignore[index]
-    body["predicate"]["catalog"]["digest"]["sha256"] = "0" * 64  # type: ignore[index]
+    change(body["predicate"])
     signed = json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
     private = keyring.load_private(str(keys / "aicr-attestation.key"))
     att.write_text(json.dumps(dsse.envelope(signed, private)))
-    code, out = verify(capsys, att, keys / "aicr-attestation.pub")
+    return verify(capsys, att, keys / "aicr-attestation.pub")
+
+
+def test_an_attestation_whose_digests_differ_from_the_report_is_rejected(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # the same key signs a predicate of another validator image and catalog: the subjects
+    # still match their digests, but the signed report says otherwise
+    def other_run(predicate: Any) -> None:
+        assert predicate["provenance"]["catalog"]["sha256"]
+        predicate["validatorImage"]["ref"] = "example.org/other:v9"
+        predicate["catalog"]["digest"]["sha256"] = "0" * 64
+
+    code, out = _resigned(capsys, tmp_path, other_run)
     assert code == 8, out
     assert "REJECTED: subject report.json: its validator image differs" in out
     assert "REJECTED: subject report.json: its catalog digest differs" in out
@@ -308,20 +320,13 @@ def test_an_attestation_whose_digests_differ_from_the_report_is_rejected(
 def test_an_attestation_whose_image_digests_differ_from_the_report_is_rejected(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    from aicr.attestation import dsse
-    from aicr.attestation import keys as keyring
-
-    keys = keygen(capsys, tmp_path / "keys")
-    _, att = attested_run(capsys, tmp_path, keys)
-    body = payload(att)
-    assert body["predicate"]["provenance"]["images"] == []  # type: ignore[index]
     # signed by the same key for a run whose workload ran another digest
-    body["predicate"]["provenance"]["images"] = [  # type: ignore[index]
-        {"role": "workload", "image": "docker.io/library/ubuntu:22.04", "checks": ["x"],
-         "containers": 1, "digest": "sha256:" + "0" * 64}]  # fmt: skip
-    signed = json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
-    private = keyring.load_private(str(keys / "aicr-attestation.key"))
-    att.write_text(json.dumps(dsse.envelope(signed, private)))
-    code, out = verify(capsys, att, keys / "aicr-attestation.pub")
+    def other_digest(predicate: Any) -> None:
+        assert predicate["provenance"]["images"] == []
+        predicate["provenance"]["images"] = [
+            {"role": "workload", "image": "docker.io/library/ubuntu:22.04", "checks": ["x"],
+             "containers": 1, "digest": "sha256:" + "0" * 64}]  # fmt: skip
+
+    code, out = _resigned(capsys, tmp_path, other_digest)
     assert code == 8, out
     assert "REJECTED: subject report.json: the images and digests it records differ" in out
