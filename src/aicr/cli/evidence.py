@@ -142,7 +142,8 @@ def verify(
     and every recorded check pass; 1 when genuine but the run recorded failures;
     8 when the signature or a digest does not check (tampered, wrong key, missing
     file) or a signed CTRF report disagrees with the predicate (validator image,
-    catalog digest, provenance, checks); 2 for bad invocation or an unreadable file.
+    catalog digest, the images run and their digests, provenance, checks); 2 for bad
+    invocation or an unreadable file.
     """
     if attestation_path is not None:
         return _verify_attestation(directories, attestation_path, key, online, members)
