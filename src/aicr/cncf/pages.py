@@ -251,9 +251,23 @@ def check_block(test: Test | None, name: str, planned: bool) -> list[str]:
             "aicr, or one made by hand).",
             "",
         ]
+    out += _images_run(extra)
     if test.stdout:
         out += ["#### Captured output", "", _fence("\n".join(test.stdout)), ""]
     return out
+
+
+def _images_run(extra: dict[str, Any]) -> list[str]:
+    """Each container the check's pods ran, by the digest its status reported, or why none."""
+    images = [i for i in extra.get("images") or [] if isinstance(i, dict)]
+    if not images:
+        return []
+    out = ["#### Images run (the digest each pod's status reported)", ""]
+    for i in images:
+        ran = f"`{i['digest']}`" if i.get("digest") else f"no digest: {i.get('noDigest')}"
+        where = f"`{i.get('pod')}` container `{i.get('container')}`"
+        out.append(f"- {i.get('role')} {where}: `{i.get('image')}` ran {ran}")
+    return [*out, ""]
 
 
 def banner(trust: Trust) -> list[str]:

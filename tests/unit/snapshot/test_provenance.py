@@ -141,3 +141,7 @@ def test_every_image_the_pods_ran_is_in_the_provenance_and_readme_by_digest(
     assert row in readme
     assert ("| workload | `docker.io/library/ubuntu:22.04` | none: no imageID reported (the "
             "container was not created) | 1 | gang-scheduling |") in readme  # fmt: skip
+    page = (outcome.submission_path / "evidence" / "gang_scheduling.md").read_text()
+    assert (f"- validator `ns/v1` container `c`: `{validator}` ran `{digest}`\n"
+            "- workload `ns/w1` container `c`: `docker.io/library/ubuntu:22.04` ran no digest: "
+            "no imageID reported (the container was not created)\n") in page  # fmt: skip
