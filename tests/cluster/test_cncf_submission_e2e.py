@@ -191,6 +191,7 @@ def test_one_run_writes_a_verified_submission_with_every_must_implemented(
         page = files[pages[req.id]]
         assert page.startswith(f"# {req.id} (MUST): Implemented"), page[:300]
         assert "#### What was asked of the cluster and what came back" in page, page
+        assert f": `{cluster.validator_image}` ran `{want}`" in page, page  # its own pod's image
         assert [n for n in KEY_CONTENT[req.id] if n not in page] == [], page
 
     # junit.xml and e2e.log: one passing case per check of the report, the same seconds
