@@ -1,6 +1,9 @@
 """The cluster as plain dicts (the API's own JSON shape), behind a small protocol.
 
-Checks see objects exactly as ``kubectl get -o json`` shows them. ``KubeReader``
+Checks see objects exactly as ``kubectl get -o json`` shows them, but for the DRA
+API (``resource.k8s.io``): checks read and write its v1 shapes, and ``RestKube``
+talks to the newest version the cluster serves (v1, v1beta2 or v1beta1),
+converting on the way (``aicr.kube.dra``). ``KubeReader``
 is what read-only checks need; ``Kube`` adds what checks that create workloads
 need (create, delete, the list's resourceVersion, watch, logs). ``RestKube``
 implements both over the REST client (``aicr.kube.rest``), the only client in a
@@ -10,9 +13,11 @@ check process; tests use the fakes in ``tests/unit/checks/fakes.py``.
 from __future__ import annotations
 
 import builtins
+import dataclasses
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
+from aicr.kube import dra
 from aicr.kube.kinds import KINDS, Kind
 from aicr.kube.kinds import of as kind_of
 
@@ -84,21 +89,39 @@ class RestKube:
 
     def __init__(self, api: KubeApi) -> None:
         self.api = api
+        self._dra: tuple[str | None] | None = None  # (served DRA version,) once discovered
 
     def close(self) -> None:
         """Close the connection pool."""
         self.api.close()
 
+    def dra_version(self) -> str | None:
+        """The DRA version the cluster serves (``resource.k8s.io/v1beta2`` ...), None: none."""
+        if self._dra is None:
+            self._dra = (dra.pick(self.groups().get(dra.GROUP)),)
+        return self._dra[0]
+
+    def _at(self, kind: Kind) -> tuple[Kind, str | None]:
+        """``kind`` at the version the cluster serves, and that version (DRA kinds only)."""
+        if not dra.is_dra(kind.api_version):
+            return kind, None
+        version = self.dra_version()
+        if version is None:  # not served: the v1 paths answer 404, as for any absent API
+            return kind, None
+        return dataclasses.replace(kind, api_version=version), version
+
     def get(self, kind: str, name: str, namespace: str | None = None) -> Obj | None:
         """One object, or None on 404."""
         from aicr.kube.rest import KubeApiError
 
+        at, version = self._at(_kind(kind))
         try:
-            return self.api.get(_kind(kind).path(namespace, name))
+            found = self.api.get(at.path(namespace, name))
         except KubeApiError as exc:
             if exc.status == 404:
                 return None
             raise
+        return dra.to_v1(found, version) if version else found
 
     def list(
         self, kind: str, namespace: str | None = None, label_selector: str | None = None
@@ -116,16 +139,19 @@ class RestKube:
         """
         from aicr.kube.rest import KubeApiError
 
+        at, version = self._at(_kind(kind))
         params = {"labelSelector": label_selector} if label_selector else None
         try:
-            data = self.api.get(_kind(kind).path(namespace), params)
+            data = self.api.get(at.path(namespace), params)
         except KubeApiError as exc:
             if exc.status == 404:
                 return [], ""
             raise
         items: builtins.list[Obj] = data.get("items") or []
         for item in items:
-            item.setdefault("kind", _kind(kind).name)
+            item.setdefault("kind", at.name)
+        if version:
+            items = [dra.to_v1(item, version) for item in items]
         return items, str((data.get("metadata") or {}).get("resourceVersion") or "")
 
     def watch(
@@ -137,17 +163,30 @@ class RestKube:
         seconds: int,
     ) -> Iterator[Obj]:
         """The REST client's single-threaded watch."""
+        at, version = self._at(_kind(kind))
         params = {"labelSelector": label_selector} if label_selector else None
-        return self.api.watch(_kind(kind).path(namespace), resource_version, seconds, params)
+        events = self.api.watch(at.path(namespace), resource_version, seconds, params)
+        if not version:
+            return events
+        return (
+            {**e, "object": dra.to_v1(e["object"], version)}
+            if isinstance(e.get("object"), dict)
+            else e
+            for e in events
+        )
 
     def create(self, obj: Obj, dry_run: bool = False) -> Obj:
         """POST to the object's collection (``?dryRun=All`` for a dry run)."""
         namespace = (obj.get("metadata") or {}).get("namespace")
-        return self.api.create(kind_of(obj).path(namespace), obj, dry_run=dry_run)
+        at, version = self._at(kind_of(obj))
+        body = dra.from_v1(obj, version) if version else obj
+        made = self.api.create(at.path(namespace), body, dry_run=dry_run)
+        return dra.to_v1(made, version) if version else made
 
     def delete(self, kind: str, name: str, namespace: str | None = None) -> None:
         """DELETE with no grace period; 404 is fine."""
-        self.api.delete(_kind(kind).path(namespace, name), grace_seconds=0)
+        at, _ = self._at(_kind(kind))
+        self.api.delete(at.path(namespace, name), grace_seconds=0)
 
     def served(self, api_version: str) -> builtins.list[str] | None:
         """GET the group version's discovery document; 404 means not served."""

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from aicr import defaults as d
+from aicr.kube import dra
 from aicr.kube.names import holder_id
 from aicr.kube.placement import Placement
 from aicr.kube.target import describe_api_error
@@ -206,6 +207,9 @@ def cluster_reader(api: ApiClient, placement: Placement) -> InventoryReader:
     def listed(*group: str) -> list[Obj]:
         return items(custom.list_cluster_custom_object(*group, _preload_content=False))
 
+    def absent(exc: Exception) -> bool:  # a 404: this version of the API is not served
+        return isinstance(exc, ApiException) and exc.status == 404
+
     def read() -> InventoryView:
         try:
             nodes = items(core.list_node(_preload_content=False))
@@ -215,13 +219,10 @@ def cluster_reader(api: ApiClient, placement: Placement) -> InventoryReader:
                     _preload_content=False,
                 )
             )
-            try:
-                slices = listed("resource.k8s.io", "v1", "resourceslices")
-                claims = listed("resource.k8s.io", "v1", "resourceclaims")
-            except ApiException as exc:
-                if exc.status != 404:  # 404: the cluster serves no DRA
-                    raise
-                slices, claims = [], []
+            # the newest DRA version served (1.32-1.33 serve only betas), as v1 shows it;
+            # none served (404 at every version): no slices, no claims
+            slices = dra.listed_v1(lambda v: listed(dra.GROUP, v, "resourceslices"), absent)
+            claims = dra.listed_v1(lambda v: listed(dra.GROUP, v, "resourceclaims"), absent)
         except ApiException as exc:
             if exc.status in (401, 403):
                 raise InventoryUnavailable(describe_api_error(exc)) from None

@@ -42,9 +42,6 @@ REQUEST_TIMEOUT_SECONDS = 30.0  # one API read; a healthy server answers in well
 UNIFORM_KEYS = ("kubeletVersion", "containerRuntime", "osImage", "kernelVersion", "architecture")
 # GPU.cluster key -> the node reading it summarizes.
 GPU_KEYS = {"product": "gpuProduct", "driver": "gpuDriver", "cuda": "cuda", "memory": "gpuMemory"}
-# ResourceSlice API versions, newest first: the first one the server serves is read.
-SLICE_VERSIONS = ("v1", "v1beta2", "v1beta1")
-
 Obj = dict[str, Any]
 
 
@@ -160,27 +157,26 @@ def build(
 
 
 def _resource_slices(api: Any, request_timeout: float) -> list[Obj]:
-    """Every ResourceSlice, through the newest API version served; none when DRA is off."""
+    """Every ResourceSlice at the newest API version served, as v1 shows it; none without DRA."""
     from kubernetes import client
     from kubernetes.client.exceptions import ApiException
 
+    from aicr.kube import dra
+
     custom: Any = client.CustomObjectsApi(api)
-    for version in SLICE_VERSIONS:
-        try:
-            answer = custom.list_cluster_custom_object(
-                "resource.k8s.io",
-                version,
-                "resourceslices",
-                _preload_content=False,
-                _request_timeout=request_timeout,
-            )
-        except ApiException as exc:
-            if exc.status == 404:
-                continue  # this version is not served
-            raise
+
+    def at(version: str) -> list[Obj]:
+        answer = custom.list_cluster_custom_object(
+            dra.GROUP,
+            version,
+            "resourceslices",
+            _preload_content=False,
+            _request_timeout=request_timeout,
+        )
         items: list[Obj] = json.loads(answer.data).get("items") or []
         return items
-    return []
+
+    return dra.listed_v1(at, lambda e: isinstance(e, ApiException) and e.status == 404)
 
 
 def capture(kube: KubeTarget, request_timeout: float = REQUEST_TIMEOUT_SECONDS) -> Snapshot:

@@ -6,6 +6,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).parent))
 from fakes import FakeKube, daemon_set, ns
 
@@ -109,6 +111,23 @@ def test_dra_mode_passes_and_cleans_up() -> None:
     made = [c[3] for c in kube.calls if c[0] == "create"]
     assert made == ["dra-lifecycle", "dra-gpu", "dra-gpu"]
     assert not [o for o in kube.objects if o["metadata"].get("namespace", "").startswith("aicr")]
+
+
+@pytest.mark.parametrize(("versions", "used"), [
+    (["v1beta1"], "v1beta1"), (["v1beta2", "v1beta1"], "v1beta2"),
+    (["v1", "v1beta2", "v1beta1"], "v1")])  # fmt: skip
+def test_the_newest_served_dra_version_is_used(versions: list[str], used: str) -> None:
+    kube = fake(healthy())
+    kube.discovery = {f"resource.k8s.io/{v}": list(build.RESOURCES) for v in versions}
+    kube.api_groups["resource.k8s.io"] = versions
+    result = run(kube)
+    assert (result.status, result.message) == (
+        Status.PASSED, f"DRA works: resource.k8s.io/{used} served, claim lifecycle, driver "
+        "healthy, a pod's claim got one GPU and its container saw exactly that GPU")  # fmt: skip
+    api = result.evidence[0]
+    assert api.title == f"API resource.k8s.io/{used}"
+    assert api.asked == (f"API discovery of resource.k8s.io/{used} (the newest served of "
+                         f"resource.k8s.io v1, v1beta2, v1beta1; served: {', '.join(versions)})")
 
 
 def test_a_container_seeing_another_gpu_or_running_elsewhere_fails() -> None:

@@ -1,8 +1,10 @@
 """dra-support: the DRA API is served and works, the DRA driver is healthy, a claim gets a GPU.
 
 What it proves:
-- ``resource.k8s.io/v1`` is served with deviceclasses, resourceclaims,
-  resourceclaimtemplates and resourceslices (API discovery);
+- ``resource.k8s.io`` is served (the newest of v1, v1beta2 and v1beta1 the cluster
+  serves: 1.32 and 1.33 serve only the betas) with deviceclasses, resourceclaims,
+  resourceclaimtemplates and resourceslices (API discovery); the steps after it
+  use that version;
 - a ResourceClaim can be created, read back and deleted in the run namespace;
 - the DRA driver the recipe deploys (``nvidia-dra-driver-gpu``) is healthy, as
   platform-health judges a component, and in DRA mode publishes a ResourceSlice
@@ -33,7 +35,7 @@ from aicr.checks.conformance.dra_support.params import Params as Params
 from aicr.checks.conformance.dra_support.params import preflight as preflight
 from aicr.checks.workload_images import workload_image
 from aicr.ctrf import Status
-from aicr.kube import pod_status
+from aicr.kube import dra, pod_status
 from aicr.kube.gpus import DRA_DRIVER as GPU_DRIVER
 from aicr.kube.gpus import allocated, gpu_nodes, is_allocated
 from aicr.result import CheckResult
@@ -41,20 +43,26 @@ from aicr.result import CheckResult
 GONE_SECONDS = 30.0
 
 
-def _api(ctx: CheckContext) -> bool:
-    with ctx.step(f"API {build.API}") as step:
-        step.asked = f"API discovery of {build.API}"
-        served = ctx.kube.served(build.API)
+def _api(ctx: CheckContext) -> str | None:
+    """The DRA version the cluster serves with every resource, or None (the step failed)."""
+    groups = ctx.kube.groups().get(dra.GROUP)
+    version = dra.pick(groups) or build.API
+    with ctx.step(f"API {version}") as step:
+        step.asked = (
+            f"API discovery of {version} (the newest served of {dra.GROUP} "
+            f"{', '.join(dra.VERSIONS)}; served: {', '.join(groups or []) or 'none listed'})"
+        )
+        served = ctx.kube.served(version)
         step.answer = "not served" if served is None else ", ".join(sorted(served)) or "none"
         missing = build.missing_resources(served)
         if served is None:
-            step.failed(f"{build.API} is not served")
+            step.failed(f"{version} is not served")
         elif missing:
-            step.failed(f"{build.API} does not serve {', '.join(missing)}")
+            step.failed(f"{version} does not serve {', '.join(missing)}")
         else:
             step.passed(f"serves {', '.join(build.RESOURCES)}")
-        return not missing
-    return False  # the step raised: recorded as other
+        return None if missing else version
+    return None  # the step raised: recorded as other
 
 
 def _lifecycle(ctx: CheckContext) -> None:
@@ -153,11 +161,12 @@ def run(ctx: CheckContext) -> CheckResult:
         return ctx.skipped(
             f"not applicable: the recipe deploys no {DRA_DRIVER} (DRA is not part of the recipe)"
         )
-    dra = prepared_mode(ctx.prepared, ctx.recipe) == AllocationMode.DRA
-    if _api(ctx):
+    dra_mode = prepared_mode(ctx.prepared, ctx.recipe) == AllocationMode.DRA
+    version = _api(ctx)
+    if version:
         _lifecycle(ctx)
-    _driver(ctx, dra)
-    if dra:
+    _driver(ctx, dra_mode)
+    if dra_mode:
         _allocation(ctx)
     else:
         ctx.record(
@@ -170,9 +179,9 @@ def run(ctx: CheckContext) -> CheckResult:
     result = ctx.conclude("DRA steps")
     if result.status != Status.PASSED:
         return result
-    if dra:
+    if dra_mode:
         return ctx.passed(
-            "DRA works: resource.k8s.io/v1 served, claim lifecycle, driver "
+            f"DRA works: {version} served, claim lifecycle, driver "
             "healthy, a pod's claim got one GPU and its container saw exactly "
             "that GPU"
         )
