@@ -111,9 +111,10 @@ def test_non_boolean_value_is_refused(tmp_path: Path) -> None:
     "path", sorted((ROOT / "recipes").glob("*.yaml")), ids=lambda p: p.name
 )
 def test_example_recipes_resolve_by_accelerator(path: Path) -> None:
-    res = resolve_mode(parse_recipe(path.read_text()), None)
     want = AllocationMode.DRA if path.name.startswith("gb200") else AllocationMode.DEVICE_PLUGIN
-    assert res.mode == want
+    assert resolve_mode(parse_recipe(path.read_text()), None).mode == want
+    # with the shipped values files as --data: every file is read, and the mode is the same
+    assert resolve_mode(parse_recipe(path.read_text()), str(ROOT / "recipes")).mode == want
 
 
 CLI = [
