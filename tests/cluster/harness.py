@@ -220,6 +220,13 @@ class SimCluster:
         named_scenarios.run(self.sim, named_scenarios.load(name))
 
     # ---- components -------------------------------------------------------------------
+    def apply_gpu_sharing(self, manifests: Any) -> None:
+        """Apply a GPU Operator sharing config (ClusterPolicy, its ConfigMap) and let the GPU
+        model advertise it (simcluster.gpu.sharing); `reset()` puts whole GPUs back."""
+        self._dirty = True
+        self.apply(manifests)
+        scenario.apply_sharing(self.sim)
+
     def start_components(self, spec: str) -> list[str]:
         """Install the components `spec` names (and what they need); return those started now."""
         running = set(components.journal(self.sim))

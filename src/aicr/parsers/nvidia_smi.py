@@ -1,4 +1,4 @@
-"""``nvidia-smi -q -x``: the GPUs the driver lists, as every driver branch prints them.
+"""``nvidia-smi -q -x`` and ``-L``: the GPUs the driver lists, as every driver branch prints them.
 
 The document is ``<nvidia_smi_log>`` (DTD ``nvsmi_device_v11`` to ``v13``): the
 driver and CUDA version once at the top, then one ``<gpu>`` per device with its
@@ -6,11 +6,17 @@ driver and CUDA version once at the top, then one ``<gpu>`` per device with its
 MIG print none) and ``fb_memory_usage/total`` (``81559 MiB``). With MIG enabled a
 GPU also lists ``mig_devices``, each with its own ``fb_memory_usage``: only the
 GPU's own (a direct child) is its memory. Text before the document (a warning)
-is skipped. Pure.
+is skipped.
+
+``nvidia-smi -L`` lists one ``GPU N: NAME (UUID: GPU-...)`` line per GPU and, with
+MIG, each of its MIG devices indented under it: ``  MIG 1g.10gb     Device  0:
+(UUID: MIG-...)`` (R470 and later; R460 printed ``MIG 1g.5gb Device 0: (UUID:
+MIG-GPU-<uuid>/<gi>/<ci>)``). Any other line is an error. Pure.
 """
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
@@ -77,4 +83,49 @@ def parse_xml(text: str) -> list[Gpu]:
                 memory_total_mib=_mib(_text(g, "fb_memory_usage/total")),
             )
         )
+    return gpus
+
+
+@dataclass(frozen=True)
+class MigDevice:
+    """One MIG device ``nvidia-smi -L`` lists under its GPU."""
+
+    profile: str  # "1g.10gb"
+    index: int
+    uuid: str
+
+
+@dataclass(frozen=True)
+class ListedGpu:
+    """One GPU ``nvidia-smi -L`` lists, with the MIG devices under it."""
+
+    index: int
+    name: str
+    uuid: str
+    migs: tuple[MigDevice, ...] = ()
+
+
+_GPU_LINE = re.compile(r"GPU (\d+): (.+) \(UUID: (GPU-[^)\s]+)\)")
+_MIG_LINE = re.compile(r"\s+MIG (\S+)\s+Device\s+(\d+): \(UUID: (MIG-[^)\s]+)\)")
+
+
+def parse_list(text: str) -> list[ListedGpu]:
+    """The GPUs and MIG devices of a ``nvidia-smi -L`` output; ParseError on any other line."""
+    gpus: list[ListedGpu] = []
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = raw.rstrip()
+        if not line.strip():
+            continue
+        if m := _GPU_LINE.fullmatch(line):
+            gpus.append(ListedGpu(int(m[1]), m[2], m[3]))
+        elif m := _MIG_LINE.fullmatch(line):
+            if not gpus:
+                raise ParseError(f"nvidia-smi -L line {n}: a MIG device before any GPU")
+            last = gpus[-1]
+            mig = MigDevice(m[1], int(m[2]), m[3])
+            gpus[-1] = ListedGpu(last.index, last.name, last.uuid, (*last.migs, mig))
+        else:
+            raise ParseError(
+                f"nvidia-smi -L line {n}: not a GPU or MIG device: {line.strip()[:80]!r}"
+            )
     return gpus

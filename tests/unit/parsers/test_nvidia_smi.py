@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from aicr.parsers import ParseError
-from aicr.parsers.nvidia_smi import Gpu, parse_xml
+from aicr.parsers.nvidia_smi import Gpu, ListedGpu, MigDevice, parse_list, parse_xml
 from real_captures import capture
 
 
@@ -61,3 +61,35 @@ def test_a_gpu_without_uuid_is_refused() -> None:
     )
     with pytest.raises(ParseError, match=r"gpu 00000000:00:1E\.0 has no uuid"):
         parse_xml(text)
+
+
+def test_list_reads_every_mig_device_under_its_gpu_in_both_layouts() -> None:
+    single = parse_list(capture("nvidia-smi", "h100-mig-single-list.txt"))
+    assert [(g.index, g.name, g.uuid) for g in single] == [
+        (0, "NVIDIA H100 80GB HBM3", "GPU-b4895dbf-9350-2524-a89b-98161ddd9fe4")]
+    assert [(m.profile, m.index) for m in single[0].migs] == [("1g.10gb", i) for i in range(7)]
+    assert single[0].migs[0].uuid == "MIG-3f6f389f-b0cc-5e5c-8e32-eaa8fd067902"
+    mixed = parse_list(capture("nvidia-smi", "h100-mig-mixed-list.txt"))
+    assert [m.profile for m in mixed[0].migs] == ["3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"]
+    # a pod given one MIG device, as the R460 driver printed it
+    pod = parse_list(capture("nvidia-smi", "a100-mig-pod-list-r460.txt"))
+    assert pod == [ListedGpu(0, "A100-SXM4-40GB", "GPU-4200ccc0-2667-d4cb-9137-f932c716232a", (
+        MigDevice("1g.5gb", 0, "MIG-GPU-4200ccc0-2667-d4cb-9137-f932c716232a/7/0"),))]  # fmt: skip
+
+
+def test_list_without_mig_and_empty() -> None:
+    text = "GPU 0: NVIDIA A10G (UUID: GPU-9a9a6c50-2a47-2f51-a902-b82c3b127e94)\n"
+    assert parse_list(text) == [
+        ListedGpu(0, "NVIDIA A10G", "GPU-9a9a6c50-2a47-2f51-a902-b82c3b127e94")]  # fmt: skip
+    assert parse_list("\n") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [("  MIG 1g.10gb     Device  0: (UUID: MIG-3f6f389f)\n", "line 1: a MIG device before any GPU"),
+     ("No devices were found\n", "line 1: not a GPU or MIG device: 'No devices were found'"),
+     ("GPU 0: NVIDIA A10G (UUID: GPU-1)\nFailed to initialize NVML\n", "line 2: not a GPU")],
+)  # fmt: skip
+def test_list_refuses_anything_else(text: str, problem: str) -> None:
+    with pytest.raises(ParseError, match=problem.replace("(", r"\(")):
+        parse_list(text)

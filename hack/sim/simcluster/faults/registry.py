@@ -275,6 +275,16 @@ FAULTS: tuple[Fault, ...] = (
         "silent data corruption on the node's GPUs or links: nccl-tests reports #wrong "
         "elements at 1 GiB and above and exits non-zero",
     ),
+    _gpu_fault(
+        "mig-not-applied",
+        "the MIG manager never partitioned the GPUs: the labels and resources say MIG, but a "
+        "pod given a MIG device gets a whole GPU",
+    ),
+    _gpu_fault(
+        "replicas-not-shared",
+        "the device plugin advertises replicas but hands each GPU to one pod only: a second "
+        "pod gets another GPU, or none when every GPU is held",
+    ),
     Fault(
         "no-sandbox-handler",
         "containerd on the node has no gVisor runtime configured: pods whose RuntimeClass "

@@ -12,6 +12,11 @@
   `runtimeclass-leak` (naming the GPU RuntimeClass is enough to see them all),
   `permissive-toolkit` (an unprivileged container's own
   `NVIDIA_VISIBLE_DEVICES=all` is honoured).
+- Shared GPUs (`simcluster.gpu.sharing`): on a node whose sharing is resolved,
+  the plugin hands out units of each advertised resource (`nvidia.com/gpu`,
+  `nvidia.com/gpu.shared`, `nvidia.com/mig-<profile>`): free units only, those
+  of the GPUs least in use first (replicas spread over the GPUs), each unit a
+  whole GPU or a MIG device; `replicas-not-shared` hands a GPU to one pod only.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from simcluster.gpu.sharing import GPU, MIG_PREFIX, REPLICAS_NOT_SHARED, SHARED, Device
 
 GPU_RESOURCE = "nvidia.com/gpu"
 DRA_DRIVER = "gpu.nvidia.com"
@@ -33,14 +40,29 @@ def gpu_limit(container: dict[str, Any]) -> int:
     return int(str(limits.get(GPU_RESOURCE, "0")))
 
 
+def wants(container: dict[str, Any]) -> dict[str, int]:
+    """Every NVIDIA device-plugin resource the container limits, and how many."""
+    limits = (container.get("resources") or {}).get("limits") or {}
+    return {
+        str(k): int(str(v))
+        for k, v in limits.items()
+        if (k in (GPU, SHARED) or str(k).startswith(MIG_PREFIX)) and int(str(v)) > 0
+    }
+
+
 @dataclass(frozen=True)
 class Grant:
     """One GPU handed to one container of one pod on one node."""
 
     node: str
-    index: int
+    index: int  # the host GPU
     uid: str
     container: str
+    device: Device | None = None  # what the unit is, on a node with units
+    unit: tuple[str, int] | None = None  # (resource, its unit's position)
+
+
+Units = dict[str, list[Device]]
 
 
 @dataclass
@@ -50,9 +72,21 @@ class DevicePlugin:
     grants: list[Grant] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def admit(self, pod: dict[str, Any], shared: bool = False) -> None:
-        """Assign the lowest free indices to every GPU container of a bound pod."""
+    def admit(
+        self,
+        pod: dict[str, Any],
+        shared: bool = False,
+        units: Units | None = None,
+        faults: tuple[str, ...] = (),
+    ) -> None:
+        """Assign the lowest free indices (or, given `units`, free units) to a bound pod."""
         node, uid = pod["spec"]["nodeName"], pod["metadata"]["uid"]
+        if units is not None:
+            with self.lock:
+                for c in pod["spec"].get("containers") or []:
+                    for resource, n in wants(c).items():
+                        self._grant(node, uid, c["name"], resource, n, units, faults, shared)
+            return
         with self.lock:
             taken = set() if shared else {g.index for g in self.grants if g.node == node}
             for c in pod["spec"].get("containers") or []:
@@ -60,6 +94,47 @@ class DevicePlugin:
                 for i in itertools.islice(free, gpu_limit(c)):
                     taken.add(i)
                     self.grants.append(Grant(node, i, uid, c["name"]))
+
+    def _grant(
+        self,
+        node: str,
+        uid: str,
+        container: str,
+        resource: str,
+        n: int,
+        units: Units,
+        faults: tuple[str, ...],
+        shared: bool,
+    ) -> None:
+        here = [g for g in self.grants if g.node == node]
+        taken = set() if shared else {g.unit for g in here}
+        load: dict[int, int] = {}
+        for g in here:
+            load[g.index] = load.get(g.index, 0) + 1
+        free = [
+            (i, d) for i, d in enumerate(units.get(resource) or []) if (resource, i) not in taken
+        ]
+        if REPLICAS_NOT_SHARED in faults:  # a GPU for one pod only: the unheld ones, once each
+            unheld: dict[int, tuple[int, Device]] = {}
+            for i, d in free:
+                if not load.get(d.gpu):
+                    unheld.setdefault(d.gpu, (i, d))
+            free = list(unheld.values())
+        free.sort(key=lambda u: (load.get(u[1].gpu, 0), u[0]))
+        if len(free) < n:
+            return  # not enough units: the container gets none (the kubelet would not admit it)
+        for i, d in free[:n]:
+            self.grants.append(Grant(node, d.gpu, uid, container, d, (resource, i)))
+            load[d.gpu] = load.get(d.gpu, 0) + 1
+
+    def devices_of(self, node: str, uid: str, container: str) -> list[Device]:
+        """The units' devices the container was given on `node` (none without units)."""
+        with self.lock:
+            return [
+                g.device
+                for g in self.grants
+                if (g.node, g.uid, g.container) == (node, uid, container) and g.device
+            ]
 
     def release(self, uid: str) -> None:
         """Free every GPU the pod with this uid holds."""
@@ -80,11 +155,19 @@ class DevicePlugin:
                 if (g.node, g.uid, g.container) == (node, uid, container)
             )
 
-    def observe(self, pod: dict[str, Any], deleted: bool, shared_on: Callable[[str], bool]) -> None:
+    def observe(
+        self,
+        pod: dict[str, Any],
+        deleted: bool,
+        shared_on: Callable[[str], bool],
+        units_on: Callable[[str], tuple[Units | None, tuple[str, ...]]] | None = None,
+    ) -> None:
         """Track one pod event: admit a live GPU pod, release an ended or deleted one.
 
         `shared_on(node)` says whether the node hands out GPUs already in use
-        (the `shared-device` fault); it is asked only when a pod is admitted.
+        (the `shared-device` fault); `units_on(node)` its units and GPU faults
+        (units None: indices, as without sharing). Both are asked only when a pod
+        is admitted.
         """
         uid = pod["metadata"]["uid"]
         node = (pod.get("spec") or {}).get("nodeName")
@@ -93,9 +176,10 @@ class DevicePlugin:
         elif (
             node
             and not self.holds(uid)
-            and any(gpu_limit(c) for c in pod["spec"].get("containers") or [])
+            and any(wants(c) for c in pod["spec"].get("containers") or [])
         ):
-            self.admit(pod, shared_on(node))
+            units, faults = units_on(node) if units_on else (None, ())
+            self.admit(pod, shared_on(node), units, faults)
 
 
 def claim_names(pod: dict[str, Any], container: dict[str, Any]) -> list[str]:

@@ -10,7 +10,7 @@ from typing import Any
 from kubernetes import client
 
 from simcluster.cluster import kube, paths
-from simcluster.gpu import devices
+from simcluster.gpu import devices, sharing
 from simcluster.gpu.nccl import VERSION_ENV
 from simcluster.gpu.smi import gpu_uuid
 from simcluster.nodes.layout import NCCL_BUSBW_ANNOTATION
@@ -34,6 +34,8 @@ FAULTS = (
     "exporter-unlabelled",
     "exporter-stale",
     "exporter-no-dra",
+    "mig-not-applied",
+    "replicas-not-shared",
 )
 SMI_SCRIPT = Path(__file__).resolve().parent / "smi.py"
 PROFTESTER = "dcgmproftester12"  # the GPU model's stand-in: the dcgm-exporter page shows it busy
@@ -71,14 +73,30 @@ def node_profile(node: dict[str, Any]) -> dict[str, Any] | None:
     )
     return {
         "node": meta.get("name", ""),
-        "product": labels.get("nvidia.com/gpu.product", "NVIDIA GPU").replace("-", " "),
+        "product": (sharing.base_product(labels) or "NVIDIA GPU").replace("-", " "),
         "count": int(labels.get("nvidia.com/gpu.count", "0")),
         "memoryMiB": int(labels.get("nvidia.com/gpu.memory", "0")),
         "driver": loaded,
         "cuda": cuda,
         "faults": node_faults(node),
         "ncclBusBw": float(notes.get(NCCL_BUSBW_ANNOTATION) or 0),
+        # MIG: GFD's product and count then name the MIG devices; these are the GPUs'
+        **(_mig_profile(notes) if sharing.of_node(node).mig else {}),
     }
+
+
+def _mig_profile(notes: dict[str, str]) -> dict[str, Any]:
+    return {"count": int(notes.get(sharing.GPUS_ANNOTATION) or 0), "migEnabled": True}
+
+
+def node_units(
+    node: dict[str, Any] | None,
+) -> tuple[dict[str, list[sharing.Device]] | None, tuple[str, ...]]:
+    """The device plugin's units on a Node dict with sharing resolved (None: plain indices)."""
+    if node is None or sharing.of_node(node) == sharing.Sharing():
+        return None, tuple(node_faults(node or {}))
+    faults = tuple(node_faults(node))
+    return sharing.node_units(node, faults), faults
 
 
 def node_faults(node: dict[str, Any]) -> list[str]:
@@ -95,6 +113,8 @@ class Allocation:
     # `ListPodResources`' container entry: device-plugin devices (`nvidia.com/gpu`, by the
     # UUIDs the NVIDIA device plugin uses as device IDs) and DRA claims (`devices.claim_resources`)
     resources: dict[str, Any] = field(default_factory=dict)
+    # the MIG devices it was given: their GPU, index there and profile
+    migs: list[dict[str, Any]] = field(default_factory=list)
 
 
 def container_gpus(
@@ -132,7 +152,12 @@ def container_gpus(
     )
     ids = [gpu_uuid(name, i) for i in granted]
     plugin_devices = [{"resourceName": devices.GPU_RESOURCE, "deviceIds": ids}] if ids else []
-    return Allocation(visible, {"devices": plugin_devices, "dynamicResources": claims})
+    migs = [
+        {"gpu": d.gpu, "mig": d.mig, "profile": d.profile}
+        for d in plugin.devices_of(name, uid, container["name"])
+        if d.mig is not None
+    ]
+    return Allocation(visible, {"devices": plugin_devices, "dynamicResources": claims}, migs)
 
 
 def _gpu_runtime_class(api: client.ApiClient, pod: dict[str, Any]) -> bool:

@@ -5,6 +5,10 @@ binary. PROFILE.json is the node's GPU profile with the pod's GPUs (written by
 `model.smi_argv`), or `null` on a node without GPUs. Supported invocations, in
 the layout of the real tool (driver 5xx): no arguments (the summary table),
 `-q -x` / `--query --xml-format` (the XML log, nvsmi_device_v12.dtd) and `-L`.
+With MIG devices (the profile's `migs`: the pod's MIG devices, each its GPU's
+host index, its index there and its profile), `-L` lists each under its GPU as
+the real tool does (`  MIG 1g.10gb     Device  0: (UUID: MIG-...)`, numbered
+from 0 per GPU as the container sees them), and the XML says MIG is enabled.
 """
 
 from __future__ import annotations
@@ -30,6 +34,11 @@ COLS = (41, 24, 22)
 def gpu_uuid(node: str, index: int) -> str:
     """Stable per node and device, in nvidia-smi's GPU-xxxxxxxx-... form."""
     return "GPU-" + str(uuid.uuid5(uuid.NAMESPACE_DNS, f"{node}/gpu-{index}"))
+
+
+def mig_uuid(node: str, gpu: int, mig: int) -> str:
+    """Stable per node, GPU and MIG device, in nvidia-smi's MIG-xxxxxxxx-... form."""
+    return "MIG-" + str(uuid.uuid5(uuid.NAMESPACE_DNS, f"{node}/gpu-{gpu}/mig-{mig}"))
 
 
 def bus_id(index: int) -> str:
@@ -105,6 +114,7 @@ def xml_log(profile: dict[str, Any]) -> str:
     """`nvidia-smi -q -x`: the fields a consumer reads, in the real element layout."""
     gpus = visible(profile)
     mem = profile["memoryMiB"]
+    mig = "Enabled" if profile.get("migEnabled") else "Disabled"
     out = [
         '<?xml version="1.0" ?>',
         '<!DOCTYPE nvidia_smi_log SYSTEM "nvsmi_device_v12.dtd">',
@@ -122,8 +132,8 @@ def xml_log(profile: dict[str, Any]) -> str:
             "\t\t<product_brand>NVIDIA</product_brand>",
             "\t\t<persistence_mode>Enabled</persistence_mode>",
             "\t\t<mig_mode>",
-            "\t\t\t<current_mig>Disabled</current_mig>",
-            "\t\t\t<pending_mig>Disabled</pending_mig>",
+            f"\t\t\t<current_mig>{mig}</current_mig>",
+            f"\t\t\t<pending_mig>{mig}</pending_mig>",
             "\t\t</mig_mode>",
             f"\t\t<uuid>{gpu_uuid(profile['node'], host)}</uuid>",
             f"\t\t<minor_number>{host}</minor_number>",
@@ -154,11 +164,16 @@ def xml_log(profile: dict[str, Any]) -> str:
 
 
 def listing(profile: dict[str, Any]) -> str:
-    """`nvidia-smi -L`."""
-    return "".join(
-        f"GPU {n}: {profile['product']} (UUID: {gpu_uuid(profile['node'], host)})\n"
-        for n, host in enumerate(visible(profile))
-    )
+    """`nvidia-smi -L`: each GPU, and under it the MIG devices the pod was given."""
+    node, lines = profile["node"], []
+    for n, host in enumerate(visible(profile)):
+        lines.append(f"GPU {n}: {profile['product']} (UUID: {gpu_uuid(node, host)})\n")
+        migs = sorted((m for m in profile.get("migs") or [] if m["gpu"] == host),
+                      key=lambda m: m["mig"])  # fmt: skip
+        for k, m in enumerate(migs):
+            uid = mig_uuid(node, host, m["mig"])
+            lines.append(f"  MIG {m['profile']:<11} Device {k:>2}: (UUID: {uid})\n")
+    return "".join(lines)
 
 
 def main(argv: list[str]) -> int:

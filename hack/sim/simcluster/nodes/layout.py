@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from simcluster.cluster.paths import SIM_ROOT
+from simcluster.gpu.sharing import gpu_model
 
 GPU_RESOURCE = "nvidia.com/gpu"
 NODE_GROUP_LABEL = "aicr.dev/node-group"
@@ -92,6 +93,11 @@ def gpu_labels(gpu: dict[str, Any], instance_type: str) -> dict[str, str]:
         "nvidia.com/cuda.driver-version.full": driver,
         "nvidia.com/gpu.deploy.device-plugin": "true",
         "nvidia.com/gpu.deploy.dcgm-exporter": "true",
+        # unshared (simcluster.gpu.sharing): what GFD labels with its config's defaults
+        "nvidia.com/gpu.replicas": "1",
+        "nvidia.com/gpu.sharing-strategy": "none",
+        "nvidia.com/mig.capable": "true" if gpu_model(str(gpu["product"])) else "false",
+        "nvidia.com/mps.capable": "false",
     }
 
 

@@ -21,7 +21,7 @@ from kubernetes import client, watch
 from kubernetes.client.rest import ApiException
 
 from simcluster.cluster import kube
-from simcluster.gpu.model import node_faults
+from simcluster.gpu.model import node_faults, node_units
 from simcluster.runtime import node_agent
 from simcluster.runtime.kubelet_server import KubeletServer
 from simcluster.runtime.ownership import runtime_owned
@@ -30,20 +30,29 @@ from simcluster.runtime.worker import PodWorker, RuntimeContext, _kill_group
 log = logging.getLogger("runtime")
 
 
+def _read_node(ctx: RuntimeContext, node: str) -> dict[str, Any] | None:
+    try:
+        return kube.to_dict(ctx.api, ctx.core.read_node(node))
+    except ApiException:
+        return None
+
+
 def _shared_on(ctx: RuntimeContext, node: str) -> bool:
     """True when the node's device plugin hands out GPUs already in use (a fault)."""
-    try:
-        obj = kube.to_dict(ctx.api, ctx.core.read_node(node))
-    except ApiException:
-        return False
-    return "shared-device" in node_faults(obj)
+    obj = _read_node(ctx, node)
+    return obj is not None and "shared-device" in node_faults(obj)
 
 
 def _on_pod(ctx: RuntimeContext, event: str, pod: dict[str, Any]) -> None:
     meta = pod["metadata"]
     uid = meta["uid"]
     # The device plugin admits every pod of a node, whoever plays it.
-    ctx.devices.observe(pod, event == "DELETED", lambda node: _shared_on(ctx, node))
+    ctx.devices.observe(
+        pod,
+        event == "DELETED",
+        lambda node: _shared_on(ctx, node),
+        lambda node: node_units(_read_node(ctx, node)),
+    )
     worker = ctx.workers.get(uid)
     if event == "DELETED":
         if worker:

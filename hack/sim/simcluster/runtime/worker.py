@@ -40,7 +40,7 @@ from simcluster.gpu.model import (
     write_tools,
 )
 from simcluster.gpu.nccl import IMAGE_DIRS, IMAGE_LD_LIBRARY_PATH, image_version
-from simcluster.gpu.smi import gpu_uuid
+from simcluster.gpu.smi import gpu_uuid, mig_uuid
 from simcluster.net import sandbox as pod_sandbox
 from simcluster.net.addresses import GATEWAY
 from simcluster.runtime import gvisor, handlers, images, pod_status, probes
@@ -464,6 +464,7 @@ class PodWorker(threading.Thread):
         profile = node_profile(node)
         if profile is not None:
             profile["gpus"] = gpus
+            profile["migs"] = allocation.migs
         nccl = image_repo_name(c["image"]) == NCCL_TESTS_REPO
         nccl_state = self.ctx.sim_dir / "gpu" / "nccl" / self.ns if nccl else None
         version = image_version(c["image"]) if nccl else ""
@@ -474,8 +475,11 @@ class PodWorker(threading.Thread):
         if images.plays(c):  # the inference server stand-in, the load generator
             played = images.play(c, argv, env, node, self.ctx.python)
             argv, env, unplayable = played.argv, played.env, played.problem
-        if gpus:  # what the NVIDIA container toolkit gives a GPU container
-            env["NVIDIA_VISIBLE_DEVICES"] = ",".join(gpu_uuid(self.node_name, i) for i in gpus)
+        if gpus:  # what the NVIDIA container toolkit gives a GPU container (MIG devices by theirs)
+            env["NVIDIA_VISIBLE_DEVICES"] = ",".join(
+                [mig_uuid(self.node_name, m["gpu"], m["mig"]) for m in allocation.migs]
+                or [gpu_uuid(self.node_name, i) for i in gpus]
+            )
         if gpus or nccl:  # the nccl-tests image's own tools are played by the GPU model
             env["PATH"] = f"{tools}:{env['PATH']}"
         if nccl:  # the image's ENV, which the pod's own env overrides

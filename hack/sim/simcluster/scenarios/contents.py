@@ -16,6 +16,7 @@ from kubernetes.client.rest import ApiException
 
 from simcluster.cluster import kube, paths
 from simcluster.gpu import modes as gpu_modes
+from simcluster.gpu import sharing as gpu_sharing
 from simcluster.nodes import provisioned
 from simcluster.nodes.layout import LAYOUT, node_manifest
 
@@ -168,7 +169,25 @@ def reset_nodes(sim: Sim) -> None:
 
         kube.retry_conflicts(update)
         set_node_images(sim, spec.name, [])
+    gpu_sharing.clear(api, profile_gpu_labels(sim), plugin=True)
     set_mode(sim, "device-plugin")
+
+
+def profile_gpu_labels(sim: Sim) -> dict[str, dict[str, str]]:
+    """GPU node name -> the labels its profile gives it (GFD's, unshared)."""
+    version = paths.read_pins()["KUBERNETES_VERSION"]
+    out = {}
+    for spec in LAYOUT:
+        labels = node_manifest(spec, version, sim.ports.kubelet)["metadata"]["labels"]
+        if labels.get("nvidia.com/gpu.present") == "true":
+            out[spec.name] = labels
+    return out
+
+
+def apply_sharing(sim: Sim) -> None:
+    """Advertise the GPU nodes' sharing as the GPU Operator's ClusterPolicy says (gpu.sharing)."""
+    api = kube.api_client(sim.kubeconfig)
+    gpu_sharing.reconcile(api, profile_gpu_labels(sim), plugin=current_mode(sim) != "dra")
 
 
 def dump(obj: Any) -> str:

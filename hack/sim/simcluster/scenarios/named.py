@@ -19,6 +19,7 @@ import yaml
 from simcluster.cluster import kube, paths
 from simcluster.components import install, registry, workloads
 from simcluster.components.base import Component
+from simcluster.gpu.sharing import SharingError
 from simcluster.scenarios import contents as scenario
 
 if TYPE_CHECKING:
@@ -108,6 +109,10 @@ def load(name: str) -> Scenario:
 def apply_and_wait(sim: Sim, docs: list[dict[str, Any]], timeout: float = 120.0) -> None:
     """Apply manifests, then wait until every workload among them is ready."""
     applied = scenario.apply(sim, docs)
+    try:  # the GPU Operator's sharing config, as its device plugin and GFD would apply it
+        scenario.apply_sharing(sim)
+    except SharingError as e:
+        raise install.ComponentError(f"GPU sharing: {e}") from None
     api = kube.api_client(sim.kubeconfig)
     deadline = time.monotonic() + timeout
     refs = [workloads.ref(o) for o in applied]
