@@ -22,6 +22,7 @@ PROBE_CLEANUP_SECONDS = 30.0  # own budget for deleting a check's workloads and 
 RESULT_RESERVE_SECONDS = 10.0  # writing the result ConfigMap after cleanup
 # How often cleanup looks again whether deleted workloads are gone (label-selected lists).
 PROBE_GONE_POLL_SECONDS = 0.25
+PROBE_LOG_POLL_SECONDS = 0.5  # a running probe's log, read again until its report is whole
 # A watch stream is renewed at least this often (the server's timeoutSeconds).
 PROBE_WATCH_SECONDS = 60
 # Backoff while the API server cannot be reached during a wait.

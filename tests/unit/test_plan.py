@@ -141,7 +141,7 @@ def test_skip_check_is_recorded_with_reason() -> None:
           "nccl-all-reduce-bw, inference-perf, dra-support, gang-scheduling, "
           "accelerator-metrics, ai-service-metrics, inference-gateway, pod-autoscaling, "
           "cluster-autoscaling, robust-controller, secure-accelerator-access, "
-          "driver-runtime-management, workload-sandboxing, gpu-operator-health, "
+          "driver-runtime-management, gpu-sharing, workload-sandboxing, gpu-operator-health, "
           "platform-health)"]),
         ("validation: {conformance: {checks: [dra-support]}}", ("deployment",), (),
          ["r.yaml: validation: the recipe declares no checks for the requested phase(s): "

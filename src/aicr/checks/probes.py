@@ -10,7 +10,7 @@ A check that creates pods, claims or custom resources does so through
   resourceVersion on this thread (no polling), until every object of the kind
   this session created (and every one the selector finds) satisfies ``until``;
   on timeout it says where each object got to (``aicr.kube.pod_status.where``);
-- ``logs(pod, container)`` reads a pod's log;
+- ``logs(pod, container)`` reads a pod's log, ``logs_until`` until it is complete;
 - ``close()`` deletes everything in reverse order of creation and waits until
   it is gone, under its own budget, and returns the evidence section that says
   what was created and whether it is gone.
@@ -75,6 +75,15 @@ class Waited:
     def done(self) -> bool:
         """Every object got there."""
         return not self.pending
+
+    def exit_code(self, pod: str) -> tuple[int | None, str]:
+        """``(the pod's container exit code, "")`` once it ended, else ``(None, why not)``."""
+        obj = self.objects.get(pod) or {}
+        state = pod_status.terminated(obj)
+        if pod in self.pending or state is None:
+            where = self.pending.get(pod) or pod_status.where(obj)
+            return None, f"the pod did not finish within {int(self.seconds)}s: {where}"
+        return int(state.get("exitCode", -1)), ""
 
 
 @dataclass(frozen=True)
@@ -213,6 +222,19 @@ class ProbeSession:
     def logs(self, pod: str, container: str | None = None) -> str:
         """The log of ``pod`` (in the workload namespace), of ``container`` if given."""
         return self.kube.logs(pod, self.namespace, container)
+
+    def logs_until(
+        self, pod: str, container: str | None, done: Callable[[str], bool], end: float
+    ) -> str:
+        """The pod's log, read again until ``done`` holds for it or ``end`` (monotonic) passes.
+
+        For a running container whose output is still being written: the last log read.
+        """
+        while True:
+            log = self.logs(pod, container)
+            if done(log) or time.monotonic() >= end:
+                return log
+            time.sleep(d.PROBE_LOG_POLL_SECONDS)
 
     # ---- close ----------------------------------------------------------------------
     def close(self) -> EvidenceSection | None:

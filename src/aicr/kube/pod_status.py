@@ -21,6 +21,20 @@ def finished(pod: Obj) -> bool:
     return _status(pod).get("phase") in TERMINAL_PHASES
 
 
+def started(pod: Obj) -> bool:
+    """Every container runs (or ran), or the pod already ended: nothing waits to start."""
+    if finished(pod):
+        return True
+    status = _status(pod)
+    states = [cs.get("state") or {} for cs in status.get("containerStatuses") or []]
+    want = len((pod.get("spec") or {}).get("containers") or [])
+    return (
+        status.get("phase") == "Running"
+        and len(states) == want
+        and all("running" in s or "terminated" in s for s in states)
+    )
+
+
 def _status(obj: Obj) -> Obj:
     return obj.get("status") or {}
 

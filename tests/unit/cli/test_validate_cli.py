@@ -197,7 +197,7 @@ def test_check_list_plain_and_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert "dra-support\tconformance\tdra_support\t300s" in out.splitlines()
     code, out, _ = aicr(capsys, "check", "list", "--output", "json")
     rows = json.loads(out)
-    assert len(rows) == 20 and rows[0]["name"] == "operator-health"
+    assert len(rows) == 21 and rows[0]["name"] == "operator-health"
     by_name = {r["name"]: r for r in rows}
     assert (by_name["driver-runtime-management"]["gpus"],
             by_name["driver-runtime-management"]["exclusiveGpus"]) == (

@@ -65,7 +65,7 @@ def test_a_should_never_blocks(status: Status, expected: ReqStatus) -> None:
 
 
 def test_unbacked_should_is_not_implemented_with_a_note() -> None:
-    res = _agg([make_test(n) for n in CONFORMANCE]).result("gpu_sharing")
+    res = _agg([make_test(n) for n in CONFORMANCE]).result("virtualized_accelerator")
     assert res.status == ReqStatus.NOT_IMPLEMENTED  # type: ignore[union-attr]
     assert "no aicr check backs" in res.reasons[0]  # type: ignore[union-attr]
 

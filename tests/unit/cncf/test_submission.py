@@ -64,7 +64,8 @@ def test_complete_run_writes_a_verified_submission(tmp_path: Path) -> None:
     assert product["metadata"]["kubernetesVersion"] == "v1.35.2"  # the cluster's, with patch
     statuses = {i["id"]: i["status"] for items in product["spec"].values() for i in items}
     assert statuses["gang_scheduling"] == "Implemented"
-    assert statuses["gpu_sharing"] == "Not Implemented"
+    assert statuses["gpu_sharing"] == "Implemented"  # its check ran and passed
+    assert statuses["virtualized_accelerator"] == "Not Implemented"  # no check backs it
     assert list(statuses) == reqs.ids  # template order
     assert not list(tmp_path.glob("v1.35/.*"))  # no staging left behind
 
@@ -94,7 +95,7 @@ def test_evidence_page_shows_checks_and_what_came_back(tmp_path: Path) -> None:
     for needle in ("### Check `gang-scheduling`", "- Verdict: **passed**", "- Duration: 1.50 s",
                    "- **asked**: list pods on node-1", "#### Captured output"):
         assert needle in page
-    assert "No aicr check backs" in (out / "evidence" / "gpu_sharing.md").read_text()
+    assert "No aicr check backs" in (out / "evidence" / "virtualized_accelerator.md").read_text()
 
 
 def test_a_failed_should_check_is_a_failure_in_junit_and_e2e_never_a_skip(tmp_path: Path) -> None:

@@ -218,4 +218,5 @@ def test_the_catalog_declares_the_documented_needs() -> None:
         "cluster-autoscaling": "every free GPU",
         "secure-accelerator-access": "4 GPUs in all",
         "driver-runtime-management": "1 GPU on every GPU node",
+        "gpu-sharing": "every free GPU",
     }

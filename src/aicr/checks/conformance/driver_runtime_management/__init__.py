@@ -72,16 +72,12 @@ def run(ctx: CheckContext) -> CheckResult:
             step.asked = (
                 f"pod {ctx.workload_namespace}/{name} ({image}, 1 GPU): {' '.join(smi.COMMAND)}"
             )
-            pod = waited.objects.get(name) or {}
-            state = pod_status.terminated(pod)
-            if name in waited.pending or state is None:
-                where = waited.pending.get(name) or pod_status.where(pod)
-                step.failed(f"the pod did not finish within {int(waited.seconds)}s: {where}")
+            code, unfinished = waited.exit_code(name)
+            if code is None:
+                step.failed(unfinished)
                 continue
             log = ctx.probes.logs(name, smi.CONTAINER)
-            problems, step.answer = build.judge(
-                t, sources[t.node], int(state.get("exitCode", -1)), log
-            )
+            problems, step.answer = build.judge(t, sources[t.node], code, log)
             if problems:
                 step.failed("; ".join(problems))
             else:

@@ -45,8 +45,6 @@ from aicr.errors import InputError
 from aicr.kube import pod_status
 from aicr.result import CheckResult
 
-LOG_POLL_SECONDS = 0.5
-
 
 def _runtime_class(ctx: CheckContext) -> dict[str, Any] | None:
     if ctx.prepared:
@@ -84,27 +82,12 @@ def _gpu_runtime_class(ctx: CheckContext) -> str | None:
     return None  # the step raised: recorded as other
 
 
-def _started(pod: dict[str, Any]) -> bool:
-    """Every container runs (the probes then sleep), or the pod already ended."""
-    if pod_status.finished(pod):
-        return True
-    status = pod.get("status") or {}
-    states = [cs.get("state") or {} for cs in status.get("containerStatuses") or []]
-    want = len((pod.get("spec") or {}).get("containers") or [])
-    return (
-        status.get("phase") == "Running"
-        and len(states) == want
-        and all("running" in s or "terminated" in s for s in states)
-    )
-
-
 def _report(ctx: CheckContext, pod: str, container: str, end: float) -> build.Report | str:
     """The container's report, read until it is complete or the budget is spent."""
-    while True:
-        got = build.read_report(ctx.probes.logs(pod, container))
-        if isinstance(got, build.Report) or time.monotonic() >= end:
-            return got
-        time.sleep(LOG_POLL_SECONDS)
+    log = ctx.probes.logs_until(
+        pod, container, lambda t: isinstance(build.read_report(t), build.Report), end
+    )
+    return build.read_report(log)
 
 
 def _judge(ctx: CheckContext, probe: build.Probe, waited: Any, end: float, image: str) -> None:
@@ -172,7 +155,7 @@ def run(ctx: CheckContext) -> CheckResult:
         if dra and p.claimed:
             ctx.probes.create(build.claim(p))
         ctx.probes.create(build.manifest(p, image, dra))
-    waited = ctx.probes.wait("Pod", _started, budget=ctx.params.probe_seconds)
+    waited = ctx.probes.wait("Pod", pod_status.started, budget=ctx.params.probe_seconds)
     end = time.monotonic() + min(ctx.params.probe_seconds, ctx.deadline.for_waits())
     for probe in plan.probes:
         _judge(ctx, probe, waited, end, image)

@@ -1,0 +1,172 @@
+"""gpu-sharing: every GPU sharing strategy the cluster advertises is delivered to pods.
+
+What it proves, for each strategy found on the nodes (never taken from the recipe;
+GPU feature discovery's labels and the device plugin's resources, see ``build``),
+on one schedulable node with enough free units:
+
+- MIG (hardware partitions are schedulable resources): a pod asking for one unit
+  of the profile's resource (``nvidia.com/mig-<profile>``, or ``nvidia.com/gpu``
+  under ``mig.strategy=single``) runs, and its ``nvidia-smi -L`` lists exactly one
+  MIG device, of that profile;
+- time-slicing or MPS (software sharing allows oversubscription): one pod more
+  than the node has physical GPUs, each given one replica, all run at the same
+  time, each sees exactly one GPU, and some physical GPU (its UUID) is seen by
+  two of them.
+
+What it does not: that shared work is isolated or fairly scheduled (MPS limits,
+MIG fault isolation), sharing on nodes other than the one probed per strategy,
+or DRA sharing (the NVIDIA DRA driver's ``GpuConfig`` sharing, partitionable
+devices), which it does not examine yet.
+
+How it fails: a strategy advertised but not delivered, naming it and the node: a
+MIG pod that sees no MIG device (a whole GPU), several, or another profile; a
+replica pod that sees no GPU or several, never runs, or pods that see as many
+different GPUs as there are pods; a listing that cannot be read. A strategy no
+schedulable node has room to prove ends ``other``. No strategy advertised at all
+is a skip, "no GPU sharing strategy advertised": the requirement then reads Not
+Implemented, never a failure.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from aicr.checks import CheckContext
+from aicr.checks.conformance.gpu_sharing import build
+from aicr.checks.conformance.gpu_sharing.params import Params as Params
+from aicr.checks.workload_images import workload_image
+from aicr.kube import pod_status
+from aicr.kube.gpu_inventory import plan_nodes
+from aicr.result import CheckResult
+
+NONE_ADVERTISED = "no GPU sharing strategy advertised"
+
+
+def _place(
+    ctx: CheckContext, offers: list[build.Offer], pods: list[dict[str, Any]]
+) -> tuple[build.Offer | None, str]:
+    """The offer to prove (the first node with room for the proof), or why there is none."""
+    by_name = {str(n["metadata"]["name"]): n for n in ctx.kube.list("Node")}
+    resource = offers[0].resource
+    nodes = [by_name[o.node] for o in offers if o.node in by_name]
+    capacity = {o.node: o.units for o in offers}
+    used = build.requested(pods, resource)
+    plan = plan_nodes(nodes, capacity, used, ctx.workloads)
+    fits = {t.node for t in plan.targets if t.gpus >= offers[0].need}
+    chosen = next((o for o in offers if o.node in fits), None)
+    if chosen is not None:
+        return chosen, ""
+    short = [f"{t.node} ({t.gpus} free)" for t in plan.targets if t.node not in fits]
+    why = "; ".join(
+        part
+        for part in (
+            f"too few free {resource}: {', '.join(short)}" if short else "",
+            f"busy: {', '.join(plan.busy)}" if plan.busy else "",
+            f"unschedulable: {', '.join(plan.unschedulable)}" if plan.unschedulable else "",
+            f"out of scope: {', '.join(plan.out_of_scope)}" if plan.out_of_scope else "",
+            f"advertising 0: {', '.join(plan.without_gpus)}" if plan.without_gpus else "",
+        )
+        if part
+    )
+    return None, why or "no node"
+
+
+def _prove_mig(ctx: CheckContext, offer: build.Offer, image: str) -> None:
+    name = build.pod_name(offer)
+    ctx.probes.create(build.probe_pod(offer, image))
+    waited = ctx.probes.wait("Pod", pod_status.finished, budget=ctx.params.probe_seconds)
+    with ctx.step(f"{offer.name} on {offer.node}") as step:
+        step.asked = (
+            f"pod {ctx.workload_namespace}/{name} ({image}, 1 {offer.resource}): nvidia-smi -L"
+        )
+        code, unfinished = waited.exit_code(name)
+        if code is None:
+            step.failed(unfinished)
+            return
+        problems, step.answer = build.judge_mig(offer, code, ctx.probes.logs(name, build.CONTAINER))
+        if problems:
+            step.failed("; ".join(problems))
+        else:
+            step.passed(f"a pod given 1 {offer.resource} sees exactly one MIG {offer.profile}")
+
+
+def _prove_replicas(ctx: CheckContext, offer: build.Offer, image: str) -> None:
+    names = [build.pod_name(offer, i) for i in range(offer.need)]
+    for i in range(offer.need):
+        ctx.probes.create(build.probe_pod(offer, image, i))
+    waited = ctx.probes.wait("Pod", pod_status.started, budget=ctx.params.probe_seconds)
+    end = time.monotonic() + min(ctx.params.probe_seconds, ctx.deadline.for_waits())
+    with ctx.step(f"{offer.name} on {offer.node}") as step:
+        step.asked = (
+            f"{offer.need} pods {ctx.workload_namespace}/{names[0]}.. ({image}), 1 "
+            f"{offer.resource} each, at once on a node of {offer.gpus} GPUs: nvidia-smi -L"
+        )
+        pods = {n: waited.objects.get(n) or {} for n in names}
+        late = [
+            f"{n}: {waited.pending.get(n) or pod_status.where(p)}"
+            for n, p in pods.items()
+            if n in waited.pending or pod_status.finished(p)
+        ]
+        if late:
+            step.answer = "; ".join(late)
+            step.failed(
+                f"{len(late)}/{offer.need} pods did not run at once within "
+                f"{int(waited.seconds)}s: {'; '.join(late)}"
+            )
+            return
+        views = [
+            build.read_replica(
+                n,
+                ctx.probes.logs_until(n, build.CONTAINER, lambda t: build.LISTED in t, end),
+            )
+            for n in names
+        ]
+        problems, step.answer = build.judge_replicas(offer, views)
+        if problems:
+            step.failed("; ".join(problems))
+            return
+        uuid, holders = build.shared_gpu(views)
+        step.passed(
+            f"{offer.need} pods ran at once on {offer.gpus} GPUs; {uuid} is shared by "
+            f"{', '.join(holders)}"
+        )
+
+
+def run(ctx: CheckContext) -> CheckResult:
+    """Find the strategies the nodes advertise; prove each on one node."""
+    groups = build.groups(ctx.kube.list("Node"))
+    with ctx.step("strategies") as step:
+        step.asked = (
+            "GPU nodes' feature-discovery labels and allocatable resources: MIG "
+            "(nvidia.com/mig-<profile>, mig.strategy single), replicas "
+            "(nvidia.com/gpu.sharing-strategy, nvidia.com/gpu.replicas); DRA sharing not examined"
+        )
+        step.answer = (
+            "; ".join(f"{o.node}: {o.describe()}" for offers in groups.values() for o in offers)
+            or "none"
+        )
+        step.info(f"{len(groups)} advertised: {', '.join(groups)}" if groups else NONE_ADVERTISED)
+    if not groups:
+        return ctx.skipped(NONE_ADVERTISED)
+    image = workload_image(build.IMAGE, check=ctx.name, config=ctx.config)
+    proven: list[str] = []
+    # MIG first: its pods end, while replica pods hold their replicas until cleanup
+    for name, offers in sorted(groups.items(), key=lambda g: g[1][0].kind != "MIG"):
+        chosen, why = _place(ctx, offers, ctx.kube.list("Pod"))
+        if chosen is None:
+            with ctx.step(name) as step:
+                step.asked = f"a node advertising {name} with {offers[0].need} free units"
+                step.answer = why
+                step.other(f"no node has room to prove {name}: {why}")
+            continue
+        if chosen.kind == "MIG":
+            _prove_mig(ctx, chosen, image)
+        else:
+            _prove_replicas(ctx, chosen, image)
+        proven.append(f"{name} on {chosen.node}")
+    return ctx.conclude(
+        "GPU sharing strategies",
+        f"{len(proven)} GPU sharing strateg{'y' if len(proven) == 1 else 'ies'} delivered: "
+        + ", ".join(proven),
+    )

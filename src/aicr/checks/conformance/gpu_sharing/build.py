@@ -1,0 +1,244 @@
+"""The pure part of gpu-sharing: the strategies nodes advertise, the probe pods, the verdicts.
+
+No client and no I/O: functions of the API's dicts and of what the probes printed,
+tested as tables. What is read (GPU feature discovery's labels and the device
+plugin's resources, k8s-device-plugin's ``internal/lm`` and README):
+
+- MIG: an allocatable ``nvidia.com/mig-<profile>`` (``mig.strategy=mixed``), or
+  ``nvidia.com/mig.strategy=single`` with the product label naming the profile
+  (``NVIDIA-H100-80GB-HBM3-MIG-1g.10gb``) and ``nvidia.com/gpu`` counting MIG
+  devices. ``mig.strategy`` alone says nothing: GFD sets it on nodes whose GPUs are
+  not partitioned too.
+- Replicas: ``nvidia.com/gpu.sharing-strategy`` ``time-slicing`` or ``mps`` with
+  ``nvidia.com/gpu.replicas`` above 1, the units being ``nvidia.com/gpu.shared``
+  under ``renameByDefault``, else ``nvidia.com/gpu``; ``nvidia.com/gpu.count`` is
+  the physical GPUs.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from aicr.checks.probe_pods import pinned_to, restricted_pod_spec
+from aicr.kube import names as k8s_names
+from aicr.kube.gpus import GPU_RESOURCE, gpu_toleration, quantity
+from aicr.parsers import ParseError
+from aicr.parsers.nvidia_smi import ListedGpu, parse_list
+
+Obj = dict[str, Any]
+IMAGE = "cuda-base"  # in aicr/checks/images.yaml
+CONTAINER = "nvidia-smi"
+SHARED_RESOURCE = "nvidia.com/gpu.shared"
+MIG_PREFIX = "nvidia.com/mig-"
+MIG_STRATEGY_LABEL = "nvidia.com/mig.strategy"
+PRODUCT_LABEL = "nvidia.com/gpu.product"
+COUNT_LABEL = "nvidia.com/gpu.count"
+REPLICAS_LABEL = "nvidia.com/gpu.replicas"
+SHARING_LABEL = "nvidia.com/gpu.sharing-strategy"
+SOFTWARE = ("time-slicing", "mps")
+LISTED = "aicr-listed"  # printed after nvidia-smi -L with its exit code: the listing is whole
+NOT_INJECTED = "127"
+HOLD_SECONDS = 600  # replica pods stay up (holding their replica) until cleanup deletes them
+
+
+@dataclass(frozen=True)
+class Offer:
+    """One sharing strategy as one node advertises it."""
+
+    kind: str  # "MIG", "time-slicing", "mps"
+    node: str
+    resource: str  # what a pod asks for
+    units: int  # allocatable
+    profile: str = ""  # MIG profile
+    gpus: int = 0  # physical GPUs behind the replicas
+    replicas: int = 1
+
+    @property
+    def name(self) -> str:
+        """The strategy, as the message names it: ``MIG 1g.10gb``, ``time-slicing``."""
+        return f"MIG {self.profile}" if self.kind == "MIG" else self.kind
+
+    @property
+    def need(self) -> int:
+        """Units the proof takes on one node: one MIG device, or a pod more than GPUs."""
+        return 1 if self.kind == "MIG" else self.gpus + 1
+
+    def describe(self) -> str:
+        """What the node advertises, for the evidence."""
+        if self.kind == "MIG":
+            return f"{self.name}: {self.resource} {self.units}"
+        return (
+            f"{self.name}: {self.resource} {self.units} ({self.replicas} replicas of "
+            f"{self.gpus} GPUs)"
+        )
+
+
+def _labels(node: Obj) -> dict[str, str]:
+    return dict((node.get("metadata") or {}).get("labels") or {})
+
+
+def offers(node: Obj) -> list[Offer]:
+    """The sharing strategies one Node advertises (its labels and allocatable)."""
+    name = str((node.get("metadata") or {}).get("name"))
+    labels = _labels(node)
+    alloc = (node.get("status") or {}).get("allocatable") or {}
+    found = [
+        Offer("MIG", name, str(k), quantity(v), profile=str(k)[len(MIG_PREFIX) :])
+        for k, v in sorted(alloc.items())
+        if str(k).startswith(MIG_PREFIX)
+    ]
+    product = labels.get(PRODUCT_LABEL, "")
+    if labels.get(MIG_STRATEGY_LABEL) == "single" and "-MIG-" in product:
+        profile = product.split("-MIG-", 1)[1].removesuffix("-SHARED")
+        found.append(Offer("MIG", name, GPU_RESOURCE, quantity(alloc.get(GPU_RESOURCE)), profile))
+    strategy, replicas = labels.get(SHARING_LABEL, ""), quantity(labels.get(REPLICAS_LABEL))
+    if strategy in SOFTWARE and replicas > 1 and "-MIG-" not in product:
+        resource = SHARED_RESOURCE if SHARED_RESOURCE in alloc else GPU_RESOURCE
+        units = quantity(alloc.get(resource))
+        gpus = quantity(labels.get(COUNT_LABEL)) or units // replicas
+        found.append(Offer(strategy, name, resource, units, gpus=gpus, replicas=replicas))
+    return found
+
+
+def groups(nodes: list[Obj]) -> dict[str, list[Offer]]:
+    """Every strategy advertised (by name, in order) and the nodes offering it."""
+    out: dict[str, list[Offer]] = {}
+    for n in sorted(nodes, key=lambda n: str(n["metadata"]["name"])):
+        for o in offers(n):
+            out.setdefault(o.name, []).append(o)
+    return dict(sorted(out.items()))
+
+
+def requested(pods: list[Obj], resource: str) -> dict[str, int]:
+    """Units of ``resource`` the non-terminated pods on each node hold."""
+    used: dict[str, int] = {}
+    for p in pods:
+        node = (p.get("spec") or {}).get("nodeName")
+        if not node or (p.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+            continue
+        for c in (p.get("spec") or {}).get("containers") or []:
+            res = c.get("resources") or {}
+            want = (res.get("limits") or {}).get(resource) or (res.get("requests") or {}).get(
+                resource
+            )
+            used[node] = used.get(node, 0) + quantity(want)
+    return used
+
+
+def pod_name(offer: Offer, i: int = 0) -> str:
+    """The probe pod's name: one per MIG profile, or the i-th replica pod of the strategy."""
+    what = offer.profile.replace(".", "-").replace("+", "-") if offer.kind == "MIG" else offer.kind
+    return k8s_names.bounded(f"share-{what}-{i}")
+
+
+def probe_pod(offer: Offer, image: str, i: int = 0) -> Obj:
+    """A pod on ``offer.node`` given one unit of ``offer.resource`` that lists what it sees.
+
+    A MIG pod runs ``nvidia-smi -L`` and ends; a replica pod prints the listing and
+    its exit code, then holds its replica until deleted, so all of them run at once.
+    """
+    if offer.kind == "MIG":
+        command = ["nvidia-smi", "-L"]
+    else:
+        command = ["sh", "-c", f'nvidia-smi -L; echo "{LISTED} $?"; exec sleep {HOLD_SECONDS}']
+    container = {
+        "name": CONTAINER,
+        "image": image,
+        "command": command,
+        "resources": {"limits": {offer.resource: "1"}},
+    }
+    spec = restricted_pod_spec([container])
+    spec["affinity"] = pinned_to(offer.node)
+    spec["tolerations"] = [gpu_toleration()]
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": pod_name(offer, i)},
+        "spec": spec,
+    }
+
+
+def _seen(gpus: list[ListedGpu]) -> str:
+    parts = [
+        f"{g.uuid} ({g.name})" + "".join(f", MIG {m.profile} {m.uuid}" for m in g.migs)
+        for g in gpus
+    ]
+    return "; ".join(parts) or "no GPU"
+
+
+def judge_mig(offer: Offer, exit_code: int | None, log: str) -> tuple[list[str], str]:
+    """``(problems, what the pod saw)``: exactly one MIG device, of the offer's profile."""
+    if exit_code != 0:
+        first = next((line.strip() for line in log.splitlines() if line.strip()), "no output")
+        return [f"nvidia-smi -L exited {exit_code}: {first}"], first
+    try:
+        gpus = parse_list(log)
+    except ParseError as exc:
+        return [f"cannot read nvidia-smi -L: {exc}"], "unreadable"
+    seen = _seen(gpus)
+    migs = [m for g in gpus for m in g.migs]
+    if not gpus:
+        return [f"the pod given 1 {offer.resource} sees no GPU"], seen
+    if not migs:
+        return [f"the pod given 1 {offer.resource} sees no MIG device, only {seen}"], seen
+    if len(migs) != 1:
+        return [f"the pod given 1 {offer.resource} sees {len(migs)} MIG devices"], seen
+    if migs[0].profile != offer.profile:
+        return [f"the pod asked for MIG {offer.profile} and sees MIG {migs[0].profile}"], seen
+    return [], seen
+
+
+@dataclass(frozen=True)
+class ReplicaView:
+    """What one replica pod printed: the GPUs it listed, or why it listed none."""
+
+    pod: str
+    gpus: tuple[ListedGpu, ...] = ()
+    problem: str = ""
+
+
+def read_replica(pod: str, log: str) -> ReplicaView:
+    """One replica pod's listing (the lines before LISTED) and nvidia-smi's exit code."""
+    head, marker, tail = log.partition(LISTED)
+    if not marker:
+        return ReplicaView(pod, problem="printed no listing")
+    code = tail.split()[0] if tail.split() else "?"
+    if code == NOT_INJECTED:  # the shell's "not found": the runtime gave the pod no GPU
+        return ReplicaView(pod, problem="sees no GPU: nvidia-smi was not injected (exit 127)")
+    if code != "0":
+        first = next((line.strip() for line in head.splitlines() if line.strip()), "no output")
+        return ReplicaView(pod, problem=f"nvidia-smi -L exited {code}: {first}")
+    try:
+        return ReplicaView(pod, tuple(parse_list(head)))
+    except ParseError as exc:
+        return ReplicaView(pod, problem=f"cannot read nvidia-smi -L: {exc}")
+
+
+def judge_replicas(offer: Offer, views: list[ReplicaView]) -> tuple[list[str], str]:
+    """``(problems, each pod's view)``: every pod sees one GPU, and some GPU is seen twice."""
+    seen = "; ".join(f"{v.pod}: {v.problem or _seen(list(v.gpus))}" for v in views)
+    problems = [f"{v.pod} {v.problem}" for v in views if v.problem]
+    problems += [
+        f"{v.pod} sees {'no GPU' if not v.gpus else f'{len(v.gpus)} GPUs'}"
+        for v in views
+        if not v.problem and len(v.gpus) != 1
+    ]
+    if problems:
+        return problems, seen
+    holders = Counter(v.gpus[0].uuid for v in views)
+    most = holders.most_common(1)[0][1]
+    if most < 2:
+        return [
+            f"{len(views)} pods given {offer.resource} see {len(holders)} different GPUs on a "
+            f"node of {offer.gpus}: no GPU is shared"
+        ], seen
+    return [], seen
+
+
+def shared_gpu(views: list[ReplicaView]) -> tuple[str, list[str]]:
+    """The GPU most pods saw and those pods (after ``judge_replicas`` found no problem)."""
+    holders = Counter(v.gpus[0].uuid for v in views)
+    uuid = holders.most_common(1)[0][0]
+    return uuid, [v.pod for v in views if v.gpus[0].uuid == uuid]

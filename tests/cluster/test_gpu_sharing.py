@@ -1,0 +1,88 @@
+"""gpu-sharing on the simulated cluster: plain GPUs (Not Implemented), time-slicing and MIG
+delivered (Implemented), and the two faults of an advertised strategy not delivered."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from deployhelp import run_check
+from gpu_sharing import NODE, shared
+from harness import SimCluster
+from kubernetes import client
+from simcluster.gpu.smi import gpu_uuid
+
+CHECK = "gpu-sharing"
+RECIPE = (
+    "- name: gpu-operator\n  namespace: gpu-operator\n"
+    "  overrides: {devicePlugin: {enabled: true}}\n"
+)
+MIG_SINGLE = "MIG 1g.10gb on gpu-h100-0"
+
+
+def _left(cluster: SimCluster) -> list[str]:
+    """Pods of the check left in any namespace (its workloads must all be gone)."""
+    pods = client.CoreV1Api(cluster.api()).list_pod_for_all_namespaces(
+        label_selector="aicr.dev/check=gpu-sharing"
+    )
+    return [p.metadata.name for p in pods.items]
+
+
+def test_plain_gpus_advertise_no_sharing(cluster: SimCluster, tmp_path: Path) -> None:
+    if cluster.mode != "device-plugin":
+        cluster.set_mode("device-plugin")
+    test = run_check(cluster, tmp_path, CHECK, RECIPE, phase="conformance")
+    assert (test["status"], test["message"]) == ("skipped", "no GPU sharing strategy advertised")
+    assert test["requirements"]["gpu_sharing"] == "Not Implemented"
+
+
+def test_time_slicing_is_delivered(cluster: SimCluster, tmp_path: Path) -> None:
+    with shared(cluster, "gpu-sharing-time-slicing"):
+        test = run_check(cluster, tmp_path, CHECK, RECIPE, phase="conformance")
+    assert (test["status"], test["message"]) == (
+        "passed", f"1 GPU sharing strategy delivered: time-slicing on {NODE}")  # fmt: skip
+    assert test["requirements"]["gpu_sharing"] == "Implemented"
+    steps = {s["title"]: s for s in test["extra"]["evidence"]}
+    proof = steps[f"time-slicing on {NODE}"]
+    shared_by = r"9 pods ran at once on 8 GPUs; GPU-[0-9a-f-]+ is shared by share-time-slicing-\d, "
+    assert re.fullmatch(shared_by + r"share-time-slicing-\d", proof["verdict"]), proof
+    assert proof["answer"].count("(NVIDIA H100 80GB HBM3)") == 9  # each pod's view
+    assert steps["workloads"]["status"] == "passed" and _left(cluster) == []
+
+
+def test_mig_single_and_mixed_are_delivered(cluster: SimCluster, tmp_path: Path) -> None:
+    with shared(cluster, "gpu-sharing-mig"):
+        test = run_check(cluster, tmp_path, CHECK, RECIPE, phase="conformance")
+    assert (test["status"], test["message"]) == (
+        "passed", f"1 GPU sharing strategy delivered: {MIG_SINGLE}")  # fmt: skip
+    mixed = {"mig": {"strategy": "mixed"}, "migManager": {"config": {"default": "all-balanced"}}}
+    with shared(cluster, "gpu-sharing-mig", mixed):
+        (tmp_path / "mixed").mkdir()
+        test = run_check(cluster, tmp_path / "mixed", CHECK, RECIPE, phase="conformance")
+    assert (test["status"], test["message"]) == (
+        "passed", "3 GPU sharing strategies delivered: MIG 1g.10gb on gpu-h100-0, "
+        "MIG 2g.20gb on gpu-h100-0, MIG 3g.40gb on gpu-h100-0")  # fmt: skip
+    assert test["requirements"]["gpu_sharing"] == "Implemented"
+
+
+def test_replicas_not_shared_fails_naming_the_strategy(cluster: SimCluster, tmp_path: Path) -> None:
+    with shared(cluster, "gpu-sharing-time-slicing"):
+        cluster.fault("replicas-not-shared", NODE)
+        test = run_check(cluster, tmp_path, CHECK, RECIPE, phase="conformance")
+    assert test["status"] == "failed"
+    assert re.fullmatch(
+        rf"1/1 GPU sharing strategies failed: time-slicing on {NODE}: "
+        r"share-time-slicing-\d sees no GPU: nvidia-smi was not injected \(exit 127\)",
+        test["message"]), test["message"]  # fmt: skip
+    assert test["requirements"]["gpu_sharing"] == "Not Implemented"
+    assert _left(cluster) == []
+
+
+def test_mig_not_applied_fails_naming_the_strategy(cluster: SimCluster, tmp_path: Path) -> None:
+    with shared(cluster, "gpu-sharing-mig"):
+        cluster.fault("mig-not-applied", NODE)
+        test = run_check(cluster, tmp_path, CHECK, RECIPE, phase="conformance")
+    whole = f"{gpu_uuid(NODE, 0)} (NVIDIA H100 80GB HBM3)"
+    assert (test["status"], test["message"]) == (
+        "failed", f"1/1 GPU sharing strategies failed: {MIG_SINGLE}: the pod given 1 "
+        f"nvidia.com/gpu sees no MIG device, only {whole}")  # fmt: skip

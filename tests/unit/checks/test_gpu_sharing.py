@@ -1,0 +1,206 @@
+"""gpu-sharing on fakes: the strategies nodes advertise, what each pod saw, the verdicts."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from fakes import FakeKube
+
+from aicr.checks import RunInputs, entrypoint
+from aicr.checks.conformance.gpu_sharing import build
+from aicr.checks.conformance.gpu_sharing.build import Offer, ReplicaView
+from aicr.config import EMPTY_CONFIG
+from aicr.ctrf import Status
+from aicr.recipe.load import parse_recipe
+from real_captures import capture
+
+Obj = dict[str, Any]
+GPU = "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-{})\n"
+TS = {"nvidia.com/gpu.sharing-strategy": "time-slicing", "nvidia.com/gpu.replicas": "4",
+      "nvidia.com/gpu.count": "2",
+      "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3-SHARED"}  # fmt: skip
+MIG = {"nvidia.com/mig.strategy": "single",
+       "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3-MIG-1g.10gb"}  # fmt: skip
+
+
+def node(name: str, labels: dict[str, str], **alloc: str) -> Obj:
+    ready = [{"type": "Ready", "status": "True"}]
+    return {"kind": "Node", "metadata": {"name": name, "labels": labels}, "spec": {},
+            "status": {"allocatable": alloc, "conditions": ready}}  # fmt: skip
+
+
+def test_offers_read_what_gfd_and_the_device_plugin_advertise() -> None:
+    plain = {"nvidia.com/gpu.sharing-strategy": "none", "nvidia.com/gpu.replicas": "1"}
+    assert build.offers(node("g", plain, **{"nvidia.com/gpu": "8"})) == []
+    assert build.offers(node("g", TS, **{"nvidia.com/gpu": "8"})) == [
+        Offer("time-slicing", "g", "nvidia.com/gpu", 8, gpus=2, replicas=4)]  # fmt: skip
+    renamed = {**TS, "nvidia.com/gpu.sharing-strategy": "mps", "nvidia.com/gpu.count": ""}
+    assert build.offers(node("g", renamed, **{"nvidia.com/gpu.shared": "8"})) == [
+        Offer("mps", "g", "nvidia.com/gpu.shared", 8, gpus=2, replicas=4)]  # fmt: skip
+    assert build.offers(node("g", MIG, **{"nvidia.com/gpu": "56"})) == [
+        Offer("MIG", "g", "nvidia.com/gpu", 56, profile="1g.10gb")]  # fmt: skip
+    # GFD labels mig.strategy on nodes whose GPUs are not partitioned too: no offer
+    whole = {**MIG, "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}
+    assert build.offers(node("g", whole, **{"nvidia.com/gpu": "8"})) == []
+
+
+def test_a_real_mixed_mig_node_offers_each_profile() -> None:
+    labels = json.loads(capture("gpu-feature-discovery", "h100-mig-mixed-node-labels.json"))
+    counts = {f"nvidia.com/mig-{p}": labels[f"nvidia.com/mig-{p}.count"]
+              for p in ("1g.10gb", "2g.20gb", "3g.40gb")}  # fmt: skip
+    real = node("s4124-0073", labels, **{"nvidia.com/gpu": "0"}, **counts)
+    assert [(o.name, o.resource, o.units) for o in build.offers(real)] == [
+        ("MIG 1g.10gb", "nvidia.com/mig-1g.10gb", 2), ("MIG 2g.20gb", "nvidia.com/mig-2g.20gb", 1),
+        ("MIG 3g.40gb", "nvidia.com/mig-3g.40gb", 1)]  # fmt: skip
+
+
+A100_MIG = Offer("MIG", "g", "nvidia.com/gpu", 7, profile="1g.5gb")
+
+
+@pytest.mark.parametrize(
+    ("name", "offer", "problems"),
+    [("a100-mig-pod-list-r460.txt", A100_MIG, []),
+     ("a100-mig-pod-list-r460.txt",
+      Offer("MIG", "g", "nvidia.com/mig-2g.10gb", 1, profile="2g.10gb"),
+      ["the pod asked for MIG 2g.10gb and sees MIG 1g.5gb"]),
+     ("h100-mig-single-list.txt", A100_MIG, ["the pod given 1 nvidia.com/gpu sees 7 MIG devices"])],
+)  # fmt: skip
+def test_judge_mig_on_real_listings(name: str, offer: Offer, problems: list[str]) -> None:
+    got, seen = build.judge_mig(offer, 0, capture("nvidia-smi", name))
+    assert got == problems
+    assert seen.startswith("GPU-")
+
+
+def test_judge_mig_when_the_gpu_was_never_partitioned_or_smi_fails() -> None:
+    assert build.judge_mig(A100_MIG, 0, GPU.format("a")) == (
+        ["the pod given 1 nvidia.com/gpu sees no MIG device, only GPU-a (NVIDIA H100 80GB HBM3)"],
+        "GPU-a (NVIDIA H100 80GB HBM3)")  # fmt: skip
+    assert build.judge_mig(A100_MIG, 0, "") == (["the pod given 1 nvidia.com/gpu sees no GPU"],
+                                                "no GPU")  # fmt: skip
+    assert build.judge_mig(A100_MIG, 9, "NVIDIA-SMI has failed\n")[0] == [
+        "nvidia-smi -L exited 9: NVIDIA-SMI has failed"]  # fmt: skip
+    assert build.judge_mig(A100_MIG, 0, "garbage\n")[0] == [
+        "cannot read nvidia-smi -L: nvidia-smi -L line 1: not a GPU or MIG device: "
+        "'garbage'"]  # fmt: skip
+
+
+TS_OFFER = Offer("time-slicing", "g", "nvidia.com/gpu", 8, gpus=2, replicas=4)
+
+
+def _views(*logs: str) -> list[ReplicaView]:
+    return [build.read_replica(f"p{i}", log) for i, log in enumerate(logs)]
+
+
+def listed(uuid: str, code: int = 0) -> str:
+    return (GPU.format(uuid) if uuid else "") + f"{build.LISTED} {code}\n"
+
+
+def test_replicas_pass_when_a_gpu_is_seen_twice() -> None:
+    views = _views(listed("a"), listed("b"), listed("a"))
+    assert build.judge_replicas(TS_OFFER, views)[0] == []
+    assert build.shared_gpu(views) == ("GPU-a", ["p0", "p2"])
+
+
+@pytest.mark.parametrize(
+    ("logs", "problems"),
+    [((listed("a"), listed("b"), listed("")), ["p2 sees no GPU"]),
+     ((listed("a"), listed("b"), listed("c")),
+      ["3 pods given nvidia.com/gpu see 3 different GPUs on a node of 2: no GPU is shared"]),
+     ((listed("a"), "sh: 1: nvidia-smi: not found\naicr-listed 127\n", "booting"),
+      ["p1 sees no GPU: nvidia-smi was not injected (exit 127)", "p2 printed no listing"]),
+     ((listed("a"), "NVIDIA-SMI has failed\naicr-listed 9\n", listed("a")),
+      ["p1 nvidia-smi -L exited 9: NVIDIA-SMI has failed"]),
+     ((GPU.format("a") + listed("b"), listed("a"), listed("b")), ["p0 sees 2 GPUs"]),
+     ((listed("a"), "GPU 0: H100\naicr-listed 0\n", listed("b")), ["p1 cannot read nvidia-smi "
+      "-L: nvidia-smi -L line 1: not a GPU or MIG device: 'GPU 0: H100'"])],
+)  # fmt: skip
+def test_replicas_fail_naming_the_pod(logs: tuple[str, ...], problems: list[str]) -> None:
+    assert build.judge_replicas(TS_OFFER, _views(*logs))[0] == problems
+
+
+def fake(nodes: list[Obj], logs: dict[str, str], running: bool = True) -> FakeKube:
+    kube = FakeKube(nodes)
+
+    def started(pod: Obj) -> list[Obj]:
+        sleeper = pod["spec"]["containers"][0]["command"][0] == "sh"
+        state = {"running": {}} if sleeper else {"terminated": {"exitCode": 0}}
+        phase = "Running" if sleeper else "Succeeded"
+        if not running:
+            return []
+        return [{**pod, "status": {"phase": phase, "containerStatuses": [
+            {"name": build.CONTAINER, "state": state}]}}]  # fmt: skip
+
+    kube.script["Pod"] = started
+    kube.logs_of.update(logs)
+    return kube
+
+
+def run(kube: FakeKube, params: dict[str, Any] | None = None) -> Any:
+    config = EMPTY_CONFIG
+    if params:
+        from aicr.config import parse_config
+
+        config = parse_config(
+            "kind: ValidateConfig\napiVersion: aicr.nvidia.com/v1alpha1\nspec:\n  validate:\n"
+            f"    checks:\n      gpu-sharing:\n        params: {json.dumps(params)}\n", "c")
+    inputs = RunInputs("r0123abcd", "aicr-validation", parse_recipe("componentRefs: []\n"), config)
+    return entrypoint.run_check("gpu-sharing", inputs, kube=kube)
+
+
+def test_time_slicing_and_mig_delivered_pass_and_clean_up() -> None:
+    nodes = [node("g0", TS, **{"nvidia.com/gpu": "8"}), node("g1", MIG, **{"nvidia.com/gpu": "56"})]
+    logs = {"share-time-slicing-0": listed("a"), "share-time-slicing-1": listed("b"),
+            "share-time-slicing-2": listed("a"),
+            "share-1g-10gb-0": capture("nvidia-smi", "a100-mig-pod-list-r460.txt").replace(
+                "1g.5gb", "1g.10gb")}  # fmt: skip
+    kube = fake(nodes, logs)
+    result = run(kube)
+    assert (result.status, result.message) == (
+        Status.PASSED, "2 GPU sharing strategies delivered: MIG 1g.10gb on g1, time-slicing on g0")
+    steps = [(s.title, s.status.value) for s in result.evidence]
+    assert steps == [("strategies", "informational"), ("MIG 1g.10gb on g1", "passed"),
+                     ("time-slicing on g0", "passed"), ("workloads", "passed")]  # fmt: skip
+    ts = result.evidence[2]
+    assert ts.verdict == "3 pods ran at once on 2 GPUs; GPU-a is shared by share-time-slicing-0, " \
+                         "share-time-slicing-2"  # fmt: skip
+    assert "share-time-slicing-1: GPU-b (NVIDIA H100 80GB HBM3)" in ts.answer
+    made = [c for c in kube.calls if c[0] == "create"]
+    replicas = [f"share-time-slicing-{i}" for i in range(3)]
+    assert [c[3] for c in made] == ["share-1g-10gb-0", *replicas]
+    assert sorted(c[3] for c in kube.calls if c[0] == "delete") == sorted(c[3] for c in made)
+
+
+def test_none_advertised_is_a_skip_with_the_reason() -> None:
+    result = run(fake([node("g0", {"nvidia.com/gpu.sharing-strategy": "none"},
+                            **{"nvidia.com/gpu": "8"})], {}))  # fmt: skip
+    assert (result.status, result.message) == (Status.SKIPPED, "no GPU sharing strategy advertised")
+    assert [(s.title, s.answer) for s in result.evidence] == [("strategies", "none")]
+
+
+def test_advertised_but_not_delivered_fails_naming_the_strategy() -> None:
+    nodes = [node("g0", TS, **{"nvidia.com/gpu": "8"})]
+    logs = {"share-time-slicing-0": listed("a"), "share-time-slicing-1": listed("b"),
+            "share-time-slicing-2": listed("")}  # fmt: skip
+    result = run(fake(nodes, logs))
+    assert (result.status, result.message) == (
+        Status.FAILED, "1/1 GPU sharing strategies failed: time-slicing on g0: "
+        "share-time-slicing-2 sees no GPU")  # fmt: skip
+
+
+def test_replica_pods_that_never_run_fail_and_a_full_node_is_other() -> None:
+    nodes = [node("g0", TS, **{"nvidia.com/gpu": "8"})]
+    result = run(fake(nodes, {}, running=False), {"probe_seconds": 0.2})
+    assert result.status == Status.FAILED
+    assert result.message.startswith("1/1 GPU sharing strategies failed: time-slicing on g0: "
+                                     "3/3 pods did not run at once within 0s")  # fmt: skip
+    busy = [node("g0", TS, **{"nvidia.com/gpu": "2"})]  # 2 replicas left: fewer than 3 pods
+    result = run(fake(busy, {}))
+    assert (result.status, result.message) == (
+        Status.OTHER, "1/1 GPU sharing strategies could not be judged: time-slicing: no node has "
+        "room to prove time-slicing: too few free nvidia.com/gpu: g0 (2 free)")  # fmt: skip
