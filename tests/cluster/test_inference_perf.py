@@ -21,9 +21,11 @@ CHECK = "inference-perf"
 NODES = ("gpu-h100-0", "gpu-h100-1")
 OFF_GPU = {"orchestrator_node_selector": {"aicr.dev/node-group": "system"}}
 # 8 in flight, 16 measured requests of 32 tokens: a second of load against the stand-in.
+# modelSource offline: the stand-in serves its model with nothing to download (as a model in
+# the serving image), and the sim's network namespace reaches no hub.
 PARAMS = ("{concurrency: 8, requests: 16, warmupRequests: 8, inputTokens: 32, outputTokens: 32, "
           "model: aicr-sim/model, tokenizer: aicr-sim/tokenizer, workloadReadyTimeout: 40s, "
-          "healthTimeout: 30s}")  # fmt: skip
+          "healthTimeout: 30s, modelSource: offline}")  # fmt: skip
 NUMBER = r"[0-9]+\.[0-9]{2}"
 # no serving stack in the recipe: the check deploys its own vLLM (device-plugin GPUs)
 COMPONENTS = ("- name: gpu-operator\n  namespace: gpu-operator\n"

@@ -99,6 +99,16 @@ def steps(result: CheckResult) -> list[tuple[str, str]]:
     return [(s.title, s.status.value) for s in result.evidence]
 
 
+ASKED: list[str] = []  # the model-source URLs the check asked, this test
+
+
+@pytest.fixture(autouse=True)
+def _source_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The model source answers 200 (no test dials out); tests that need more patch again."""
+    ASKED.clear()
+    monkeypatch.setattr(check, "_probe", lambda url: ASKED.append(url) or 200)
+
+
 # ---- AIPerf's output ------------------------------------------------------------------------
 def test_the_real_summary_parses() -> None:
     s = parse_summary(SUMMARY)
@@ -456,3 +466,93 @@ def test_the_catalog_entry_grants_only_what_the_check_uses() -> None:
     assert all("*" not in r.verbs and "*" not in r.resources
                for r in spec.access + spec.workload_access)  # fmt: skip
     assert EMPTY_CONFIG is not None
+
+
+# ---- the model source ---------------------------------------------------------------------
+def _recording(kube: FakeKube) -> list[Obj]:
+    """Every object the check creates (they are deleted at its end)."""
+    bodies: list[Obj] = []
+    create = kube.create
+    kube.create = lambda obj: bodies.append(obj) or create(obj)  # type: ignore[method-assign]
+    return bodies
+
+
+def _deployed_env(bodies: list[Obj]) -> list[Obj]:
+    dep = next(o for o in bodies if o["kind"] == "Deployment")
+    env: list[Obj] = dep["spec"]["template"]["spec"]["containers"][0]["env"]
+    return env
+
+
+def test_the_hub_is_asked_for_the_model_before_deploying() -> None:
+    kube = fake()
+    bodies = _recording(kube)
+    result = run(kube)
+    assert result.status == Status.PASSED, result.message
+    assert ASKED == ["https://huggingface.co/api/models/Qwen/Qwen3-8B"]
+    assert [e["name"] for e in _deployed_env(bodies)] == ["HF_HOME"]
+    assert "model Qwen/Qwen3-8B from the Hugging Face hub https://huggingface.co" in (
+        result.evidence[0].asked)
+
+
+def test_an_unreachable_source_is_said_before_anything_is_deployed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import httpx
+
+    def refused(url: str) -> int:
+        raise httpx.ConnectError("[Errno -3] Temporary failure in name resolution")
+
+    monkeypatch.setattr(check, "_probe", refused)
+    kube = fake()
+    result = run(kube)
+    assert (result.status, result.message) == (Status.OTHER, (
+        "1/1 steps could not be judged: serving stack: the model source is not reachable from "
+        "the cluster: GET https://huggingface.co/api/models/Qwen/Qwen3-8B: ConnectError: [Errno "
+        "-3] Temporary failure in name resolution; nothing was deployed (set "
+        "params.modelSource: mirror:URL or offline)"))  # fmt: skip
+    assert not [c for c in kube.calls if c[0] == "create"]
+
+
+def test_a_mirror_without_the_model_is_said_and_a_mirror_is_the_stacks_endpoint(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    cfg = config(", modelSource: 'mirror:http://hf-mirror.models.svc:8080/'")
+    monkeypatch.setattr(check, "_probe", lambda url: (ASKED.append(url), 404)[1])
+    kube = fake()
+    result = run(kube, cfg=cfg)
+    assert result.status == Status.OTHER
+    assert "answered GET http://hf-mirror.models.svc:8080/api/models/Qwen/Qwen3-8B with HTTP " \
+           "404: it has no model Qwen/Qwen3-8B; nothing was deployed" in result.message
+    monkeypatch.setattr(check, "_probe", lambda url: 200)
+    kube = fake()
+    bodies = _recording(kube)
+    assert run(kube, cfg=cfg).status == Status.PASSED
+    assert {"name": "HF_ENDPOINT", "value": "http://hf-mirror.models.svc:8080"} in (
+        _deployed_env(bodies))
+
+
+def test_offline_asks_no_source_and_the_stack_downloads_nothing() -> None:
+    kube = fake()
+    bodies = _recording(kube)
+    result = run(kube, cfg=config(", modelSource: offline"))
+    assert result.status == Status.PASSED, result.message
+    assert ASKED == []
+    assert {"name": "HF_HUB_OFFLINE", "value": "1"} in _deployed_env(bodies)
+    graph = stack.dynamo(WNS, stack.Serving("m", "img", {}, env=[
+        {"name": "HF_HUB_OFFLINE", "value": "1"}])).objects[-1]  # fmt: skip
+    assert {"name": "HF_HUB_OFFLINE", "value": "1"} in graph["spec"]["envs"]
+
+
+def test_the_recipes_own_stack_is_not_asked_about_its_model() -> None:
+    kube = fake([deployment("serving", "llm"), endpoints("serving", "llm")])
+    assert run(kube, recipe(components=VLLM)).status == Status.PASSED
+    assert ASKED == []
+
+
+@pytest.mark.parametrize("value", ["s3://bucket/m", "mirror:", "mirror:ftp://x", "Hub"])
+def test_a_malformed_model_source_is_refused_naming_the_forms(value: str) -> None:
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="is not one of hub, mirror:URL \\(http or "
+                                              "https\\) or offline"):  # fmt: skip
+        check.Params.model_validate({"modelSource": value})

@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from aicr.checks import CheckContext
-from aicr.checks.performance.inference_perf import aiperf, knobs, stack
+from aicr.checks.performance.inference_perf import aiperf, knobs, source, stack
 from aicr.checks.performance.inference_perf import params as inputs
 from aicr.checks.performance.inference_perf.params import Params as Params
 from aicr.checks.performance.inference_perf.params import preflight as preflight
@@ -39,6 +39,7 @@ DEFAULT_MODEL = "Qwen/Qwen3-8B"  # AICR's default benchmark model
 IMAGES = {"dynamo": "dynamo-vllm", "vllm": "vllm"}  # in aicr/checks/images.yaml
 LOADGEN_IMAGE = "aiperf"
 ENDPOINT_SECONDS = 60.0  # a ready workload's Service gets its endpoints within seconds
+SOURCE_SECONDS = 10.0  # one request to the model source
 
 
 def _load(ctx: CheckContext, model: str) -> aiperf.Load:
@@ -72,9 +73,40 @@ def _resolve(ctx: CheckContext, model: str, knob: knobs.Knobs) -> stack.Stack | 
         labels=ctx.workload_labels(),
         cache_storage_class=knob.storage_class,
         cache_size=ctx.params.model_cache_size,
+        env=source.parse(ctx.params.model_source).env,
     )
     build = stack.dynamo if flavour == "dynamo" else stack.vllm
     return build(ctx.workload_namespace, serving)
+
+
+def _probe(url: str) -> int:
+    """The HTTP status the model source answers ``url`` with (httpx errors raise)."""
+    import httpx
+
+    with httpx.Client(timeout=SOURCE_SECONDS, trust_env=False) as http:
+        return http.get(url).status_code
+
+
+def _unreachable(src: source.Source, model: str) -> str | None:
+    """Why the stack could not get ``model`` from ``src``, asked before deploying (None: ok)."""
+    import httpx
+
+    url = src.model_url(model)
+    if url is None:
+        return None
+    try:
+        status = _probe(url)
+    except httpx.HTTPError as e:
+        why = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+        return f"the model source is not reachable from the cluster: GET {url}: {why}"
+    if status == 200:
+        return None
+    what = {
+        404: f"it has no model {model}",
+        401: f"{model} needs a token (gated or private)",
+        403: f"{model} needs a token (gated or private)",
+    }.get(status, "")
+    return f"the model source answered GET {url} with HTTP {status}" + (f": {what}" if what else "")
 
 
 def _stack_pods(ctx: CheckContext, s: stack.Stack) -> list[dict[str, Any]]:
@@ -195,13 +227,18 @@ def run(ctx: CheckContext) -> CheckResult:
     urls: list[str] = []
     serving: stack.Stack | None = None
     with ctx.step("serving stack") as step:
-        step.asked = f"the recipe's serving stack, model {model}; {knob}"
+        src = source.parse(ctx.params.model_source)
+        step.asked = f"the recipe's serving stack, model {model} from {src}; {knob}"
         resolved = _resolve(ctx, model, knob)
         if isinstance(resolved, str):
             step.failed(resolved)
         else:
             step.answer = str(resolved)
-            problem = _ready(ctx, resolved, knob)
+            problem = _unreachable(src, model) if resolved.deployed else None
+            if problem is not None:
+                problem += "; nothing was deployed (set params.modelSource: mirror:URL or offline)"
+            else:
+                problem = _ready(ctx, resolved, knob)
             if problem is None:
                 urls = _urls(ctx, resolved, knob)
                 if not urls:

@@ -17,6 +17,7 @@ import os
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
+from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator
 
@@ -116,6 +117,28 @@ def model(recipe: Recipe) -> str | None:
     return next((v.strip() for _, n, v in _constraints(recipe) if n == MODEL and v.strip()), None)
 
 
+HUB = "hub"  # the model source forms (source.py): the hub, a mirror, nothing downloaded
+MIRROR = "mirror:"
+OFFLINE = "offline"
+HUB_URL = "https://huggingface.co"  # huggingface_hub's default HF_ENDPOINT
+SOURCE_FORMS = f"{HUB}, {MIRROR}URL (http or https) or {OFFLINE}"
+
+
+def model_source(value: str | None) -> tuple[str, str | None]:
+    """``modelSource`` as (form, hub or mirror URL); ValueError naming the accepted forms."""
+    raw = (value or HUB).strip()
+    if raw == HUB:
+        return HUB, HUB_URL
+    if raw == OFFLINE:
+        return OFFLINE, None
+    if raw.startswith(MIRROR):
+        url = raw[len(MIRROR) :].rstrip("/")
+        parts = urlsplit(url)
+        if parts.scheme in ("http", "https") and parts.netloc:
+            return MIRROR, url
+    raise ValueError(f"modelSource {value!r} is not one of {SOURCE_FORMS}")
+
+
 class Params(CheckParams):
     """``spec.validate.checks.inference-perf.params``."""
 
@@ -142,6 +165,13 @@ class Params(CheckParams):
         description="The model a deployed "
         "stack serves (the recipe's inference-model wins; Qwen/Qwen3-8B).",
     )
+    model_source: str = Field(
+        default=HUB,
+        description="Where a deployed stack gets its model: hub (the Hugging Face hub, "
+        "downloaded at run time), mirror:URL (a hub mirror the cluster reaches, as "
+        "HF_ENDPOINT), or offline (HF_HUB_OFFLINE=1: the model is in the serving image or "
+        "the model cache). hub and mirror are asked for the model before deploying.",
+    )
     tokenizer: str | None = Field(
         default=None,
         min_length=1,
@@ -161,6 +191,12 @@ class Params(CheckParams):
     @classmethod
     def _duration(cls, value: object) -> object:
         return durations.field(value)
+
+    @field_validator("model_source")
+    @classmethod
+    def _source(cls, value: str) -> str:
+        model_source(value)
+        return value
 
 
 def preflight(recipe: Recipe, data_dir: str | None, source: str) -> dict[str, Any]:

@@ -65,6 +65,7 @@ class Serving:
     labels: dict[str, str]  # the run's labels, also on pod templates (cleanup finds the pods)
     cache_storage_class: str | None = None
     cache_size: str = "100Gi"
+    env: list[dict[str, str]] = field(default_factory=list)  # the model source's (source.py)
 
 
 def vllm_component(recipe: Recipe) -> ComponentRef | None:
@@ -131,7 +132,7 @@ def vllm(namespace: str, serving: Serving) -> Stack:
             "--served-model-name",
             serving.model,
         ],
-        "env": [{"name": "HF_HOME", "value": f"{CACHE_MOUNT}/hf"}],
+        "env": [{"name": "HF_HOME", "value": f"{CACHE_MOUNT}/hf"}, *serving.env],
         "ports": [{"name": "http", "containerPort": PORT}],
         "readinessProbe": {
             "httpGet": {"path": "/health", "port": PORT},
@@ -191,7 +192,7 @@ def dynamo(namespace: str, serving: Serving) -> Stack:
         "metadata": {"name": NAME},
         "spec": {
             "backendFramework": "vllm",
-            "envs": [{"name": "HF_HOME", "value": f"{CACHE_MOUNT}/hf"}],
+            "envs": [{"name": "HF_HOME", "value": f"{CACHE_MOUNT}/hf"}, *serving.env],
             "services": {
                 "Frontend": {
                     "componentType": "frontend",
