@@ -149,3 +149,74 @@ def test_the_requirements_pin_the_pinned_aiperf() -> None:
     lines = (paths.SIM_ROOT / "loadgen-requirements.txt").read_text().splitlines()
     assert f"aiperf=={pins}" in lines
     assert all("==" in line for line in lines if line and not line.startswith("#"))
+
+
+# ---- /metrics: vLLM v0.11.0's names -------------------------------------------------------
+# vllm-project/vllm v0.11.0, vllm/v1/metrics/loggers.py (PrometheusStatLogger): what a
+# default `vllm serve` registers (the families the stand-in plays), as exposed.
+V0_11_0 = {
+    "vllm:num_requests_running": ("gauge", "Number of requests in model execution batches."),
+    "vllm:num_requests_waiting": ("gauge", "Number of requests waiting to be processed."),
+    "vllm:kv_cache_usage_perc": ("gauge", "KV-cache usage. 1 means 100 percent usage."),
+    "vllm:prompt_tokens": ("counter", "Number of prefill tokens processed."),
+    "vllm:generation_tokens": ("counter", "Number of generation tokens processed."),
+    "vllm:request_success": ("counter", "Count of successfully processed requests."),
+    "vllm:request_prompt_tokens": ("histogram", "Number of prefill tokens processed."),
+    "vllm:request_generation_tokens": ("histogram", "Number of generation tokens processed."),
+    "vllm:time_to_first_token_seconds": ("histogram",
+                                         "Histogram of time to first token in seconds."),
+    "vllm:time_per_output_token_seconds": (
+        "histogram", "Histogram of time per output token in seconds.DEPRECATED: Use "
+        "vllm:inter_token_latency_seconds instead."),
+    "vllm:inter_token_latency_seconds": ("histogram",
+                                         "Histogram of inter-token latency in seconds."),
+    "vllm:e2e_request_latency_seconds": ("histogram",
+                                         "Histogram of e2e request latency in seconds."),
+}  # fmt: skip
+
+
+def _families(port: int) -> dict[str, Any]:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    status, text = call(port, "GET", "/metrics")
+    assert status == 200
+    return {f.name: f for f in text_string_to_metric_families(text)}
+
+
+def _value(family: Any, suffix: str = "", **labels: str) -> float:
+    return next(s.value for s in family.samples if s.name == family.name + suffix
+                and all(s.labels.get(k) == v for k, v in labels.items()))  # fmt: skip
+
+
+def test_metrics_are_vllm_0_11_names_types_and_help(serve: Any) -> None:
+    families = _families(serve())
+    assert {n: (f.type, f.documentation) for n, f in families.items()} == V0_11_0
+    # hidden by default in 0.11 (--show-hidden-metrics-for-version=0.10 shows them)
+    assert "vllm:gpu_cache_usage_perc" not in families
+    for f in families.values():
+        assert all(s.labels["model_name"] == "org/m" and s.labels["engine"] == "0"
+                   for s in f.samples)  # fmt: skip
+    ttft = [s.labels["le"] for s in families["vllm:time_to_first_token_seconds"].samples
+            if s.name.endswith("_bucket")]  # fmt: skip
+    assert ttft[:3] == ["0.001", "0.005", "0.01"] and ttft[-2:] == ["2560.0", "+Inf"]
+    tokens = [s.labels["le"] for s in families["vllm:request_prompt_tokens"].samples
+              if s.name.endswith("_bucket")]  # fmt: skip
+    assert tokens[:4] == ["1.0", "2.0", "5.0", "10.0"] and tokens[-2:] == ["2000.0", "+Inf"]
+
+
+def test_metrics_count_what_the_requests_did(serve: Any) -> None:
+    port = serve("--tokens-per-second", "1000", "--first-token-ms", "30")
+    call(port, "POST", "/v1/chat/completions", {**CHAT, "stream": True})
+    call(port, "POST", "/v1/chat/completions", CHAT)
+    families = _families(port)
+    assert _value(families["vllm:generation_tokens"], "_total") == 10
+    assert _value(families["vllm:prompt_tokens"], "_total") == 6
+    assert _value(families["vllm:request_success"], "_total", finished_reason="length") == 2
+    assert _value(families["vllm:request_success"], "_total", finished_reason="stop") == 0
+    assert _value(families["vllm:time_to_first_token_seconds"], "_count") == 2
+    assert _value(families["vllm:time_to_first_token_seconds"], "_bucket", le="0.02") == 0
+    assert _value(families["vllm:time_to_first_token_seconds"], "_bucket", le="0.04") == 2
+    assert _value(families["vllm:inter_token_latency_seconds"], "_count") == 8
+    assert _value(families["vllm:e2e_request_latency_seconds"], "_count") == 2
+    assert _value(families["vllm:num_requests_running"]) == 0
+    assert _value(families["vllm:kv_cache_usage_perc"]) == 0

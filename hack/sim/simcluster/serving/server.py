@@ -11,6 +11,8 @@ sets vLLM's `ignore_eos`, or when no EOS came first. The first token comes after
 `--first-token-ms`, the rest at `--tokens-per-second` per request, so the
 aggregate output rate grows with concurrency as a batching server's does.
 `usage` is reported (on the last chunk when `stream_options.include_usage`).
+`GET /metrics` serves vLLM v0.11.0's Prometheus names for what the requests did
+(simcluster.serving.metrics).
 
 Failure modes (`--mode`): `ready` (default); `never-ready`, whose health and
 API answer 503 forever (a model that never loads: the pod is never Ready);
@@ -31,6 +33,8 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from simcluster.serving.metrics import Metrics
+
 DEFAULT_MAX_TOKENS = 16
 EOS_CHANCE = 1 / 64  # the stand-in model's: a mean completion of about 64 tokens
 WORD = "tok"  # every output token is this word and a space
@@ -48,6 +52,7 @@ class Behaviour:
         self.ready_at = time.monotonic() + (
             float(args.health_delay) if self.mode == "slow-health" else 0.0
         )
+        self.metrics = Metrics(self.model, int(args.max_model_len), int(args.kv_cache_tokens))
 
     def loading(self) -> bool:
         """True while the model is not (yet) serving completions."""
@@ -123,6 +128,13 @@ class Handler(BaseHTTPRequestHandler):
         if self.path.split("?")[0] == "/health":
             if not self._loading(serving=False):
                 self._send_json(HTTPStatus.OK, {"status": "ok"})
+        elif self.path.split("?")[0] == "/metrics":
+            data = self.behaviour.metrics.render().encode()
+            self.send_response(HTTPStatus.OK)
+            self.send_header("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
         elif self.path.split("?")[0] == "/v1/models":
             if not self._loading():
                 model = {"id": self.behaviour.model, "object": "model", "owned_by": "aicr-sim"}
@@ -153,12 +165,21 @@ class Handler(BaseHTTPRequestHandler):
         chat = route.endswith("chat/completions")
         tokens, finish = output_tokens(body, self.behaviour.rng)
         reply = Reply(self.behaviour, chat, _prompt_tokens(body), tokens, finish)
-        if body.get("stream"):
-            include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-            self._stream(reply, include_usage)
-        else:
-            reply.wait_all()
-            self._send_json(HTTPStatus.OK, reply.whole())
+        metrics = self.behaviour.metrics
+        metrics.started(id(reply), reply.prompt_tokens)
+        reason = "abort"  # unless the answer is sent whole
+        try:
+            if body.get("stream"):
+                include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+                self._stream(reply, include_usage)
+            else:
+                reply.wait_all()
+                for i in range(reply.tokens):
+                    metrics.token(id(reply), reply.gap(i), first=i == 0)
+                self._send_json(HTTPStatus.OK, reply.whole())
+            reason = reply.finish
+        finally:
+            metrics.finished(id(reply), reply.prompt_tokens, reply.tokens, reason, reply.elapsed())
 
     def _stream(self, reply: Reply, include_usage: bool) -> None:
         self.send_response(HTTPStatus.OK)
@@ -168,6 +189,7 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         for i in range(reply.tokens):
             reply.wait_token(i)
+            self.behaviour.metrics.token(id(reply), reply.gap(i), first=i == 0)
             self._event(reply.chunk(i))
         if include_usage:
             self._event(reply.usage_chunk())
@@ -197,6 +219,14 @@ class Reply:
     def due(self, i: int) -> float:
         """When token ``i`` (from 0) is produced."""
         return self.start + self.b.first_token + (i / self.b.rate if self.b.rate > 0 else 0.0)
+
+    def gap(self, i: int) -> float:
+        """Seconds between token ``i`` and the one before it (the request's arrival for 0)."""
+        return self.due(i) - (self.due(i - 1) if i > 0 else self.start)
+
+    def elapsed(self) -> float:
+        """Seconds since the request arrived."""
+        return time.monotonic() - self.start
 
     def wait_token(self, i: int) -> None:
         """Sleep until token ``i`` is due."""
@@ -268,6 +298,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         type=float,
         default=30.0,
         help="seconds of 503 after start in slow-health mode",
+    )
+    p.add_argument(
+        "--max-model-len",
+        type=int,
+        default=4096,
+        help="the token histograms' largest bucket (vLLM's --max-model-len)",
+    )
+    p.add_argument(
+        "--kv-cache-tokens",
+        type=int,
+        default=65536,
+        help="tokens the KV cache holds (vllm:kv_cache_usage_perc is running tokens over it)",
     )
     return p.parse_args(argv)
 
