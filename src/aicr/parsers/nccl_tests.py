@@ -17,7 +17,8 @@ What rank 0 prints, from NVIDIA/nccl-tests ``src/common.cu`` and ``src/util.cu``
 - the footer ``# Out of bounds values : 0 OK`` and ``# Avg bus bandwidth : 157.29``;
   only 2.16.7 and later add ``# Collective test concluded: all_reduce_perf``.
 
-Output of ``mpirun --tag-output`` (``[1,0]<stdout>:`` before every line) reads the same.
+Output of ``mpirun --tag-output`` (``[1,0]<stdout>:`` before every line) and of Slurm's
+``srun --label`` (`` 0: `` before every line, the task id) reads the same.
 Anything else (NCCL's ``INFO`` lines, the launcher's messages) is ignored. Pure.
 """
 
@@ -29,6 +30,7 @@ from dataclasses import dataclass, field
 from aicr.parsers import ParseError
 
 _TAG = re.compile(r"^\[\d+,\d+\]<(stdout|stderr)>:")
+_LABEL = re.compile(r"^\s*\d+: ")  # srun --label: the task id, padded to the widest
 _VERSION = re.compile(r"^#\s*nccl-tests version\s+(\S+)")
 _HEADER = re.compile(
     r"^#\s*nThread\s+(\d+)\s+nGpus\s+(\d+)\s+minBytes\s+(\d+)\s+maxBytes\s+(\d+)"
@@ -230,7 +232,7 @@ def _row(line: str, columns: list[str]) -> Row:
 
 
 def _lines(text: str) -> list[str]:
-    """The lines rank 0 printed, without ``--tag-output`` prefixes (stderr dropped)."""
+    """The lines printed, without ``--tag-output`` (stderr dropped) or ``--label`` prefixes."""
     out = []
     for raw in text.splitlines():
         line = raw.rstrip()
@@ -239,6 +241,8 @@ def _lines(text: str) -> list[str]:
             if tagged.group(1) == "stderr":
                 continue
             line = line.lstrip()[tagged.end() :]
+        elif labelled := _LABEL.match(line):
+            line = line[labelled.end() :]
         out.append(line)
     return out
 

@@ -28,6 +28,40 @@ def test_tag_output_excerpt_with_elided_rows() -> None:
     assert run.busbw_at_largest == 437.79 and run.avg_busbw == 52.9753 and run.wrong == 0
 
 
+def test_a_2_17_8_run_memory_reduced_on_ten_h100() -> None:
+    """-e 64G on H100 80GB HBM3: 2.16.6+'s cap, 26549638485 B, is below 32 GiB, so the table
+    ends at 16 GiB and the run is whole there; the footer and version line are printed."""
+    run = parse(capture("nccl-tests", "h100-10n-2.17.8-reduced-64g.txt"))
+    assert (run.version, run.min_bytes, run.max_bytes) == ("2.17.8", 32 << 20, 64 * GIB)
+    assert run.reduced_to == 26549638485 and run.largest_bytes == 16 * GIB
+    assert run.complete and run.incomplete() is None and run.concluded
+    assert run.busbw_at_largest == 48.89 and run.largest is not None
+    assert run.largest.in_place.busbw == 48.89 and run.largest.out_of_place.time_us == 632480
+    assert (run.wrong, run.out_of_bounds, run.avg_busbw, len(run.rows)) == (0, 0, 47.8165, 10)
+    assert [r.host for r in run.ranks] == [f"cnode3-{n:03d}" for n in range(2, 12)]
+    assert {r.name for r in run.ranks} == {"NVIDIA H100 80GB HBM3"}
+
+
+def test_a_2023_run_under_srun_label_before_the_version_line_and_footer() -> None:
+    """Slurm's `srun --label` puts the task id before every line, every task's noise in
+    between; rank 0's header, 16 rank lines, table and summary read as without it."""
+    run = parse(capture("nccl-tests", "p4d-2x8-srun-label-scatter-2023.txt"))
+    assert run.version is None and not run.concluded  # before 2.17.4 and 2.16.7
+    assert (run.min_bytes, run.max_bytes, run.reduced_to) == (8, 2 * GIB, None)
+    assert len(run.ranks) == 16 and run.ranks[8].host == "compute-gpu-st-distributed-ml-2"
+    assert {(r.bus, r.name) for r in run.ranks[:2]} == {("0x10", "NVIDIA A100-SXM4-40GB")}
+    assert run.rows[0].size == 0 and run.rows[0].redop == "none"  # scatter_perf's small sizes
+    assert run.largest_bytes == 2 * GIB and run.busbw_at_largest == 80.59
+    assert (run.wrong, run.avg_busbw, len(run.rows), run.problems) == (0, 20.2635, 29, [])
+    assert run.complete and run.incomplete() is None
+
+
+def test_a_label_prefix_is_not_read_into_a_table_row() -> None:
+    text = header(None, 8, 16) + COLUMNS + rows([8, 16])
+    labelled = "".join(f"12: {line}\n" for line in text.splitlines())
+    assert parse(labelled).rows == parse(text).rows
+
+
 def header(version: str | None, min_bytes: int, max_bytes: int, step: str = "2(factor)") -> str:
     first = f"# nccl-tests version {version} nccl-headers=22707 nccl-library=22707\n"
     return (first if version else "") + (
