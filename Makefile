@@ -50,8 +50,8 @@ soak: install
 
 # After a deliberate change of output: rewrite the goldens, then review `git diff`.
 golden: install
-	AICR_UPDATE_GOLDEN=1 $(BIN)/pytest tests/unit/test_golden_outputs.py -q -p no:cacheprovider
-	@git status --short tests/data/golden/outputs
+	AICR_UPDATE_GOLDEN=1 $(BIN)/pytest tests/unit/test_golden_outputs.py tests/unit/test_bench_outputs.py -q -p no:cacheprovider
+	@git status --short tests/data/golden
 
 lint: install
 	$(BIN)/ruff check src tests bench hack
