@@ -2,8 +2,10 @@
 with the rules of the recipes' values file, and the HPA controller.
 
 The check's pods load their GPUs with dcgmproftester12 (the GPU model reads them busy
-only while it runs), Prometheus scrapes the DCGM exporter, prometheus-adapter serves
-`workload_gpu_utilization` through `v1beta1.custom.metrics.k8s.io` by the rules of
+only while it runs), Prometheus scrapes the DCGM exporter through its annotated Service
+with `honor_labels: true` (the community chart's job), so the series keep the workload's
+`namespace`/`pod`; prometheus-adapter serves them as `gpu_utilization` through
+`v1beta1.custom.metrics.k8s.io` by the rules of
 `recipes/components/prometheus-adapter/values.yaml` (nothing added), and
 kube-controller-manager's HPA controller (5 s sync period, a sim knob) scales the
 Deployment. Healthy, then `sim fault adapter-down` and no APIService at all.
@@ -35,7 +37,8 @@ DRA = ("- name: gpu-operator\n  namespace: gpu-operator\n"
        "- name: nvidia-dra-driver-gpu\n  namespace: nvidia-dra-driver-gpu\n"
        "  overrides: {resources: {gpus: {enabled: true}}, gpuResourcesEnabledOverride: true}\n")
 API_SERVICE = "v1beta1.custom.metrics.k8s.io"
-METRIC = "workload_gpu_utilization"
+# the exporter's own namespace/pod labels are honoured: the adapter's namespace/pod rule
+METRIC = "gpu_utilization"
 VALUES = Path(__file__).parents[2] / "recipes" / "components" / "prometheus-adapter" / "values.yaml"
 # The sim's pipeline is fast but for the adapter's 30 s relist (the values'): the load
 # outlasts the first pod's start, a relist, the HPA's read and the scale-up.

@@ -123,6 +123,50 @@ def test_prometheus_discovers_pods_and_service_endpoints_every_second() -> None:
     roles = [(j["job_name"], j["kubernetes_sd_configs"]) for j in config["scrape_configs"]]
     assert roles == [("kubernetes-pods", [{"role": "pod"}]),
                      ("kubernetes-service-endpoints", [{"role": "endpoints"}])]  # fmt: skip
+    # the community chart honours the target's labels on both jobs (charts/prometheus
+    # values.yaml): DCGM exporter's namespace/pod of the GPU's workload are kept
+    assert [j["honor_labels"] for j in config["scrape_configs"]] == [True, True]
+
+
+GPU_OPERATOR_VALUES = {  # AICR's recipes/components/gpu-operator/values.yaml (2026)
+    "dcgmExporter": {"serviceMonitor": {"enabled": True, "interval": "30s", "honorLabels": True}}
+}
+
+
+@pytest.mark.parametrize(("values", "honor"), [
+    (None, False),  # the demo recipe's values-kind.yaml: the chart's default
+    (GPU_OPERATOR_VALUES, True),
+    ({"dcgmExporter": {"serviceMonitor": {"enabled": True}}}, None),  # unset: not written
+], ids=["demo-recipe-values", "aicr-values-honor-labels", "unset"])  # fmt: skip
+def test_the_exporters_service_monitor_honours_the_values_labels(
+    values: dict[str, object] | None, honor: bool | None
+) -> None:
+    from simcluster.components.dcgm_exporter import COMPONENT as EXPORTER
+
+    given = {} if values is None else {"values": {"gpu-operator": values}}
+    docs = EXPORTER.manifests(Context(frozenset({"dcgm-exporter", "prometheus-operator"}),
+                                      **given))  # type: ignore[arg-type]  # fmt: skip
+    monitor = next(d for d in docs if d["kind"] == "ServiceMonitor")
+    endpoint = monitor["spec"]["endpoints"][0]
+    assert endpoint.get("honorLabels") == honor
+    # the operator's asset (0500_service_monitor.yaml), interval the sim's scrape knob
+    assert {k: v for k, v in endpoint.items() if k != "honorLabels"} == {
+        "port": "gpu-metrics", "path": "/metrics", "interval": "1s"}  # fmt: skip
+    assert monitor["spec"]["jobLabel"] == "app"
+    assert monitor["spec"]["namespaceSelector"] == {"matchNames": ["gpu-operator"]}
+
+
+def test_no_service_monitor_when_the_values_leave_it_off_or_no_operator_runs() -> None:
+    from simcluster.components.dcgm_exporter import COMPONENT as EXPORTER
+
+    off = {"gpu-operator": {"dcgmExporter": {"serviceMonitor": {"enabled": False}}}}
+    chart_default = {"gpu-operator": {}}  # the chart's serviceMonitor.enabled: false
+    for selected, values in (({"prometheus-operator"}, off),
+                             ({"prometheus-operator"}, chart_default), (set(), {})):  # fmt: skip
+        docs = EXPORTER.manifests(Context(frozenset({"dcgm-exporter", *selected}),
+                                          values=values))  # fmt: skip
+        assert "ServiceMonitor" not in {d["kind"] for d in docs}, (selected, values)
+        assert "DaemonSet" in {d["kind"] for d in docs}
 
 
 def test_prometheus_install_is_shaped_like_kube_prometheus_stack() -> None:

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from simcluster.cluster import paths
 
 Manifest = dict[str, Any]
@@ -14,6 +16,8 @@ RBAC = "rbac.authorization.k8s.io/v1"
 POD_IP_ENV = {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}
 # What a running component publishes for `sim config`: check name -> CheckSettings keys.
 Published = dict[str, dict[str, Any]]
+# The example recipes' values files (AICR's --data layout: components/<chart>/values*.yaml).
+RECIPE_COMPONENTS = paths.PROJECT_ROOT / "recipes" / "components"
 
 
 @dataclass(frozen=True)
@@ -99,6 +103,30 @@ class Component:
     def bin_dir(self) -> Path:
         """Where its binaries live in the cache (as build-component.sh computes it)."""
         return paths.cache_root() / "components" / f"{self.name}-{self.version}" / "bin"
+
+
+def chart_values(ctx: Context, chart: str, default: Path) -> Mapping[str, Any]:
+    """A chart's Helm values: the recipe's (``ctx.values[chart]``), else the file ``default``.
+
+    ``default`` is the values file the demo's recipe (recipes/kind-inference.yaml)
+    references for that chart, so a sim without a recipe is configured as that recipe's
+    cluster would be.
+    """
+    given = ctx.values.get(chart)
+    if given is not None:
+        return given
+    loaded = yaml.safe_load(default.read_text(encoding="utf-8"))
+    return loaded if isinstance(loaded, dict) else {}
+
+
+def dig(values: Mapping[str, Any], *keys: str, default: Any = None) -> Any:
+    """``values[k1][k2]...``, or ``default`` where a key is absent or a level is no mapping."""
+    here: Any = values
+    for k in keys:
+        if not isinstance(here, Mapping) or k not in here:
+            return default
+        here = here[k]
+    return here
 
 
 def workload(

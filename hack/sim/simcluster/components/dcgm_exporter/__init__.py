@@ -4,7 +4,8 @@ What is modelled (and nothing more): the operand as the GPU Operator deploys
 it (DaemonSet `gpu-operator/nvidia-dcgm-exporter` on nodes labelled
 `nvidia.com/gpu.deploy.dcgm-exporter=true`, its ServiceAccount and read
 access, the Service `nvidia-dcgm-exporter` annotated for Prometheus, and a
-ServiceMonitor when prometheus-operator runs too). dcgm-exporter cannot be
+ServiceMonitor when prometheus-operator runs too and the GPU Operator's values
+enable it). dcgm-exporter cannot be
 built here (it needs libdcgm), so its image is played by the GPU node model
 (simcluster/gpu/dcgm_exporter.py, metrics in simcluster/gpu/dcgm.py).
 It runs with `KUBERNETES_ENABLE_DRA=true` (GPUs allocated through DRA claims
@@ -12,6 +13,16 @@ are mapped to their pods, through the ResourceSlices it may read), as the GPU
 Operator's exporter for DRA nodes does.
 Faults (GPU node): `exporter-down`, `exporter-unlabelled`, `exporter-stale`,
 `exporter-no-dra`.
+
+The ServiceMonitor is the operator's (gpu-operator v25.10.1
+`assets/state-dcgm-exporter/0500_service_monitor.yaml`: port `gpu-metrics`, path
+`/metrics`, `jobLabel: app`, its own namespace) edited from the values'
+`dcgmExporter.serviceMonitor` as `controllers/object_controls.go` `ServiceMonitor()`
+does: made only when `enabled` (the chart's default is false), `honorLabels`,
+`additionalLabels` and `relabelings` as given. Its interval is the sim's scrape
+knob (1 s) in place of the values' `interval`. The values are the recipe's
+(`Context.values["gpu-operator"]`), else the file the demo's recipe references
+(`recipes/components/gpu-operator/values-kind.yaml`).
 """
 
 from __future__ import annotations
@@ -20,10 +31,13 @@ from pathlib import Path
 
 from simcluster.components.base import (
     POD_IP_ENV,
+    RECIPE_COMPONENTS,
     Component,
     Context,
     Image,
     Manifest,
+    chart_values,
+    dig,
     service_account,
     workload,
 )
@@ -34,6 +48,9 @@ IMAGE = "nvcr.io/nvidia/k8s/dcgm-exporter:4.2.3-4.1.3-ubuntu22.04"
 PORT = 9400
 SCRIPT = Path(__file__).resolve().parents[2] / "gpu" / "dcgm_exporter.py"
 OPERATOR = "prometheus-operator"
+CHART = "gpu-operator"
+# The GPU Operator values the demo's recipe (recipes/kind-inference.yaml) references.
+VALUES = RECIPE_COMPONENTS / CHART / "values-kind.yaml"
 
 
 def daemon_set() -> Manifest:
@@ -103,19 +120,44 @@ def manifests(ctx: Context) -> list[Manifest]:
         },
         daemon_set(),
     ]
-    if OPERATOR in ctx.selected:
-        docs.append(
-            {
-                "apiVersion": "monitoring.coreos.com/v1",
-                "kind": "ServiceMonitor",
-                "metadata": {"name": NAME, "namespace": NAMESPACE, "labels": {"app": NAME}},
-                "spec": {
-                    "selector": {"matchLabels": {"app": NAME}},
-                    "endpoints": [{"port": "gpu-metrics", "interval": "1s"}],
-                },
-            }
-        )
+    monitor = service_monitor(ctx)
+    if OPERATOR in ctx.selected and monitor is not None:
+        docs.append(monitor)
     return docs
+
+
+def service_monitor(ctx: Context) -> Manifest | None:
+    """The operator's ServiceMonitor as the values' ``dcgmExporter.serviceMonitor`` edit it.
+
+    None when the values leave it disabled (the chart's default).
+    """
+    given = dig(chart_values(ctx, CHART, VALUES), "dcgmExporter", "serviceMonitor", default={})
+    if not isinstance(given, dict) or not given.get("enabled"):
+        return None
+    endpoint: dict[str, object] = {
+        "port": "gpu-metrics",
+        "path": "/metrics",
+        "interval": ctx.knobs.scrape_interval,
+    }
+    if given.get("honorLabels") is not None:
+        endpoint["honorLabels"] = bool(given["honorLabels"])
+    if given.get("relabelings"):
+        endpoint["relabelings"] = list(given["relabelings"])
+    return {
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "ServiceMonitor",
+        "metadata": {
+            "name": NAME,
+            "namespace": NAMESPACE,
+            "labels": {"app": NAME, **(given.get("additionalLabels") or {})},
+        },
+        "spec": {
+            "endpoints": [endpoint],
+            "jobLabel": "app",
+            "namespaceSelector": {"matchNames": [NAMESPACE]},
+            "selector": {"matchLabels": {"app": NAME}},
+        },
+    }
 
 
 COMPONENT = Component(

@@ -10,7 +10,11 @@ finds, which only exist inside the sim's network namespace. Scrape
 configuration without prometheus-operator: pods annotated
 `prometheus.io/scrape: "true"` (`prometheus.io/port`, `prometheus.io/path`)
 and the endpoints of Services annotated the same way, as the community chart
-does. With `prometheus-operator` selected, the same server is made from a
+does (prometheus-community `charts/prometheus/values.yaml`, the
+`kubernetes-pods` and `kubernetes-service-endpoints` jobs of
+`serverFiles.prometheus.yml`, both `honor_labels: true`: a target's own
+`namespace`/`pod` labels, such as the GPU's workload on DCGM exporter's series,
+win over the discovered ones). With `prometheus-operator` selected, the same server is made from a
 `Prometheus` object instead (see that component). Test-time knob: 1 s scrape
 and evaluation interval. It publishes its URL (its pod IP, port 9090) for
 every check that queries Prometheus.
@@ -81,6 +85,7 @@ def scrape_config(ctx: Context) -> dict[str, Any]:
         meta = f"__meta_kubernetes_{kind}_annotation_prometheus_io"
         return {
             "job_name": f"kubernetes-{role}s" if role == "pod" else "kubernetes-service-endpoints",
+            "honor_labels": True,  # the community chart's, on both jobs
             "kubernetes_sd_configs": [{"role": role}],
             "relabel_configs": [
                 {"source_labels": [f"{meta}_scrape"], "action": "keep", "regex": "true"},

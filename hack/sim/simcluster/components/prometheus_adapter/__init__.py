@@ -30,15 +30,16 @@ from typing import Any
 
 import yaml
 
-from simcluster.cluster import paths
 from simcluster.components.base import (
     POD_IP_ENV,
     RBAC,
+    RECIPE_COMPONENTS,
     Component,
     Context,
     Image,
     Manifest,
     binding,
+    chart_values,
     service_account,
     workload,
 )
@@ -50,17 +51,13 @@ PORT = 6443
 API_SERVICE = "v1beta1.custom.metrics.k8s.io"
 EXTERNAL_API_SERVICE = "v1beta1.external.metrics.k8s.io"
 # The values file the example recipes reference (AICR's --data layout).
-VALUES = paths.SIM_ROOT.parents[1] / "recipes" / "components" / NAME / "values.yaml"
+VALUES = RECIPE_COMPONENTS / NAME / "values.yaml"
 CHART_RELIST = "1m"  # the chart's values.yaml metricsRelistInterval
 
 
 def values(ctx: Context) -> Mapping[str, Any]:
     """The adapter's Helm values: the recipe's (``ctx.values``), else the shipped file."""
-    given = ctx.values.get(NAME)
-    if given is not None:
-        return given
-    loaded = yaml.safe_load(VALUES.read_text(encoding="utf-8"))
-    return loaded if isinstance(loaded, dict) else {}
+    return chart_values(ctx, NAME, VALUES)
 
 
 def chart_default_rules() -> list[dict[str, Any]]:
