@@ -3,17 +3,22 @@
 Used at the end of every run (pass, fail, timeout, interrupt) and by
 ``aicr cleanup --run-id ID | --all``. A run namespace still holding objects of
 another run that is not being cleaned up is handed over to that run (its
-run-id label is rewritten) rather than deleted under it.
+run-id label is rewritten) rather than deleted under it. DRA kinds are listed
+and deleted at the newest ``resource.k8s.io`` version the cluster serves
+(``aicr.kube.dra``): a 1.32-1.33 cluster serves only the betas, where the v1
+paths answer 404 and would read as "none left".
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from aicr import defaults as d
 from aicr.errors import ClusterError
-from aicr.kube import names
+from aicr.kube import dra, names
 from aicr.kube.kinds import KINDS, Kind
 from aicr.kube.target import KubeTarget
 from aicr.runner import run_kinds
@@ -58,10 +63,36 @@ def _hand_over(api: KubeApi, namespace: str, run_id: str) -> bool:
     return True
 
 
-def remaining(api: KubeApi, selector: str) -> list[str]:
+def served_kinds(api: KubeApi, kinds: Sequence[Kind]) -> tuple[Kind, ...]:
+    """``kinds`` with the DRA ones at the version the cluster serves; none when it serves none."""
+    from aicr.kube.rest import KubeApiError
+
+    if not any(dra.is_dra(k.api_version) for k in kinds):
+        return tuple(kinds)
+    try:
+        group = api.get(f"/apis/{dra.GROUP}")
+    except KubeApiError as exc:
+        if exc.status != 404:
+            raise
+        group = {}
+    version = dra.pick([str(v.get("version")) for v in group.get("versions") or []])
+    out: list[Kind] = []
+    for k in kinds:
+        if not dra.is_dra(k.api_version):
+            out.append(k)
+        elif version:  # not served: no object of the kind can exist
+            out.append(dataclasses.replace(k, api_version=version))
+    return tuple(out)
+
+
+def _kinds(api: KubeApi) -> tuple[Kind, ...]:
+    return served_kinds(api, run_kinds.cleanup_order())
+
+
+def remaining(api: KubeApi, selector: str, kinds: Sequence[Kind] | None = None) -> list[str]:
     """``Kind ns/name`` of every object still carrying ``selector``'s labels."""
     out: list[str] = []
-    for kind in run_kinds.cleanup_order():
+    for kind in _kinds(api) if kinds is None else kinds:
         out += [run_kinds.describe(kind, o) for o in _list(api, kind, selector)]
     return out
 
@@ -69,7 +100,7 @@ def remaining(api: KubeApi, selector: str) -> list[str]:
 def delete_by_label(api: KubeApi, run_id: str | None) -> None:
     """Ask for the deletion of every object of one run (or of all runs), by REST path."""
     selector = names.run_selector(run_id)
-    for kind in run_kinds.cleanup_order():
+    for kind in _kinds(api):
         for obj in _list(api, kind, selector):
             meta = obj["metadata"]
             if meta.get("deletionTimestamp"):
@@ -83,8 +114,9 @@ def wait_gone(api: KubeApi, run_id: str | None, timeout: float) -> list[str]:
     """Wait until nothing carries the run's labels; return what is left at the deadline."""
     selector = names.run_selector(run_id)
     deadline = time.monotonic() + timeout
+    kinds = _kinds(api)
     while True:
-        left = remaining(api, selector)
+        left = remaining(api, selector, kinds)
         if run_id:
             left = [
                 x for x in left if not x.startswith("Namespace ") or _still_ours(api, x, run_id)

@@ -68,6 +68,8 @@ def test_cleanup_deletes_custom_resources_by_rest_path_and_skips_unserved_apis()
 
     def handler(request: httpx.Request) -> httpx.Response:
         seen.append((request.method, request.url.path))
+        if request.url.path == "/apis/resource.k8s.io":  # discovery: DRA served at v1
+            return httpx.Response(200, json={"versions": [{"version": "v1"}]})
         if request.method == "GET":
             selectors.add(request.url.params.get("labelSelector", ""))
         if request.method == "DELETE":
@@ -85,4 +87,5 @@ def test_cleanup_deletes_custom_resources_by_rest_path_and_skips_unserved_apis()
     assert ("DELETE", "/apis/ray.io/v1/namespaces/w/rayclusters/rc") in seen
     lists = [p for m, p in seen if m == "GET"]
     assert "/api/v1/pods" in lists and "/apis/kueue.x-k8s.io/v1beta1/clusterqueues" in lists
+    assert "/apis/resource.k8s.io/v1/resourceclaims" in lists
     assert selectors == {names.run_selector("r1")}
