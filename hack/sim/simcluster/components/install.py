@@ -188,17 +188,22 @@ def custom_objects(dyn: Any, refs: list[dict[str, Any]]) -> list[dict[str, Any]]
     return out
 
 
-def remove(sim: Sim, names: Iterable[str], timeout: float = 60.0) -> None:
+def remove(sim: Sim, names: Iterable[str], timeout: float = 150.0) -> None:
     """Delete what the install of each named component applied, and wait until it is gone.
 
     Every object of the component's own kinds goes first, while its controller
     still runs to finish them (Karpenter removes a NodePool's nodes, Kueue its
     Workloads' finalizers); then everything else.
+
+    Each component has `timeout` of its own. A Namespace goes only when the
+    namespace controller finds it empty, and that controller retries a namespace
+    with content left after a backoff that grows to 60 s (kube-controller-manager's
+    `nsControllerRateLimiter`), so a loaded machine can need two of its retries.
     """
     done = journal(sim)
     dyn = kube.dynamic(kube.api_client(sim.kubeconfig))
-    deadline = time.monotonic() + timeout
     for name in names:
+        deadline = time.monotonic() + timeout
         refs = done.pop(name, [])
         still_used = {(r["kind"], r["name"]) for other in done.values() for r in other}
         first = own_custom_objects(refs)
@@ -231,8 +236,23 @@ def _wait_gone(dyn: Any, refs: list[dict[str, Any]], deadline: float, timeout: f
             is not None
         ):
             if time.monotonic() > deadline:
-                raise ComponentError(f"{ref['kind']} {ref['name']} not deleted in {timeout:.0f} s")
+                raise ComponentError(
+                    f"{ref['kind']} {ref['name']} not deleted in {timeout:.0f} s"
+                    + _still_holding(res, ref)
+                )
             time.sleep(0.2)
+
+
+def _still_holding(res: Any, ref: dict[str, Any]) -> str:
+    """What the object's status says keeps it (a Namespace's deletion conditions), if anything."""
+    obj = kube.ignore_not_found(lambda: res.get(name=ref["name"], namespace=ref["namespace"]))
+    if obj is None:
+        return ""
+    conditions = (obj.to_dict().get("status") or {}).get("conditions") or []
+    held = [f"{c['type']}: {c.get('message', '')}" for c in conditions if c.get("status") == "True"]
+    finalizers = obj.to_dict()["metadata"].get("finalizers") or []
+    parts = held + ([f"finalizers {', '.join(finalizers)}"] if finalizers else [])
+    return f" ({'; '.join(parts)})" if parts else ""
 
 
 def installed(sim: Sim) -> list[Component]:
