@@ -42,12 +42,22 @@ def test_device_plugin_mode_is_the_default(cluster: SimCluster) -> None:
     assert cluster.mode == "device-plugin"
     assert _gpu_capacity(cluster) == {n: "8" for n in cluster.gpu_nodes}
     assert _slices(cluster) == []
-    dc = client.ResourceV1Api(cluster.api()).read_device_class("gpu.nvidia.com")
-    assert dc.metadata.name == "gpu.nvidia.com"
+    # the DRA driver without whole GPUs (resources.gpus.enabled: false): only the
+    # ComputeDomain classes the chart renders
+    assert _classes(cluster) == ["compute-domain-daemon.nvidia.com",
+                                 "compute-domain-default-channel.nvidia.com"]  # fmt: skip
+
+
+def _classes(cluster: SimCluster) -> list[str]:
+    return sorted(c.metadata.name for c in
+                  client.ResourceV1Api(cluster.api()).list_device_class().items)  # fmt: skip
 
 
 def test_dra_mode_allocates_a_claim_on_a_gpu_node(cluster: SimCluster, namespace: str) -> None:
     cluster.set_mode("dra")
+    assert _classes(cluster) == ["compute-domain-daemon.nvidia.com",
+                                 "compute-domain-default-channel.nvidia.com", "gpu.nvidia.com",
+                                 "mig.nvidia.com", "vfio.gpu.nvidia.com"]  # fmt: skip
     assert _gpu_capacity(cluster) == {n: None for n in cluster.gpu_nodes}
     slices = _slices(cluster)
     assert sorted(s.spec.nodeName for s in slices) == sorted(cluster.gpu_nodes)
@@ -90,3 +100,4 @@ def test_dual_mode_advertises_gpus_both_ways(cluster: SimCluster) -> None:
     assert len(_slices(cluster)) == len(cluster.gpu_nodes)
     cluster.set_mode("device-plugin")
     assert _slices(cluster) == []
+    assert "gpu.nvidia.com" not in _classes(cluster)  # switching back removes the GPU classes

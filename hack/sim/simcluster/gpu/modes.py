@@ -1,20 +1,34 @@
 """GPU allocation modes, switchable per scenario as on real clusters.
 
-- device-plugin: GPU nodes advertise `nvidia.com/gpu`; the DRA DeviceClass
-  `gpu.nvidia.com` exists but no ResourceSlice publishes whole GPUs.
+- device-plugin: GPU nodes advertise `nvidia.com/gpu`; the DRA driver is
+  installed with whole GPUs off (`resources.gpus.enabled: false`, as the
+  recipes' overrides set it beside the device plugin), so no ResourceSlice
+  publishes whole GPUs and the chart makes no GPU DeviceClass.
 - dra: ResourceSlices (resource.k8s.io/v1) publish each GPU node's GPUs and the
-  nodes advertise no `nvidia.com/gpu`; the real scheduler allocates claims.
+  nodes advertise no `nvidia.com/gpu` (the recipes' `resources.gpus.enabled:
+  true`); the real scheduler allocates claims.
 - dual: both at once, a deliberately broken state the validator must catch.
+
+The DeviceClasses are the ones nvidia-dra-driver-gpu 25.12.0 renders
+(`templates/deviceclass-{gpu,mig,vfio-gpu,compute-domain-daemon,
+compute-domain-default-channel}.yaml`) from the DRA driver's values: the file
+the demo's recipe references (`recipes/components/nvidia-dra-driver-gpu/values.yaml`)
+over the chart's defaults, with `resources.gpus.enabled` as the mode says.
+ComputeDomains stay as the values give them (the chart's default: on), so their
+two classes exist in every mode; no ResourceSlice publishes ComputeDomain
+channels (the sim models no IMEX), so a claim for one stays unallocated.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 from kubernetes import client
 
 from simcluster.cluster import kube
+from simcluster.components.base import RECIPE_COMPONENTS, dig
 from simcluster.gpu.smi import gpu_uuid
 from simcluster.nodes.layout import GPU_RESOURCE, load_profile
 
@@ -24,21 +38,73 @@ DRIVER = "gpu.nvidia.com"
 SLICE_LABEL = "sim.aicr.dev/gpu-slice"
 MODE_FILE = "gpu-mode"  # in the run folder: the mode last switched to
 
-DEVICE_CLASS: dict[str, Any] = {
-    "apiVersion": "resource.k8s.io/v1",
-    "kind": "DeviceClass",
-    "metadata": {"name": DRIVER},
-    "spec": {
-        "selectors": [
-            {
-                "cel": {
-                    "expression": f"device.driver == '{DRIVER}' && "
-                    f"device.attributes['{DRIVER}'].type == 'gpu'"
-                }
-            }
-        ]
-    },
+DRA_API = "resource.k8s.io/v1"  # the newest the sim's API server serves
+DRA_CHART = "nvidia-dra-driver-gpu"
+# The DRA driver values the demo's recipe (recipes/kind-inference.yaml) references.
+DRA_VALUES = RECIPE_COMPONENTS / DRA_CHART / "values.yaml"
+# nvidia-dra-driver-gpu 25.12.0 values.yaml: what the DeviceClass templates read.
+CHART_DEFAULTS: dict[str, Any] = {
+    "resourceApiVersion": "",
+    "resources": {"gpus": {"enabled": True}, "computeDomains": {"enabled": True}},
 }
+COMPUTE_DOMAIN_DRIVER = "compute-domain.nvidia.com"
+# (template, DeviceClass, its driver, the CEL type it selects, extra CEL, values switch)
+_CLASSES = (
+    ("deviceclass-gpu.yaml", DRIVER, DRIVER, "gpu", "", "gpus"),
+    ("deviceclass-mig.yaml", "mig.nvidia.com", DRIVER, "mig", "", "gpus"),
+    ("deviceclass-vfio-gpu.yaml", "vfio.gpu.nvidia.com", DRIVER, "vfio", "", "gpus"),
+    ("deviceclass-compute-domain-daemon.yaml", "compute-domain-daemon.nvidia.com",
+     COMPUTE_DOMAIN_DRIVER, "daemon", "", "computeDomains"),
+    ("deviceclass-compute-domain-default-channel.yaml",
+     "compute-domain-default-channel.nvidia.com", COMPUTE_DOMAIN_DRIVER, "channel",
+     f" && device.attributes['{COMPUTE_DOMAIN_DRIVER}'].id == 0", "computeDomains"),
+)  # fmt: skip
+CLASS_NAMES = tuple(c[1] for c in _CLASSES)
+
+
+def _merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    """Helm's merge of values: mappings key by key, anything else replaced."""
+    out = dict(base)
+    for k, v in over.items():
+        mine = out.get(k)
+        out[k] = _merge(mine, v) if isinstance(v, Mapping) and isinstance(mine, Mapping) else v
+    return out
+
+
+def dra_values(mode: Mode, given: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The DRA driver's values for ``mode``: the chart's defaults, the values file (or
+    ``given``), and ``resources.gpus.enabled`` as the recipes' overrides set it."""
+    if given is None:
+        import yaml
+
+        loaded = yaml.safe_load(DRA_VALUES.read_text(encoding="utf-8"))
+        given = loaded if isinstance(loaded, dict) else {}
+    gpus = {"resources": {"gpus": {"enabled": mode != "device-plugin"}}}
+    return _merge(_merge(CHART_DEFAULTS, given), gpus)
+
+
+def device_classes(values: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The DeviceClasses the chart renders from ``values`` (templates/deviceclass-*.yaml).
+
+    The API version is ``resourceApiVersion``, else the newest served (the sim's: v1);
+    at v1 the GPU class names ``extendedResourceName: nvidia.com/gpu`` (an alpha field in
+    Kubernetes 1.34-1.35, dropped by an API server without the DRAExtendedResource gate).
+    """
+    version = str(values.get("resourceApiVersion") or DRA_API)
+    out: list[dict[str, Any]] = []
+    for _template, name, driver, kind, extra, switch in _CLASSES:
+        if not dig(values, "resources", switch, "enabled", default=False):
+            continue
+        expression = (
+            f"device.driver == '{driver}' && device.attributes['{driver}'].type == '{kind}'{extra}"
+        )
+        spec: dict[str, Any] = {"selectors": [{"cel": {"expression": expression}}]}
+        if name == DRIVER and version == DRA_API:
+            spec["extendedResourceName"] = GPU_RESOURCE
+        out.append(
+            {"apiVersion": version, "kind": "DeviceClass", "metadata": {"name": name}, "spec": spec}
+        )
+    return out
 
 
 def resource_slice(node: str, count: int) -> dict[str, Any]:
@@ -115,8 +181,12 @@ def set_mode(api: client.ApiClient, mode: Mode) -> None:
     if mode not in MODES:
         raise ValueError(f"unknown GPU mode {mode!r}; expected one of {MODES}")
     dyn = kube.dynamic(api)
-    dc = dyn.resources.get(api_version="resource.k8s.io/v1", kind="DeviceClass")
-    dc.server_side_apply(body=DEVICE_CLASS, field_manager="aicr-sim", force_conflicts=True)
+    dc = dyn.resources.get(api_version=DRA_API, kind="DeviceClass")
+    wanted = device_classes(dra_values(mode))
+    for body in wanted:
+        dc.server_side_apply(body=body, field_manager="aicr-sim", force_conflicts=True)
+    for name in set(CLASS_NAMES) - {b["metadata"]["name"] for b in wanted}:
+        kube.ignore_not_found(lambda name=name: dc.delete(name=name))
     for node, count in gpu_nodes(api):
         apply_mode(api, node, count, mode)
 
