@@ -8,8 +8,12 @@ under tests/data/golden/outputs/ (one per case, named after it):
   the JUnit XML;
 - ``validate --dry-run``: every manifest the run would apply;
 - ``images list`` and ``check list``;
-- ``evidence render`` of a fixed report (tests/data/golden/inputs/report-passed.json):
+- ``evidence render`` of a report in which every check of the submission recipe passed:
   every file of the submission, then ``evidence verify`` of it.
+
+The submission recipe and that report are derived from the catalog (tests/submission_recipe.py)
+and written to each case's folder, so a check that comes to back a MUST is planned and
+passed there too: ``make golden`` shows it, and no input is edited by hand.
 
 Values that differ on every run by design are replaced in one place, tests/golden.py.
 A case that is added or dropped, or an output that changes, fails. After a deliberate
@@ -23,12 +27,14 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+import submission_recipe
 from aicr.cli import render
 from aicr.cli.main import run
 from golden import normalise, stable
@@ -42,7 +48,8 @@ UPDATE = os.environ.get("AICR_UPDATE_GOLDEN") == "1"
 RECIPES = {
     **{p.stem: p for p in sorted((ROOT / "recipes").glob("*.yaml"))},
     "small": DATA / "recipes" / "small.yaml",
-    "submission": DATA / "recipes" / "submission.yaml",
+    # derived from the catalog; written to the case's folder (``_write_inputs``)
+    "submission": Path("{tmp}/submission.yaml"),
     "every-field": DATA / "aicr" / "every-field-recipe.yaml",
 }
 SNAPSHOTS = {p.stem: p for p in sorted((DATA / "snapshots").glob("*.yaml"))}
@@ -112,7 +119,7 @@ def cases() -> list[Case]:
                     env=(("AICR_VALIDATOR_IMAGE_REGISTRY", "env-mirror.example.com/m"),)))
     out += [Case(f"check-list-{o}", ("check", "list", "--output", o))
             for o in ("plain", "json", "table")]
-    render_args = ("evidence", "render", "--report", str(INPUTS / "report-passed.json"),
+    render_args = ("evidence", "render", "--report", "{tmp}/report-passed.json",
                    "--recipe", str(RECIPES["submission"]), "--snapshot", str(OK),
                    "--config", str(VENDOR))
     out.append(Case("evidence-render", (*render_args, "--out", "{tmp}/v1.35/example"),
@@ -144,10 +151,34 @@ def _dump_tree(folder: Path) -> str:
     return "".join(blocks)
 
 
+def _passed_report() -> str:
+    """A report in which every check of the submission recipe passed, its ids and times fixed."""
+    sys.path.insert(0, str(ROOT / "tests" / "unit" / "cncf"))
+    from cncf_builders import make_report, make_test
+
+    from aicr import ctrf
+
+    tests = [make_test("operator-health", phase="deployment"),
+             *(make_test(n) for n in submission_recipe.conformance_checks())]
+    return ctrf.dumps(make_report(
+        tests, recipe="recipe.yaml", snapshot="snapshot.yaml",
+        phases=["deployment", "conformance"], noCluster=False,
+        trust={"class": "live", "why": "fixed golden input"}))
+
+
+def _write_inputs(case: Case, tmp: Path) -> None:
+    """The derived inputs a case reads from its folder."""
+    if "{tmp}/submission.yaml" in case.args:
+        submission_recipe.write(tmp)
+    if "{tmp}/report-passed.json" in case.args:
+        (tmp / "report-passed.json").write_text(_passed_report(), encoding="utf-8")
+
+
 def output_of(case: Case, tmp: Path, capsys: pytest.CaptureFixture[str],
               monkeypatch: pytest.MonkeyPatch) -> str:
     for key, value in case.env:
         monkeypatch.setenv(key, value)
+    _write_inputs(case, tmp)
     args = [a.replace("{tmp}", str(tmp)) for a in case.args]
     capsys.readouterr()
     code = run(args)

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+import submission_recipe
 from aicr import run_plan
 from aicr.catalog.params import check_params
 from aicr.cncf.requirements import model as requirements
@@ -27,7 +28,7 @@ from executor_fakes import FakeExecutor
 DATA = Path(__file__).parents[1] / "data"
 ROOT = Path(__file__).parents[2]
 H100 = str(ROOT / "recipes" / "h100-eks-ubuntu-training.yaml")
-SUBMISSION = str(DATA / "recipes" / "submission.yaml")
+SUBMISSION = submission_recipe.path()
 SNAPSHOT = str(DATA / "snapshots" / "ok.yaml")
 VENDOR = str(DATA / "configs" / "vendor.yaml")
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+import submission_recipe
 from aicr import cncf
 from aicr.cli.main import run as run_cli
 from aicr.errors import SubmissionFailed
@@ -40,16 +41,16 @@ def test_kwok_nodes_are_simulated_and_real_ones_are_not() -> None:
 
 
 def submission(tmp_path: Path) -> ValidateRequest:
-    return ValidateRequest(recipe=str(DATA / "recipes/submission.yaml"),
+    return ValidateRequest(recipe=submission_recipe.path(),
                            snapshot=str(DATA / "snapshots/ok.yaml"),
                            config=str(DATA / "configs/vendor.yaml"), cncf_submission=True,
                            evidence_dir=str(tmp_path / "v1.35" / "example"))
 
 
 def test_every_report_records_its_trust_class() -> None:
-    offline = run(ValidateRequest(recipe=str(DATA / "recipes/submission.yaml"),
+    offline = run(ValidateRequest(recipe=submission_recipe.path(),
                                   snapshot=str(DATA / "snapshots/ok.yaml"), no_cluster=True))
-    live = run(ValidateRequest(recipe=str(DATA / "recipes/submission.yaml"),
+    live = run(ValidateRequest(recipe=submission_recipe.path(),
                                snapshot=str(DATA / "snapshots/ok.yaml")),
                executor=FakeExecutor(node_objects=[EKS_NODE]))
     assert offline.report.extra["aicr"]["trust"]["class"] == "offline"  # type: ignore[index]
@@ -89,7 +90,7 @@ def test_an_offline_report_is_never_rendered_into_a_submission(tmp_path: Path) -
         snapshot = load_snapshot(str(DATA / "snapshots/ok.yaml"))
         config = parse_config((DATA / "configs/vendor.yaml").read_text(), "vendor.yaml")
         run_inputs = cncf.SubmissionInputs(
-            report, load_recipe(str(DATA / "recipes/submission.yaml")), snapshot, config,
+            report, load_recipe(submission_recipe.path()), snapshot, config,
             cncf.resolve_conformance(snapshot, None, config), "submission.yaml")
         cncf.write_submission(tmp_path / "b" / "v1.35" / "x", run_inputs, force=False)
     assert not (tmp_path / "b" / "v1.35" / "x").exists()

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+import submission_recipe
 from aicr import cncf
 from aicr.ctrf import Status
 from aicr.errors import InputError
@@ -15,7 +16,7 @@ from aicr.validate import run
 from executor_fakes import FakeExecutor
 
 DATA = Path(__file__).parents[1] / "data"
-SUBMISSION_RECIPE = str(DATA / "recipes/submission.yaml")
+SUBMISSION_RECIPE = submission_recipe.path()
 SNAPSHOT = str(DATA / "snapshots/ok.yaml")
 VENDOR = str(DATA / "configs/vendor.yaml")
 
@@ -184,10 +185,7 @@ def test_validator_image(
 
 
 def _recipe_planning_autoscaling(tmp_path: Path) -> str:
-    recipe = tmp_path / "recipe.yaml"
-    recipe.write_text(Path(SUBMISSION_RECIPE).read_text().replace(
-        "robust-controller]", "robust-controller, cluster-autoscaling]"))
-    return str(recipe)
+    return str(submission_recipe.write(tmp_path, extra=["cluster-autoscaling"]))
 
 
 def test_na_beside_a_passed_check_is_a_contradiction_nothing_written(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+import submission_recipe
 from aicr.cli.main import run
 
 DATA = Path(__file__).parents[2] / "data"
@@ -43,7 +44,7 @@ def test_evidence_render_refuses_a_report_that_is_not_ctrf_json(
     report = tmp_path / "report.json"
     report.write_bytes(content)
     code, out, err = aicr(capsys, "evidence", "render", "--report", str(report), "--recipe",
-                          str(DATA / "recipes/submission.yaml"), "--snapshot",
+                          submission_recipe.path(), "--snapshot",
                           str(DATA / "snapshots/ok.yaml"), "--config",
                           str(DATA / "configs/vendor.yaml"), "--out", str(tmp_path / "v1.35/x"))
     assert (code, out) == (2, "")
@@ -66,7 +67,7 @@ def test_evidence_render_refuses_a_report_that_is_not_ctrf_json(
 def test_a_submission_version_is_the_clusters_minor(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str],
         message: str) -> None:
-    code, out, err = aicr(capsys, "validate", "-r", str(DATA / "recipes/submission.yaml"),
+    code, out, err = aicr(capsys, "validate", "-r", submission_recipe.path(),
                           "-s", str(DATA / "snapshots/ok.yaml"), "--config",
                           str(DATA / "configs/vendor.yaml"), "--cncf-submission",
                           "--evidence-dir", str(tmp_path / "v1.34/x"), *extra)

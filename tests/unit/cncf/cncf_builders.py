@@ -13,6 +13,7 @@ from aicr import ctrf
 from aicr.catalog import load_catalog
 from aicr.cncf import Conformance, SubmissionInputs, SubmissionResult, load_requirements
 from aicr.cncf import write_submission as write_cncf_submission
+from aicr.cncf.requirements import Level, RequirementSet
 from aicr.config import ValidateConfig, parse_config
 from aicr.ctrf import Report, Status, Test
 from aicr.recipe import Recipe
@@ -27,6 +28,34 @@ TEMPLATES = DATA / "cncf" / "templates"
 CONFORMANCE = [c.name for c in load_catalog().checks if c.phase == "conformance"]
 
 VENDOR: dict[str, str] = yaml.safe_load((DATA / "cncf" / "vendor.yaml").read_text())
+
+
+def unbacked_should(reqs: RequirementSet) -> tuple[RequirementSet, str]:
+    """``reqs`` (or a view of it) and the id of a SHOULD in it that no check backs.
+
+    The version's own unbacked SHOULD when it has one; once checks back every SHOULD,
+    ``made_unbacked(reqs)``. Either way the tests of the unbacked path run, and a check
+    that comes to back a requirement edits none of them.
+    """
+    own = [r.id for r in reqs.requirements if r.level == Level.SHOULD and not r.checks]
+    return (reqs, own[0]) if own else made_unbacked(reqs)
+
+
+def made_unbacked(reqs: RequirementSet) -> tuple[RequirementSet, str]:
+    """A view of ``reqs`` in which its last backed SHOULD has lost its checks, and that id.
+
+    As the set would read if no catalog entry named the id (``parse_requirements``
+    derives each requirement's checks from the catalog).
+    """
+    req = [r for r in reqs.requirements if r.level == Level.SHOULD and r.checks][-1]
+    view = [r.model_copy(update={"checks": []}) if r.id == req.id else r
+            for r in reqs.requirements]
+    return reqs.model_copy(update={"requirements": view}), req.id
+
+
+def backed_should(reqs: RequirementSet) -> str:
+    """The id of the first SHOULD of ``reqs`` that a check backs."""
+    return next(r.id for r in reqs.requirements if r.level == Level.SHOULD and r.checks)
 
 
 def config_yaml(vendor: dict[str, Any] | None = None, not_applicable: dict[str, str] | None = None,
@@ -159,9 +188,10 @@ def write_submission(root: Path, version: str = "1.36", directory: str = "exampl
 def render_submission(out: Path, *, report: Report, recipe: Recipe, snapshot: Snapshot | None,
            config: ValidateConfig, version: str = "1.35", force: bool = False,
            recipe_source: str = "recipes/eks.yaml", snapshot_source: str | None = None,
-           config_source: str = "config") -> SubmissionResult:
-    """``aicr.cncf.write_submission`` of a run judged against ``version``."""
-    conformance = Conformance(version, load_requirements(version), "--cncf-version")
+           config_source: str = "config",
+           reqs: RequirementSet | None = None) -> SubmissionResult:
+    """``aicr.cncf.write_submission`` of a run judged against ``version`` (or ``reqs``)."""
+    conformance = Conformance(version, reqs or load_requirements(version), "--cncf-version")
     run = SubmissionInputs(report, recipe, snapshot, config, conformance, recipe_source,
                            snapshot_source, config_source)
     return write_cncf_submission(out, run, force=force)

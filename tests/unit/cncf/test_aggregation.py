@@ -1,7 +1,14 @@
 from __future__ import annotations
 
 import pytest
-from cncf_builders import CONFORMANCE, make_config, make_report, make_test
+from cncf_builders import (
+    CONFORMANCE,
+    made_unbacked,
+    make_config,
+    make_report,
+    make_test,
+    unbacked_should,
+)
 
 from aicr.cncf import ReqStatus, aggregate, check_not_applicable, check_recipe_coverage
 from aicr.cncf.requirements import load_requirements
@@ -64,8 +71,11 @@ def test_a_should_never_blocks(status: Status, expected: ReqStatus) -> None:
     assert bool(agg.failed_checks) == (status == Status.FAILED)
 
 
-def test_unbacked_should_is_not_implemented_with_a_note() -> None:
-    res = _agg([make_test(n) for n in CONFORMANCE]).result("virtualized_accelerator")
+@pytest.mark.parametrize("pick", [unbacked_should, made_unbacked],
+                         ids=["the-versions-own-or-made", "made"])
+def test_unbacked_should_is_not_implemented_with_a_note(pick) -> None:  # type: ignore[no-untyped-def]
+    reqs, unbacked = pick(R35)
+    res = _agg([make_test(n) for n in CONFORMANCE], reqs=reqs).result(unbacked)
     assert res.status == ReqStatus.NOT_IMPLEMENTED  # type: ignore[union-attr]
     assert "no aicr check backs" in res.reasons[0]  # type: ignore[union-attr]
 

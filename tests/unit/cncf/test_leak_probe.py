@@ -23,6 +23,7 @@ from cncf_builders import (
     render_submission,
 )
 
+import submission_recipe
 from aicr.ctrf import Status
 
 G = "0f1e2d3c-4b5a-6978-8091-a2b3c4d5e6f7"
@@ -178,7 +179,7 @@ def test_validate_scans_what_it_wrote_and_keeps_no_leaking_submission(
     data = Path(__file__).parents[2] / "data"
     monkeypatch.setattr("aicr.cncf.submission.redact_report", lambda report, redactor: report)
     fake = FakeExecutor(results={"gang-scheduling": (Status.PASSED, "pods on 10.9.8.7")})
-    outcome = run(ValidateRequest(recipe=str(data / "recipes/submission.yaml"),
+    outcome = run(ValidateRequest(recipe=submission_recipe.path(),
                                   snapshot=str(data / "snapshots/ok.yaml"),
                                   config=str(data / "configs/vendor.yaml"), cncf_submission=True,
                                   evidence_dir=str(tmp_path / "v1.35" / "example")),

@@ -7,12 +7,14 @@ import pytest
 import yaml
 from cncf_builders import (
     CONFORMANCE,
+    backed_should,
     make_config,
     make_recipe,
     make_report,
     make_snapshot,
     make_test,
     render_submission,
+    unbacked_should,
 )
 
 from aicr.cncf import verify
@@ -43,11 +45,16 @@ def _tests(**status: Status) -> list:  # type: ignore[type-arg]
     return out
 
 
+# v1.35 as the tests judge it, with a SHOULD that no check backs (the version's own, or
+# one made so) to show how an unbacked requirement is written.
+R35, UNBACKED = unbacked_should(load_requirements("1.35"))
+
+
 def _write(out: Path, tests=None, version="1.35", config=None, force=False):  # type: ignore[no-untyped-def]
     return render_submission(
         out, report=make_report(tests or _tests()), recipe=make_recipe(),
         snapshot=make_snapshot(), config=config or make_config(), version=version, force=force,
-        recipe_source="recipes/eks.yaml")
+        recipe_source="recipes/eks.yaml", reqs=R35 if version == "1.35" else None)
 
 
 def test_complete_run_writes_a_verified_submission(tmp_path: Path) -> None:
@@ -55,7 +62,7 @@ def test_complete_run_writes_a_verified_submission(tmp_path: Path) -> None:
     result = _write(out)
     assert result.path == out
     names = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
-    reqs = load_requirements("1.35")
+    reqs = R35
     assert names == sorted(["PRODUCT.yaml", "README.md", "junit.xml", "e2e.log",
                             *(f"evidence/{i}.md" for i in reqs.ids)])
     assert verify(out, version=None).ok
@@ -64,8 +71,8 @@ def test_complete_run_writes_a_verified_submission(tmp_path: Path) -> None:
     assert product["metadata"]["kubernetesVersion"] == "v1.35.2"  # the cluster's, with patch
     statuses = {i["id"]: i["status"] for items in product["spec"].values() for i in items}
     assert statuses["gang_scheduling"] == "Implemented"
-    assert statuses["gpu_sharing"] == "Implemented"  # its check ran and passed
-    assert statuses["virtualized_accelerator"] == "Not Implemented"  # no check backs it
+    assert statuses[backed_should(reqs)] == "Implemented"  # its check ran and passed
+    assert statuses[UNBACKED] == "Not Implemented"  # no check backs it
     assert list(statuses) == reqs.ids  # template order
     assert not list(tmp_path.glob("v1.35/.*"))  # no staging left behind
 
@@ -95,7 +102,7 @@ def test_evidence_page_shows_checks_and_what_came_back(tmp_path: Path) -> None:
     for needle in ("### Check `gang-scheduling`", "- Verdict: **passed**", "- Duration: 1.50 s",
                    "- **asked**: list pods on node-1", "#### Captured output"):
         assert needle in page
-    assert "No aicr check backs" in (out / "evidence" / "virtualized_accelerator.md").read_text()
+    assert "No aicr check backs" in (out / "evidence" / f"{UNBACKED}.md").read_text()
 
 
 def test_a_failed_should_check_is_a_failure_in_junit_and_e2e_never_a_skip(tmp_path: Path) -> None:
@@ -127,9 +134,10 @@ def test_v1_37_references_junit_and_e2e_with_fragments(tmp_path: Path) -> None:
     _write(out, version="1.37")
     product = yaml.safe_load((out / "PRODUCT.yaml").read_text())
     gang = product["spec"]["schedulingOrchestration"][0]
+    checks = load_requirements("1.37").get("gang_scheduling").checks  # type: ignore[union-attr]
+    files = ("junit.xml", "e2e.log")
     assert gang["evidence"] == ["evidence/gang_scheduling.md",
-                                "file://junit.xml#gang-scheduling",
-                                "file://e2e.log#gang-scheduling"]
+                                *(f"file://{f}#{c}" for c in checks for f in files)]
     assert verify(out, version=None).ok
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import submission_recipe
 from aicr.run_plan import ValidateRequest
 from aicr.snapshot.provenance import MIXED, node_groups
 from aicr.validate import run
@@ -63,7 +64,7 @@ def test_the_report_and_the_submission_readme_carry_the_provenance(tmp_path: Pat
     fake = FakeExecutor(node_objects=[node("g0", "ami-0aa", "570.86.16", 8)])
     outcome = run(
         ValidateRequest(
-            recipe=str(DATA / "recipes/submission.yaml"),
+            recipe=submission_recipe.path(),
             snapshot=str(DATA / "snapshots/ok.yaml"),
             config=str(DATA / "configs/vendor.yaml"),
             cncf_submission=True,
@@ -86,7 +87,7 @@ def test_the_attestation_predicate_carries_the_provenance() -> None:
     fake = FakeExecutor(node_objects=[node("g0", "ami-0aa")])
     outcome = run(
         ValidateRequest(
-            recipe=str(DATA / "recipes/submission.yaml"),
+            recipe=submission_recipe.path(),
             snapshot=str(DATA / "snapshots/ok.yaml"),
             emit_attestation=True,
         ),
@@ -119,7 +120,7 @@ def test_every_image_the_pods_ran_is_in_the_provenance_and_readme_by_digest(
         "dra-support": [runs(VALIDATOR, "v2", validator, ran_by)],
     }  # fmt: skip
     fake = FakeExecutor(node_objects=[node("g0", "ami-0aa", "570.86.16", 8)], images=ran)
-    outcome = run(ValidateRequest(recipe=str(DATA / "recipes/submission.yaml"),
+    outcome = run(ValidateRequest(recipe=submission_recipe.path(),
                                   snapshot=str(DATA / "snapshots/ok.yaml"),
                                   config=str(DATA / "configs/vendor.yaml"), cncf_submission=True,
                                   evidence_dir=str(tmp_path / "v1.35" / "example")),
