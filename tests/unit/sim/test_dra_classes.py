@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 import yaml
+from simcluster.components.base import merge_values
 from simcluster.gpu import modes
 
 RECIPES = Path(__file__).resolve().parents[3] / "recipes"
@@ -73,7 +74,7 @@ def test_the_mode_of_each_recipe_renders_its_dra_values_classes(
     recipe: str, ref: dict[str, Any], plugin: bool
 ) -> None:
     given = yaml.safe_load((RECIPES / ref["valuesFile"]).read_text()) or {}
-    theirs = modes._merge(modes._merge(modes.CHART_DEFAULTS, given), ref.get("overrides") or {})
+    theirs = merge_values(merge_values(modes.CHART_DEFAULTS, given), ref.get("overrides") or {})
     gpus = theirs["resources"]["gpus"]["enabled"]
     mode: modes.Mode = "dual" if plugin and gpus else "dra" if gpus else "device-plugin"
     assert modes.device_classes(modes.dra_values(mode)) == modes.device_classes(theirs)

@@ -18,7 +18,6 @@ from fnmatch import fnmatch
 from pathlib import Path
 
 import pytest
-import yaml
 from simcluster.components import registry
 from simcluster.components.base import Context
 
@@ -163,8 +162,9 @@ SCENARIO_SOURCES: dict[tuple[str, str], str] = {
     ("DaemonSet", "gpu-operator/gpu-feature-discovery"): CHART,
     ("DaemonSet", "gpu-operator/nvidia-operator-validator"): CHART,
     ("Deployment", "nvidia-dra-driver/nvidia-dra-driver-gpu-controller"): VALUES,
-    ("ClusterPolicy", "cluster-policy"): CHART,
-    ("RuntimeClass", "nvidia"): CHART,  # the GPU Operator's toolkit creates it
+    # rendered from the header's gpuOperator values (simcluster.gpu.operator_values)
+    ("ClusterPolicy", "cluster-policy"): VALUES,
+    ("RuntimeClass", "nvidia"): VALUES,  # the operator's, named by operator.runtimeClass
     ("RuntimeClass", "gvisor"):
         "sim-only: a sandboxed runtime class (gVisor's runsc, as its install docs name the "
         "handler) for workload-sandboxing; no example recipe installs one",
@@ -249,7 +249,9 @@ def test_components_rendered_from_the_cache_are_listed_when_it_is_built(name: st
 
 
 def test_every_object_of_the_gpu_platform_scenario_is_explained() -> None:
-    docs = [d for d in yaml.safe_load_all(SCENARIO.read_text()) if d and d["kind"] != "Scenario"]
+    from simcluster.scenarios import named
+
+    docs = named.load(SCENARIO.stem).manifests  # the documents and what its header renders
     made = {(d["kind"], f"{d['metadata']['namespace']}/{d['metadata']['name']}"
              if d["metadata"].get("namespace") else d["metadata"]["name"]) for d in docs}
     assert made == set(SCENARIO_SOURCES)

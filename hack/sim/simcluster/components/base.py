@@ -119,6 +119,17 @@ def chart_values(ctx: Context, chart: str, default: Path) -> Mapping[str, Any]:
     return loaded if isinstance(loaded, dict) else {}
 
 
+def merge_values(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    """Helm's merge of values (a values file over the chart's, overrides over both):
+    mappings key by key, anything else replaced."""
+    out = dict(base)
+    for k, v in over.items():
+        mine = out.get(k)
+        both = isinstance(v, Mapping) and isinstance(mine, Mapping)
+        out[k] = merge_values(mine, v) if both else v
+    return out
+
+
 def dig(values: Mapping[str, Any], *keys: str, default: Any = None) -> Any:
     """``values[k1][k2]...``, or ``default`` where a key is absent or a level is no mapping."""
     here: Any = values

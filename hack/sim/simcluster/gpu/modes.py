@@ -28,7 +28,7 @@ from typing import Any, Literal
 from kubernetes import client
 
 from simcluster.cluster import kube
-from simcluster.components.base import RECIPE_COMPONENTS, dig
+from simcluster.components.base import RECIPE_COMPONENTS, dig, merge_values
 from simcluster.gpu.smi import gpu_uuid
 from simcluster.nodes.layout import GPU_RESOURCE, load_profile
 
@@ -62,15 +62,6 @@ _CLASSES = (
 CLASS_NAMES = tuple(c[1] for c in _CLASSES)
 
 
-def _merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
-    """Helm's merge of values: mappings key by key, anything else replaced."""
-    out = dict(base)
-    for k, v in over.items():
-        mine = out.get(k)
-        out[k] = _merge(mine, v) if isinstance(v, Mapping) and isinstance(mine, Mapping) else v
-    return out
-
-
 def dra_values(mode: Mode, given: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The DRA driver's values for ``mode``: the chart's defaults, the values file (or
     ``given``), and ``resources.gpus.enabled`` as the recipes' overrides set it."""
@@ -80,7 +71,7 @@ def dra_values(mode: Mode, given: Mapping[str, Any] | None = None) -> dict[str, 
         loaded = yaml.safe_load(DRA_VALUES.read_text(encoding="utf-8"))
         given = loaded if isinstance(loaded, dict) else {}
     gpus = {"resources": {"gpus": {"enabled": mode != "device-plugin"}}}
-    return _merge(_merge(CHART_DEFAULTS, given), gpus)
+    return merge_values(merge_values(CHART_DEFAULTS, given), gpus)
 
 
 def device_classes(values: Mapping[str, Any]) -> list[dict[str, Any]]:

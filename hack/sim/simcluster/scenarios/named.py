@@ -1,8 +1,10 @@
 """Named scenarios (hack/sim/scenarios/NAME.yaml): a cluster's contents in one file.
 
 The first YAML document is the header, a strict `Scenario` (name, what it
-models, the components it runs, the GPU mode); every later document is a
-manifest applied as `sim apply` applies a file. `load` finds every mistake
+models, the components it runs, the GPU mode, and the GPU Operator's values:
+`gpuOperator: {valuesFile, overrides}`, whose ClusterPolicy, device-plugin
+config and RuntimeClass are rendered as the chart does, `simcluster.gpu.operator_values`);
+every later document is a manifest applied as `sim apply` applies a file. `load` finds every mistake
 before anything is created; `run` installs the components, applies the
 manifests and waits until every workload they hold is ready.
 """
@@ -19,6 +21,7 @@ import yaml
 from simcluster.cluster import kube, paths
 from simcluster.components import install, registry, workloads
 from simcluster.components.base import Component
+from simcluster.gpu import operator_values
 from simcluster.gpu.sharing import SharingError
 from simcluster.scenarios import contents as scenario
 
@@ -26,7 +29,7 @@ if TYPE_CHECKING:
     from simcluster.cluster.sim import Sim
 
 SCENARIOS = paths.SIM_ROOT / "scenarios"
-HEADER_KEYS = {"kind", "name", "description", "components", "gpuMode"}
+HEADER_KEYS = {"kind", "name", "description", "components", "gpuMode", "gpuOperator"}
 MODES = ("device-plugin", "dra")
 
 
@@ -101,6 +104,18 @@ def load(name: str) -> Scenario:
     except registry.ComponentInputError as e:
         raise ScenarioError(f"{path}: header: components: {e}") from None
     manifests = read_manifests(path, skip=1)
+    operator = head.get("gpuOperator")
+    if operator is not None:
+        if not isinstance(operator, dict):
+            raise ScenarioError(f"{path}: header: gpuOperator: expected a mapping")
+        if any(d["kind"] == "ClusterPolicy" for d in manifests):
+            raise ScenarioError(
+                f"{path}: a ClusterPolicy document beside gpuOperator: the values render it"
+            )
+        try:
+            manifests += operator_values.manifests(operator, f"{path}: header")
+        except operator_values.ValuesError as e:
+            raise ScenarioError(str(e)) from None
     return Scenario(
         name, str(head.get("description", "")), tuple(components), mode, tuple(manifests)
     )
