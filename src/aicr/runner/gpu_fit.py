@@ -19,7 +19,9 @@ from aicr.kube.names import CHECK_LABEL, RUN_ID_LABEL, holder_id
 from aicr.kube.placement import Placement
 
 Obj = dict[str, Any]
-EVERY_FREE_GPU = GpuNeed(all=True)
+# Built without validation (``all`` alone is the model's one valid form), so importing the
+# runner builds no pydantic validator: a no-cluster run never reserves GPUs (issue 34).
+EVERY_FREE_GPU = GpuNeed.model_construct(all=True)
 
 
 @dataclass(frozen=True)
