@@ -8,6 +8,16 @@ GPU also lists ``mig_devices``, each with its own ``fb_memory_usage``: only the
 GPU's own (a direct child) is its memory. Text before the document (a warning)
 is skipped.
 
+``nvidia-smi -q`` (the text log) has a ``==============NVSMI LOG==============``
+banner, the driver version once, then one ``GPU 00000000:02:00.0`` block per
+device: ``Key : value`` lines indented four spaces, sections (a title alone on
+its line) with their keys four spaces deeper. ``parse_query`` keeps what tells a
+virtual GPU from a physical one: ``GPU Virtualization Mode`` (``Virtualization
+Mode`` ``None``, ``Pass-Through``, ``VGPU``, ``Host VGPU``; ``Host VGPU Mode``)
+and ``vGPU Software Licensed Product`` (``Product Name``, ``License Status``),
+which guests of a vGPU host print, and where ``Product Name`` is the vGPU type
+(``GRID V100D-8C``). Proven on a vGPU guest's log (``tests/data/real/``).
+
 ``nvidia-smi -L`` lists one ``GPU N: NAME (UUID: GPU-...)`` line per GPU and, with
 MIG, each of its MIG devices indented under it: ``  MIG 1g.10gb     Device  0:
 (UUID: MIG-...)`` (R470 and later; R460 printed ``MIG 1g.5gb Device 0: (UUID:
@@ -129,3 +139,85 @@ def parse_list(text: str) -> list[ListedGpu]:
                 f"nvidia-smi -L line {n}: not a GPU or MIG device: {line.strip()[:80]!r}"
             )
     return gpus
+
+
+@dataclass(frozen=True)
+class QueriedGpu:
+    """One GPU of a ``nvidia-smi -q`` log; ``None`` where it prints N/A or nothing."""
+
+    bus_id: str
+    name: str  # Product Name: the vGPU type on a vGPU guest ("GRID V100D-8C")
+    brand: str | None  # Product Brand
+    uuid: str
+    driver_version: str
+    virtualization_mode: str | None  # "None", "Pass-Through", "VGPU", "Host VGPU"
+    host_vgpu_mode: str | None  # on a vGPU host: "SR-IOV", "Non SR-IOV"
+    licensed_product: str | None  # vGPU Software Licensed Product / Product Name
+    license_status: str | None  # "Licensed (Expiry: ...)", "Unlicensed (Restricted)"
+
+
+BANNER = "==============NVSMI LOG=============="
+_GPU_BLOCK = re.compile(r"GPU ([0-9A-Fa-f]{8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])")
+_KEY_VALUE = re.compile(r"( *)([^:]*?\S) *:(?: (.*))?")
+
+
+def _query_blocks(text: str) -> tuple[dict[str, str], list[tuple[str, dict[str, str]]]]:
+    """(the header's keys, each GPU's bus id and keys by path ``Section/Key``)."""
+    header: dict[str, str] = {}
+    gpus: list[tuple[str, dict[str, str]]] = []
+    sections: list[tuple[int, str]] = []  # (indent, title) of the open sections
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = raw.rstrip()
+        if not line.strip() or line.strip() == BANNER:
+            continue
+        if m := _GPU_BLOCK.fullmatch(line):
+            gpus.append((m[1], {}))
+            sections = []
+            continue
+        indent = len(line) - len(line.lstrip(" "))
+        while sections and sections[-1][0] >= indent:
+            sections.pop()
+        kv = _KEY_VALUE.fullmatch(line)
+        if kv is None:  # a section title
+            if not gpus:
+                raise ParseError(f"nvidia-smi -q line {n}: not a key or a GPU: {line[:80]!r}")
+            sections.append((indent, line.strip()))
+            continue
+        key = "/".join([*(t for _, t in sections), kv[2]])
+        value = (kv[3] or "").strip()
+        (gpus[-1][1] if gpus else header)[key] = value
+    return header, gpus
+
+
+def parse_query(text: str) -> list[QueriedGpu]:
+    """The GPUs of a ``nvidia-smi -q`` log; ParseError when it is not one or a GPU has no UUID."""
+    if BANNER not in text:
+        raise ParseError("no NVSMI LOG banner: not nvidia-smi -q output")
+    header, blocks = _query_blocks(text)
+    driver = header.get("Driver Version")
+    if not driver or driver == "N/A":
+        raise ParseError("nvidia-smi -q log has no Driver Version")
+
+    def value(keys: dict[str, str], key: str) -> str | None:
+        got = keys.get(key)
+        return None if got in (None, "", "N/A") else got
+
+    out = []
+    for bus, keys in blocks:
+        uuid = value(keys, "GPU UUID")
+        if uuid is None:
+            raise ParseError(f"nvidia-smi -q: GPU {bus} has no GPU UUID")
+        out.append(
+            QueriedGpu(
+                bus_id=bus,
+                name=value(keys, "Product Name") or "",
+                brand=value(keys, "Product Brand"),
+                uuid=uuid,
+                driver_version=driver,
+                virtualization_mode=value(keys, "GPU Virtualization Mode/Virtualization Mode"),
+                host_vgpu_mode=value(keys, "GPU Virtualization Mode/Host VGPU Mode"),
+                licensed_product=value(keys, "vGPU Software Licensed Product/Product Name"),
+                license_status=value(keys, "vGPU Software Licensed Product/License Status"),
+            )
+        )
+    return out

@@ -5,7 +5,15 @@ from __future__ import annotations
 import pytest
 
 from aicr.parsers import ParseError
-from aicr.parsers.nvidia_smi import Gpu, ListedGpu, MigDevice, parse_list, parse_xml
+from aicr.parsers.nvidia_smi import (
+    Gpu,
+    ListedGpu,
+    MigDevice,
+    QueriedGpu,
+    parse_list,
+    parse_query,
+    parse_xml,
+)
 from real_captures import capture
 
 
@@ -66,7 +74,8 @@ def test_a_gpu_without_uuid_is_refused() -> None:
 def test_list_reads_every_mig_device_under_its_gpu_in_both_layouts() -> None:
     single = parse_list(capture("nvidia-smi", "h100-mig-single-list.txt"))
     assert [(g.index, g.name, g.uuid) for g in single] == [
-        (0, "NVIDIA H100 80GB HBM3", "GPU-b4895dbf-9350-2524-a89b-98161ddd9fe4")]
+        (0, "NVIDIA H100 80GB HBM3", "GPU-b4895dbf-9350-2524-a89b-98161ddd9fe4")
+    ]
     assert [(m.profile, m.index) for m in single[0].migs] == [("1g.10gb", i) for i in range(7)]
     assert single[0].migs[0].uuid == "MIG-3f6f389f-b0cc-5e5c-8e32-eaa8fd067902"
     mixed = parse_list(capture("nvidia-smi", "h100-mig-mixed-list.txt"))
@@ -93,3 +102,62 @@ def test_list_without_mig_and_empty() -> None:
 def test_list_refuses_anything_else(text: str, problem: str) -> None:
     with pytest.raises(ParseError, match=problem.replace("(", r"\(")):
         parse_list(text)
+
+
+VGPU_GUEST = "tkgi-v100d-8c-vgpu-guest-q.txt"
+
+
+def test_query_reads_a_vgpu_guests_virtualization_and_licence() -> None:
+    assert parse_query(capture("nvidia-smi", VGPU_GUEST)) == [
+        QueriedGpu(
+            bus_id="00000000:02:00.0",
+            name="GRID V100D-8C",  # the vGPU type
+            brand="NVIDIA Virtual Compute Server",
+            uuid="GPU-57abc772-1dd3-11b2-8fae-e31710b8f307",
+            driver_version="535.216.01",
+            virtualization_mode="VGPU",
+            host_vgpu_mode=None,  # N/A in a guest
+            licensed_product="NVIDIA Virtual Compute Server",
+            license_status="Licensed (Expiry: 2025-3-19 7:29:4 GMT)",
+        )
+    ]
+
+
+def test_query_keys_are_read_in_their_section_only() -> None:
+    # "Product Name" also sits under "vGPU Software Licensed Product": the GPU's own is
+    # the one outside any section; a GPU that prints no licensed product has none
+    text = capture("nvidia-smi", VGPU_GUEST)
+    cut = text.replace(
+        "    vGPU Software Licensed Product\n"
+        "        Product Name                      : NVIDIA Virtual Compute Server\n",
+        "",
+    ).replace(
+        "        License Status                    : Licensed (Expiry: 2025-3-19 7:29:4 GMT)\n", ""
+    )
+    [gpu] = parse_query(cut.replace(": VGPU", ": Pass-Through"))
+    assert (gpu.name, gpu.virtualization_mode, gpu.licensed_product, gpu.license_status) == (
+        "GRID V100D-8C", "Pass-Through", None, None)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("Failed to initialize NVML: Unknown Error\n", "no NVSMI LOG banner"),
+        ("==============NVSMI LOG==============\n\nAttached GPUs : 0\n", "no Driver Version"),
+        (
+            "==============NVSMI LOG==============\nDriver Version : 535.216.01\n"
+            "GPU 00000000:02:00.0\n    Product Name : GRID V100D-8C\n",
+            "GPU 00000000:02:00.0 has no GPU UUID",
+        ),
+        ("==============NVSMI LOG==============\nMIG Mode\n", "line 2: not a key or a GPU"),
+    ],
+    ids=["nvml-error", "no-driver", "no-uuid", "section-before-gpu"],
+)
+def test_query_refuses_what_is_not_a_log(text: str, message: str) -> None:
+    with pytest.raises(ParseError, match=message):
+        parse_query(text)
+
+
+def test_query_of_no_gpus_is_empty() -> None:
+    banner = "\n==============NVSMI LOG==============\n\nDriver Version : 535.216.01\n"
+    assert parse_query(banner + "Attached GPUs : 0\n") == []
