@@ -190,6 +190,7 @@ KINDS: dict[str, Kind] = {
         Kind("NodeClaim", "karpenter.sh/v1", "nodeclaims", False),
         Kind("PodMonitor", "monitoring.coreos.com/v1", "podmonitors"),
         Kind("Prometheus", "monitoring.coreos.com/v1", "prometheuses"),
+        Kind("KubeVirt", "kubevirt.io/v1", "kubevirts"),
     )
 }
 

@@ -219,4 +219,5 @@ def test_the_catalog_declares_the_documented_needs() -> None:
         "secure-accelerator-access": "4 GPUs in all",
         "driver-runtime-management": "1 GPU on every GPU node",
         "gpu-sharing": "every free GPU",
+        "virtualized-accelerator": "1 GPU in all",
     }
