@@ -285,6 +285,12 @@ FAULTS: tuple[Fault, ...] = (
         "the device plugin advertises replicas but hands each GPU to one pod only: a second "
         "pod gets another GPU, or none when every GPU is held",
     ),
+    _gpu_fault(
+        "vgpu-not-attached",
+        "the node's labels say vGPU (GPU feature discovery's vgpu.present), but the VM's GPU "
+        "is a whole GPU passed through: a pod's nvidia-smi -q names the physical GPU and "
+        "Pass-Through",
+    ),
     Fault(
         "no-sandbox-handler",
         "containerd on the node has no gVisor runtime configured: pods whose RuntimeClass "

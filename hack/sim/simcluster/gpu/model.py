@@ -10,7 +10,7 @@ from typing import Any
 from kubernetes import client
 
 from simcluster.cluster import kube, paths
-from simcluster.gpu import devices, sharing
+from simcluster.gpu import devices, sharing, vgpu
 from simcluster.gpu.nccl import VERSION_ENV
 from simcluster.gpu.smi import gpu_uuid
 from simcluster.nodes.layout import NCCL_BUSBW_ANNOTATION
@@ -36,6 +36,7 @@ FAULTS = (
     "exporter-no-dra",
     "mig-not-applied",
     "replicas-not-shared",
+    "vgpu-not-attached",
 )
 SMI_SCRIPT = Path(__file__).resolve().parent / "smi.py"
 PROFTESTER = "dcgmproftester12"  # the GPU model's stand-in: the dcgm-exporter page shows it busy
@@ -82,6 +83,8 @@ def node_profile(node: dict[str, Any]) -> dict[str, Any] | None:
         "ncclBusBw": float(notes.get(NCCL_BUSBW_ANNOTATION) or 0),
         # MIG: GFD's product and count then name the MIG devices; these are the GPUs'
         **(_mig_profile(notes) if sharing.of_node(node).mig else {}),
+        # vGPUs: the type nvidia-smi names, their framebuffer and licensing (gpu.vgpu)
+        **vgpu.smi_view(node, node_faults(node)),
     }
 
 

@@ -4,7 +4,12 @@ Standalone (standard library only): the process runtime runs it in place of the
 binary. PROFILE.json is the node's GPU profile with the pod's GPUs (written by
 `model.smi_argv`), or `null` on a node without GPUs. Supported invocations, in
 the layout of the real tool (driver 5xx): no arguments (the summary table),
-`-q -x` / `--query --xml-format` (the XML log, nvsmi_device_v12.dtd) and `-L`.
+`-q -x` / `--query --xml-format` (the XML log, nvsmi_device_v12.dtd), `-q` /
+`--query` (the text log, keys in the real tool's 42-column layout, the fields
+its readers use, in its order; from a real 535 vGPU guest's log,
+tests/data/real/nvidia-smi/tkgi-v100d-8c-vgpu-guest-q.txt) and `-L`. On a node
+holding vGPUs (the profile's `vgpu`, `simcluster.gpu.vgpu`) the text log says
+`VGPU` and prints the licensed product, as a guest does; elsewhere `Pass-Through`.
 With MIG devices (the profile's `migs`: the pod's MIG devices, each its GPU's
 host index, its index there and its profile), `-L` lists each under its GPU as
 the real tool does (`  MIG 1g.10gb     Device  0: (UUID: MIG-...)`, numbered
@@ -163,6 +168,62 @@ def xml_log(profile: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
+KEY_WIDTH = 42  # nvidia-smi -q pads every key (with its indent) to this column, then ": "
+
+
+def _kv(indent: int, key: str, value: str) -> str:
+    return f"{' ' * indent}{key}".ljust(KEY_WIDTH) + f": {value}"
+
+
+def query(profile: dict[str, Any]) -> str:
+    """`nvidia-smi -q`: the text log, a subset of its keys in the real order and layout."""
+    gpus = visible(profile)
+    mem = int(profile["memoryMiB"])
+    mig = "Enabled" if profile.get("migEnabled") else "Disabled"
+    vgpu = profile.get("vgpu") or {}
+    lines = [
+        "",
+        "==============NVSMI LOG==============",
+        "",
+        _kv(0, "Timestamp", time.strftime("%a %b %d %H:%M:%S %Y")),
+        _kv(0, "Driver Version", str(profile["driver"])),
+        _kv(0, "CUDA Version", str(profile["cuda"])),
+        "",
+        _kv(0, "Attached GPUs", str(len(gpus))),
+    ]
+    for host in gpus:
+        lines += [
+            f"GPU {bus_id(host)}",
+            _kv(4, "Product Name", str(profile["product"])),
+            _kv(4, "Product Brand", str(vgpu.get("brand") or "NVIDIA")),
+            _kv(4, "Product Architecture", "Hopper"),
+            "    MIG Mode",
+            _kv(8, "Current", mig),
+            _kv(8, "Pending", mig),
+            _kv(4, "GPU UUID", gpu_uuid(profile["node"], host)),
+            _kv(4, "Minor Number", str(host)),
+            "    GPU Virtualization Mode",
+            _kv(8, "Virtualization Mode", "VGPU" if vgpu else "Pass-Through"),
+            _kv(8, "Host VGPU Mode", "N/A"),
+        ]
+        if vgpu:
+            lines += [
+                "    vGPU Software Licensed Product",
+                _kv(8, "Product Name", str(vgpu["licensedProduct"])),
+                _kv(8, "License Status", str(vgpu["licenseStatus"])),
+            ]
+        lines += [
+            "    PCI",
+            _kv(8, "Bus Id", bus_id(host)),
+            "    FB Memory Usage",
+            _kv(8, "Total", f"{mem} MiB"),
+            _kv(8, "Used", "0 MiB"),
+            _kv(8, "Free", f"{mem} MiB"),
+            _kv(4, "Processes", "None"),
+        ]
+    return "\n".join(lines) + "\n"
+
+
 def listing(profile: dict[str, Any]) -> str:
     """`nvidia-smi -L`: each GPU, and under it the MIG devices the pod was given."""
     node, lines = profile["node"], []
@@ -192,6 +253,8 @@ def main(argv: list[str]) -> int:
         sys.stdout.write(table(profile))
     elif flags in ({"-q", "-x"}, {"--query", "--xml-format"}, {"-q", "--xml-format"}):
         sys.stdout.write(xml_log(profile))
+    elif flags in ({"-q"}, {"--query"}):
+        sys.stdout.write(query(profile))
     elif flags == {"-L"}:
         sys.stdout.write(listing(profile))
     else:

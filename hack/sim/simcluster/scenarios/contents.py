@@ -17,6 +17,7 @@ from kubernetes.client.rest import ApiException
 from simcluster.cluster import kube, paths
 from simcluster.gpu import modes as gpu_modes
 from simcluster.gpu import sharing as gpu_sharing
+from simcluster.gpu import vgpu as gpu_vgpu
 from simcluster.nodes import provisioned
 from simcluster.nodes.layout import LAYOUT, node_manifest
 
@@ -169,6 +170,7 @@ def reset_nodes(sim: Sim) -> None:
 
         kube.retry_conflicts(update)
         set_node_images(sim, spec.name, [])
+        gpu_vgpu.forget(api, spec.name)
     gpu_sharing.clear(api, profile_gpu_labels(sim), plugin=True)
     set_mode(sim, "device-plugin")
 
@@ -185,9 +187,12 @@ def profile_gpu_labels(sim: Sim) -> dict[str, dict[str, str]]:
 
 
 def apply_sharing(sim: Sim) -> None:
-    """Advertise the GPU nodes' sharing as the GPU Operator's ClusterPolicy says (gpu.sharing)."""
+    """Advertise the GPU nodes' sharing as the GPU Operator's ClusterPolicy says (gpu.sharing),
+    then label the nodes that declare vGPUs as GPU feature discovery would (gpu.vgpu)."""
     api = kube.api_client(sim.kubeconfig)
-    gpu_sharing.reconcile(api, profile_gpu_labels(sim), plugin=current_mode(sim) != "dra")
+    base = profile_gpu_labels(sim)
+    gpu_sharing.reconcile(api, base, plugin=current_mode(sim) != "dra")
+    gpu_vgpu.reconcile(api, base)
 
 
 def dump(obj: Any) -> str:

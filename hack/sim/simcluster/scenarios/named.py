@@ -23,6 +23,7 @@ from simcluster.components import install, registry, workloads
 from simcluster.components.base import Component
 from simcluster.gpu import operator_values
 from simcluster.gpu.sharing import SharingError
+from simcluster.gpu.vgpu import VgpuError
 from simcluster.scenarios import contents as scenario
 
 if TYPE_CHECKING:
@@ -126,7 +127,7 @@ def apply_and_wait(sim: Sim, docs: list[dict[str, Any]], timeout: float = 120.0)
     applied = scenario.apply(sim, docs)
     try:  # the GPU Operator's sharing config, as its device plugin and GFD would apply it
         scenario.apply_sharing(sim)
-    except SharingError as e:
+    except (SharingError, VgpuError) as e:
         raise install.ComponentError(f"GPU sharing: {e}") from None
     api = kube.api_client(sim.kubeconfig)
     deadline = time.monotonic() + timeout
