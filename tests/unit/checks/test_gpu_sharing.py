@@ -50,6 +50,29 @@ def test_offers_read_what_gfd_and_the_device_plugin_advertise() -> None:
     assert build.offers(node("g", whole, **{"nvidia.com/gpu": "8"})) == []
 
 
+GKE_TS = {"cloud.google.com/gke-gpu-sharing-strategy": "time-sharing",
+          "cloud.google.com/gke-max-shared-clients-per-gpu": "3"}  # fmt: skip
+
+
+def test_offers_read_gkes_own_labels_where_gfd_says_nothing() -> None:
+    # the labels the GKE docs show for a node pool of 3 clients per GPU, 2 GPUs a node
+    assert build.offers(node("g", GKE_TS, **{"nvidia.com/gpu": "6"})) == [
+        Offer("time-sharing", "g", "nvidia.com/gpu", 6, gpus=2, replicas=3)]  # fmt: skip
+    mps = {**GKE_TS, "cloud.google.com/gke-gpu-sharing-strategy": "mps"}
+    assert [o.name for o in build.offers(node("g", mps, **{"nvidia.com/gpu": "6"}))] == ["mps"]
+    part = {"cloud.google.com/gke-gpu-partition-size": "1g.5gb"}
+    assert build.offers(node("g", part, **{"nvidia.com/gpu": "7"})) == [
+        Offer("MIG", "g", "nvidia.com/gpu", 7, profile="1g.5gb")]  # fmt: skip
+    # time-sharing of MIG partitions is proven as MIG; one client per GPU shares nothing
+    both = node("g", {**part, **GKE_TS}, **{"nvidia.com/gpu": "21"})
+    assert [o.name for o in build.offers(both)] == ["MIG 1g.5gb"]
+    one = {**GKE_TS, "cloud.google.com/gke-max-shared-clients-per-gpu": "1"}
+    assert build.offers(node("g", one, **{"nvidia.com/gpu": "2"})) == []
+    # where GFD runs too, its labels are the ones read: no second offer
+    gfd_too = node("g", {**TS, **GKE_TS}, **{"nvidia.com/gpu": "8"})
+    assert [o.name for o in build.offers(gfd_too)] == ["time-slicing"]
+
+
 def test_a_real_mixed_mig_node_offers_each_profile() -> None:
     labels = json.loads(capture("gpu-feature-discovery", "h100-mig-mixed-node-labels.json"))
     counts = {f"nvidia.com/mig-{p}": labels[f"nvidia.com/mig-{p}.count"]
@@ -148,7 +171,9 @@ def run(kube: FakeKube, params: dict[str, Any] | None = None) -> Any:
 
         config = parse_config(
             "kind: ValidateConfig\napiVersion: aicr.nvidia.com/v1alpha1\nspec:\n  validate:\n"
-            f"    checks:\n      gpu-sharing:\n        params: {json.dumps(params)}\n", "c")
+            f"    checks:\n      gpu-sharing:\n        params: {json.dumps(params)}\n",
+            "c",
+        )
     inputs = RunInputs("r0123abcd", "aicr-validation", parse_recipe("componentRefs: []\n"), config)
     return entrypoint.run_check("gpu-sharing", inputs, kube=kube)
 
@@ -162,7 +187,9 @@ def test_time_slicing_and_mig_delivered_pass_and_clean_up() -> None:
     kube = fake(nodes, logs)
     result = run(kube)
     assert (result.status, result.message) == (
-        Status.PASSED, "2 GPU sharing strategies delivered: MIG 1g.10gb on g1, time-slicing on g0")
+        Status.PASSED,
+        "2 GPU sharing strategies delivered: MIG 1g.10gb on g1, time-slicing on g0",
+    )
     steps = [(s.title, s.status.value) for s in result.evidence]
     assert steps == [("strategies", "informational"), ("MIG 1g.10gb on g1", "passed"),
                      ("time-slicing on g0", "passed"), ("workloads", "passed")]  # fmt: skip

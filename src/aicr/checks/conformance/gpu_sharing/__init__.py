@@ -140,7 +140,9 @@ def run(ctx: CheckContext) -> CheckResult:
         step.asked = (
             "GPU nodes' feature-discovery labels and allocatable resources: MIG "
             "(nvidia.com/mig-<profile>, mig.strategy single), replicas "
-            "(nvidia.com/gpu.sharing-strategy, nvidia.com/gpu.replicas); DRA sharing not examined"
+            "(nvidia.com/gpu.sharing-strategy, nvidia.com/gpu.replicas); GKE's "
+            "(cloud.google.com/gke-gpu-partition-size, gke-gpu-sharing-strategy, "
+            "gke-max-shared-clients-per-gpu); DRA sharing not examined"
         )
         step.answer = (
             "; ".join(f"{o.node}: {o.describe()}" for offers in groups.values() for o in offers)

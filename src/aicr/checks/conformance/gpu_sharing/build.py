@@ -13,6 +13,13 @@ plugin's resources, k8s-device-plugin's ``internal/lm`` and README):
   ``nvidia.com/gpu.replicas`` above 1, the units being ``nvidia.com/gpu.shared``
   under ``renameByDefault``, else ``nvidia.com/gpu``; ``nvidia.com/gpu.count`` is
   the physical GPUs.
+- GKE's own sharing, which its device plugin and node labels carry instead of
+  GFD's (GKE docs, "About GPU sharing strategies in GKE", "Time-sharing GPUs on
+  GKE"): MIG partitions as ``cloud.google.com/gke-gpu-partition-size`` (a profile,
+  ``1g.5gb``) with ``nvidia.com/gpu`` counting partitions; time-sharing and MPS as
+  ``cloud.google.com/gke-gpu-sharing-strategy`` ``time-sharing`` or ``mps`` with
+  ``cloud.google.com/gke-max-shared-clients-per-gpu`` clients per GPU, each a unit
+  of ``nvidia.com/gpu``. Read only where GFD's labels advertise nothing alike.
 """
 
 from __future__ import annotations
@@ -38,6 +45,10 @@ COUNT_LABEL = "nvidia.com/gpu.count"
 REPLICAS_LABEL = "nvidia.com/gpu.replicas"
 SHARING_LABEL = "nvidia.com/gpu.sharing-strategy"
 SOFTWARE = ("time-slicing", "mps")
+GKE_PARTITION_LABEL = "cloud.google.com/gke-gpu-partition-size"
+GKE_SHARING_LABEL = "cloud.google.com/gke-gpu-sharing-strategy"
+GKE_CLIENTS_LABEL = "cloud.google.com/gke-max-shared-clients-per-gpu"
+GKE_SOFTWARE = ("time-sharing", "mps")
 LISTED = "aicr-listed"  # printed after nvidia-smi -L with its exit code: the listing is whole
 NOT_INJECTED = "127"
 HOLD_SECONDS = 600  # replica pods stay up (holding their replica) until cleanup deletes them
@@ -99,7 +110,22 @@ def offers(node: Obj) -> list[Offer]:
         units = quantity(alloc.get(resource))
         gpus = quantity(labels.get(COUNT_LABEL)) or units // replicas
         found.append(Offer(strategy, name, resource, units, gpus=gpus, replicas=replicas))
-    return found
+    return found + _gke_offers(name, labels, alloc, found)
+
+
+def _gke_offers(name: str, labels: dict[str, str], alloc: Obj, found: list[Offer]) -> list[Offer]:
+    """GKE's own MIG and time-sharing/MPS labels, where GFD's advertise nothing alike."""
+    out: list[Offer] = []
+    units = quantity(alloc.get(GPU_RESOURCE))
+    partition = labels.get(GKE_PARTITION_LABEL, "")
+    if partition and not any(o.kind == "MIG" and o.resource == GPU_RESOURCE for o in found):
+        out.append(Offer("MIG", name, GPU_RESOURCE, units, profile=partition))
+    strategy, clients = labels.get(GKE_SHARING_LABEL, ""), quantity(labels.get(GKE_CLIENTS_LABEL))
+    replicas_found = any(o.kind != "MIG" for o in found)
+    if strategy in GKE_SOFTWARE and clients > 1 and not partition and not replicas_found:
+        out.append(Offer(strategy, name, GPU_RESOURCE, units, gpus=units // clients,
+                         replicas=clients))  # fmt: skip
+    return out
 
 
 def groups(nodes: list[Obj]) -> dict[str, list[Offer]]:
