@@ -75,6 +75,17 @@ def judge(target: Target, exit_code: int | None, log: str) -> tuple[list[str], s
         f"{len(report.gpus)} GPUs ({', '.join(sorted({g.name for g in report.gpus})) or '-'}), "
         f"driver {report.driver}, CUDA {report.cuda or 'unknown'}"
     )
+    migs = [m for g in report.gpus for m in g.migs]
+    if migs:  # what the partitions are: the XML names no profile, so SMs and memory
+        sizes = sorted({(m.multiprocessors, m.memory_total_mib) for m in migs}, key=str)
+        seen += (
+            f"; MIG on, {len(migs)} MIG devices ("
+            + ", ".join(
+                f"{sm if sm is not None else '?'} SMs {mib if mib is not None else '?'} MiB"
+                for sm, mib in sizes
+            )
+            + ")"
+        )
     problems = []
     if len(report.gpus) != target.gpus:
         problems.append(f"nvidia-smi sees {len(report.gpus)} GPUs, {target.gpus} were allocated")

@@ -5,8 +5,10 @@ driver and CUDA version once at the top, then one ``<gpu>`` per device with its
 ``product_name``, ``serial``, ``uuid``, ``mig_mode/current_mig`` (drivers before
 MIG print none) and ``fb_memory_usage/total`` (``81559 MiB``). With MIG enabled a
 GPU also lists ``mig_devices``, each with its own ``fb_memory_usage``: only the
-GPU's own (a direct child) is its memory. Text before the document (a warning)
-is skipped.
+GPU's own (a direct child) is its memory. Each MIG device is read too (``migs``:
+its index, GPU and compute instance ids, multiprocessor count and memory); the
+XML names no profile, so ``-L`` is what names one. Text before the document (a
+warning) is skipped.
 
 ``nvidia-smi -q`` (the text log) has a ``==============NVSMI LOG==============``
 banner, the driver version once, then one ``GPU 00000000:02:00.0`` block per
@@ -34,6 +36,17 @@ from aicr.parsers import ParseError
 
 
 @dataclass(frozen=True)
+class XmlMigDevice:
+    """One ``mig_device`` of a GPU in ``nvidia-smi -q -x`` (the XML names no profile)."""
+
+    index: int
+    gpu_instance: int
+    compute_instance: int
+    multiprocessors: int | None  # device_attributes/shared/multiprocessor_count
+    memory_total_mib: int | None
+
+
+@dataclass(frozen=True)
 class Gpu:
     """One GPU as nvidia-smi lists it; ``None`` where the driver prints N/A or nothing."""
 
@@ -44,6 +57,7 @@ class Gpu:
     cuda_version: str | None
     mig_mode: str | None  # "Enabled", "Disabled"; None on GPUs (or drivers) without MIG
     memory_total_mib: int | None
+    migs: tuple[XmlMigDevice, ...] = ()  # with MIG enabled: its MIG devices
 
 
 def _text(node: ET.Element, path: str) -> str | None:
@@ -58,6 +72,36 @@ def _mib(value: str | None) -> int | None:
     if unit.strip() != "MiB" or not number.isdigit():
         raise ParseError(f"nvidia-smi XML: fb_memory_usage/total is {value!r}, expected 'N MiB'")
     return int(number)
+
+
+def _int(node: ET.Element, path: str, where: str) -> int | None:
+    value = _text(node, path)
+    if value is None:
+        return None
+    if not value.isdigit():
+        raise ParseError(f"nvidia-smi XML: {where} {path} is {value!r}, not a number")
+    return int(value)
+
+
+def _migs(gpu: ET.Element, where: str) -> tuple[XmlMigDevice, ...]:
+    out = []
+    for i, m in enumerate(gpu.findall("mig_devices/mig_device")):
+        at = f"{where} mig_device {i}"
+        ids = [_int(m, k, at) for k in ("index", "gpu_instance_id", "compute_instance_id")]
+        if any(v is None for v in ids):
+            raise ParseError(f"nvidia-smi XML: {at} lacks index, gpu_instance_id or "
+                             "compute_instance_id")  # fmt: skip
+        index, gi, ci = (int(v or 0) for v in ids)
+        out.append(
+            XmlMigDevice(
+                index=index,
+                gpu_instance=gi,
+                compute_instance=ci,
+                multiprocessors=_int(m, "device_attributes/shared/multiprocessor_count", at),
+                memory_total_mib=_mib(_text(m, "fb_memory_usage/total")),
+            )
+        )
+    return tuple(out)
 
 
 def parse_xml(text: str) -> list[Gpu]:
@@ -91,6 +135,7 @@ def parse_xml(text: str) -> list[Gpu]:
                 cuda_version=cuda,
                 mig_mode=_text(g, "mig_mode/current_mig"),
                 memory_total_mib=_mib(_text(g, "fb_memory_usage/total")),
+                migs=_migs(g, f"gpu {g.get('id') or i}"),
             )
         )
     return gpus

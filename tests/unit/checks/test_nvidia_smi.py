@@ -85,7 +85,10 @@ def test_plan_nodes_free_busy_and_unschedulable() -> None:
     capacity, used = inv.device_plugin_gpus(nodes, pods)
     plan = inv.plan_nodes(nodes, capacity, used, Placement())
     assert [(t.node, t.gpus, t.total) for t in plan.targets] == [
-        ("gputaint", 8, 8), ("idle", 8, 8), ("part", 5, 8)]
+        ("gputaint", 8, 8),
+        ("idle", 8, 8),
+        ("part", 5, 8),
+    ]
     assert plan.busy == ["full"]
     assert plan.unschedulable == ["cordoned (cordoned)", "tainted (taint maint:NoSchedule)"]
     tolerate = Placement({"pool": "a"}, (Toleration("maint", "NoSchedule", operator="Exists"),))
@@ -98,16 +101,27 @@ def test_dra_capacity_and_use_come_from_slices_and_allocated_claims() -> None:
     gpu = {"type": {"string": "gpu"}}
     devices = [{"name": f"gpu-{i}", "attributes": gpu} for i in range(4)]
     devices.append({"name": "channel-0", "attributes": {"type": {"string": "channel"}}})
-    slices = [{"spec": {"driver": "gpu.nvidia.com", "nodeName": "n0", "pool": {"name": "n0"},
-                        "devices": devices}},
-              {"spec": {"driver": "other", "nodeName": "n1", "devices": devices}}]
+    slices = [
+        {
+            "spec": {
+                "driver": "gpu.nvidia.com",
+                "nodeName": "n0",
+                "pool": {"name": "n0"},
+                "devices": devices,
+            }
+        },
+        {"spec": {"driver": "other", "nodeName": "n1", "devices": devices}},
+    ]
     results = [{"driver": "gpu.nvidia.com", "pool": "n0", "device": f"gpu-{i}"} for i in (0, 1)]
     claims = [{"status": {"allocation": {"devices": {"results": results}}}}, {"status": {}}]
     assert inv.dra_gpus(slices, claims) == ({"n0": 4}, {"n0": 2})
     target = inv.Target("n0", 2, 4, None)
     claim = smi.gpu_claim(target)
     assert claim["spec"]["devices"]["requests"][0]["exactly"] == {
-        "deviceClassName": "gpu.nvidia.com", "allocationMode": "ExactCount", "count": 2}
+        "deviceClassName": "gpu.nvidia.com",
+        "allocationMode": "ExactCount",
+        "count": 2,
+    }
     spec = smi.probe_pod(target, "img", dra=True)["spec"]
     ref = {"name": "gpus", "resourceClaimName": claim["metadata"]["name"]}
     assert spec["resourceClaims"] == [ref]
@@ -146,6 +160,15 @@ def test_judge(target: inv.Target, code: int, log: str, problems: list[str]) -> 
     assert smi.judge(target, code, log)[0] == problems
 
 
+def test_judge_says_what_a_real_mig_gpus_partitions_are() -> None:
+    from real_captures import capture
+
+    log = capture("nvidia-smi", "a100-sxm4-v12.xml")  # an A100 80GB in four MIG devices
+    problems, seen = smi.judge(inv.Target("n", 1, 1, "535.54.03"), 0, log)
+    assert (problems, seen) == ([], "1 GPUs (NVIDIA A100-SXM4-80GB), driver 535.54.03, CUDA 12.2; "
+                                    "MIG on, 4 MIG devices (14 SMs 19968 MiB)")  # fmt: skip
+
+
 # ---- run() against the recording fake: the session creates, waits, always cleans up ----
 RUN_RECIPE = ("componentRefs:\n- name: gpu-operator\n  namespace: gpu-operator\n"
               "  overrides: {devicePlugin: {enabled: true}}\n")  # fmt: skip
@@ -158,9 +181,16 @@ def _done(pod: dict[str, Any]) -> list[dict[str, Any]]:
         "matchExpressions"][0]["values"][0]  # fmt: skip
     bound = {**pod, "spec": {**pod["spec"], "nodeName": node}}
     ended = {"terminated": {"exitCode": 0, "reason": "Completed"}}
-    return [{**bound, "status": {"phase": "Running"}},
-            {**bound, "status": {"phase": "Succeeded",
-                                 "containerStatuses": [{"name": "nvidia-smi", "state": ended}]}}]
+    return [
+        {**bound, "status": {"phase": "Running"}},
+        {
+            **bound,
+            "status": {
+                "phase": "Succeeded",
+                "containerStatuses": [{"name": "nvidia-smi", "state": ended}],
+            },
+        },
+    ]
 
 
 def _kube() -> Any:
@@ -189,7 +219,9 @@ def test_run_probes_every_node_through_the_session_and_removes_its_pods() -> Non
     result = _run(kube)
     seen = "2 GPUs (NVIDIA H100 80GB HBM3), driver 570.86.16, CUDA 12.8"
     assert (result.status.value, result.message) == (
-        "passed", f"nvidia-smi on 2 GPU nodes: gpu-0 ({seen}), gpu-1 ({seen})")
+        "passed",
+        f"nvidia-smi on 2 GPU nodes: gpu-0 ({seen}), gpu-1 ({seen})",
+    )
     assert [(s.title, s.status.value if s.status else None) for s in result.evidence] == [
         ("GPU nodes", "informational"), ("node gpu-0", "passed"), ("node gpu-1", "passed"),
         ("workloads", "passed")]  # fmt: skip
@@ -209,7 +241,8 @@ def test_a_gpu_node_advertising_no_gpus_is_reported_not_dropped() -> None:
     assert result.status.value == "failed"
     assert result.message == (
         "nvidia-smi failed on 1/3 GPU nodes: gpu-2: labelled as a GPU node but advertises 0 "
-        "allocatable nvidia.com/gpu")
+        "allocatable nvidia.com/gpu"
+    )
     assert "gpu-2: labelled as a GPU node, advertises 0 GPUs" in result.evidence[0].answer
 
 
@@ -226,12 +259,16 @@ def test_a_failure_between_create_and_delete_leaves_nothing_behind() -> None:
     kube.fail["logs"] = RuntimeError("connection reset while reading the log")
     result = _run(kube)
     assert (result.status.value, result.message) == (
-        "other", "check raised RuntimeError: connection reset while reading the log")
+        "other",
+        "check raised RuntimeError: connection reset while reading the log",
+    )
     assert [o["kind"] for o in kube.objects] == ["Node", "Node"]  # both probe pods gone
     assert len([c for c in kube.calls if c[0] == "delete"]) == 2
     workloads = result.evidence[-1]
     assert (workloads.title, workloads.status.value if workloads.status else None) == (
-        "workloads", "passed")
+        "workloads",
+        "passed",
+    )
 
 
 def test_run_does_not_import_the_generated_client() -> None:

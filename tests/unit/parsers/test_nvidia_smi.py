@@ -10,6 +10,7 @@ from aicr.parsers.nvidia_smi import (
     ListedGpu,
     MigDevice,
     QueriedGpu,
+    XmlMigDevice,
     parse_list,
     parse_query,
     parse_xml,
@@ -30,6 +31,8 @@ from real_captures import capture
                 cuda_version="12.2",
                 mig_mode="Enabled",
                 memory_total_mib=81920,  # the GPU's own, not one of its MIG devices' 19968
+                # four MIG devices of 14 SMs and 19968 MiB each (1g.20gb: the XML names none)
+                migs=tuple(XmlMigDevice(i, 3 + i, 0, 14, 19968) for i in range(4)),
             ),
         ),
         (
@@ -69,6 +72,21 @@ def test_a_gpu_without_uuid_is_refused() -> None:
     )
     with pytest.raises(ParseError, match=r"gpu 00000000:00:1E\.0 has no uuid"):
         parse_xml(text)
+
+
+def test_a_mig_device_without_its_ids_is_refused() -> None:
+    text = capture("nvidia-smi", "a100-sxm4-v12.xml").replace(
+        "<gpu_instance_id>3</gpu_instance_id>", "", 1
+    )
+    with pytest.raises(ParseError, match=r"mig_device 0 lacks index, gpu_instance_id"):
+        parse_xml(text)
+    bad = capture("nvidia-smi", "a100-sxm4-v12.xml").replace(
+        "<multiprocessor_count>14</multiprocessor_count>",
+        "<multiprocessor_count>x</multiprocessor_count>",
+        1,
+    )
+    with pytest.raises(ParseError, match=r"multiprocessor_count is 'x', not a number"):
+        parse_xml(bad)
 
 
 def test_list_reads_every_mig_device_under_its_gpu_in_both_layouts() -> None:
