@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from aicr.checks.probe_pods import pinned_to, restricted_pod_spec
+from aicr.checks.smi_xml import first_line
 from aicr.kube import names as k8s_names
 from aicr.kube.gpus import GPU_RESOURCE, gpu_toleration, quantity
 from aicr.parsers import ParseError
@@ -153,7 +154,7 @@ def judge(exit_code: int | None, log: str) -> tuple[list[str], str]:
             "no GPU"
         )
     if exit_code != 0:
-        first = next((line.strip() for line in log.splitlines() if line.strip()), "no output")
+        first = first_line(log)
         return [f"nvidia-smi -q exited {exit_code}: {first}"], first
     try:
         gpus = parse_query(log)
