@@ -6,6 +6,11 @@ One JSON object: ``aiperf_version``; per metric a block with ``unit`` and ``avg`
 ``request_count`` and ``error_request_count`` in requests, ``benchmark_duration``
 in s); ``error_summary`` lists failed requests by error; ``was_cancelled`` /
 ``is_complete`` say whether the run ended as planned. Pure.
+
+Releases of late 2025 (before 0.13; ``examples/artifacts/run1`` of ai-dynamo/aiperf)
+write another layout: the metrics under ``records``, keyed by short tags (``ttft``), with
+no ``aiperf_version``. It is refused by name, not read: its figures are not checked
+against the pinned 0.13 here.
 """
 
 from __future__ import annotations
@@ -97,6 +102,11 @@ def parse(text: str) -> Summary:
         raise ParseError(f"the AIPerf summary is not JSON: {exc}") from None
     if not isinstance(data, dict):
         raise ParseError("the AIPerf summary is not a JSON object")
+    if isinstance(data.get("records"), dict) and "output_token_throughput" not in data:
+        raise ParseError(
+            "an AIPerf export in the layout of releases before 0.13 (metrics under `records`, "
+            "no `aiperf_version`); the check reads AIPerf 0.13's export"
+        )
     if data.get("was_cancelled") or data.get("is_complete") is False:
         raise ParseError("AIPerf reports the benchmark cancelled or incomplete")
     return Summary(

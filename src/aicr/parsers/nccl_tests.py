@@ -8,7 +8,8 @@ What rank 0 prints, from NVIDIA/nccl-tests ``src/common.cu`` and ``src/util.cu``
 - ``# Reducing maxBytes to N due to memory limitation`` when the GPU is too small:
   ``N = (memory - 1 GiB) / 3`` before 2.16.6, ``(memory - reserve - 1 GiB) / 3`` after
   (reserve: 1 GiB per 16 GiB, at most 4), so N is almost never a size the table reaches;
-- the rank lines ``#  Rank  3 Group  0 Pid 4242 on worker-1 device  3 [0000:5d:00] NVIDIA ...``;
+- the rank lines ``#  Rank  3 Group  0 Pid 4242 on worker-1 device  3 [0000:5d:00] NVIDIA ...``
+  (before 2.13 ``#   Rank  3 Pid 4242 on worker-1 device  3 [0x5d] Tesla ...``: no group);
 - the table: one row per size, doubling from ``-b`` (``-f``) or stepping by ``-i``, while
   the size stays within maxBytes. Its columns are ``size count type redop root`` then
   ``time algbw busbw #wrong`` out-of-place and in-place; releases before 2.13 print no
@@ -37,8 +38,9 @@ _HEADER = re.compile(
     r"(?:\s+step:\s*(\d+)\((factor|bytes)\))?"
 )
 _REDUCED = re.compile(r"^#\s*Reducing maxBytes to\s+(\d+)")
+# releases before 2.13 print no ``Group`` (``#   Rank  0 Pid 88131 on seville device  0 ...``)
 _RANK = re.compile(
-    r"^#\s+Rank\s+(\d+)\s+Group\s+(\d+)\s+Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)\s+"
+    r"^#\s+Rank\s+(\d+)\s+(?:Group\s+(\d+)\s+)?Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)\s+"
     r"\[([0-9a-fA-Fx:]+)\]\s+(.*?)\s*$"
 )
 _COLUMNS = re.compile(r"^#\s+size\s+count\s+type\s+(.*)$")
@@ -265,7 +267,7 @@ def parse(text: str) -> Run:
         elif m := _RANK.match(line):
             rank, group, pid, host, device, bus, name = m.groups()
             run.ranks.append(
-                RankLine(int(rank), int(group), int(pid), host, int(device), bus, name)
+                RankLine(int(rank), int(group or 0), int(pid), host, int(device), bus, name)
             )
         elif (m := _COLUMNS.match(line)) and "busbw" in m.group(1):
             columns, problem = _columns(m.group(1))

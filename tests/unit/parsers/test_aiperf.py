@@ -9,6 +9,7 @@ import pytest
 
 from aicr.parsers import ParseError
 from aicr.parsers.aiperf import parse
+from real_captures import capture
 
 # AIPerf 0.13.0 run against the project's own vLLM stand-in (no export of AIPerf 0.13
 # against a real server with a clear licence was found: see tests/data/real/README.md).
@@ -40,3 +41,15 @@ def test_unusable_exports(change: dict[str, object], message: str) -> None:
     data = json.loads(EXPORT.read_text()) | change
     with pytest.raises(ParseError, match=f"^{message}"):
         parse(json.dumps(data))
+
+
+def test_a_real_export_of_a_release_before_0_13_is_refused_by_name() -> None:
+    """AIPerf's own example artifacts (gpt-oss-20b, October 2025): the `records` layout.
+
+    Without the refusal it read as "the summary has no number at output_token_throughput.avg",
+    which sends the reader looking for a broken run, not for a different AIPerf release.
+    """
+    text = capture("aiperf", "gpt-oss-20b-2025-10-records-layout.json")
+    assert json.loads(text)["records"]["output_token_throughput"]["avg"] == 2320.7222350404572
+    with pytest.raises(ParseError, match=r"^an AIPerf export in the layout of releases before"):
+        parse(text)

@@ -56,6 +56,24 @@ def test_a_2023_run_under_srun_label_before_the_version_line_and_footer() -> Non
     assert run.complete and run.incomplete() is None
 
 
+def test_a_pre_2_13_run_with_its_whole_header_on_a_dgx_2() -> None:
+    """12 V100-SXM3-32GB in one process, -b 8 -e 10240M: the old rank lines (no `Group`),
+    no root column, `error` deltas, no version line and no footer. The rank lines were not
+    read before (the pattern wanted `Group`), so a run of an old image lost all its ranks."""
+    run = parse(capture("nccl-tests", "dgx2-12xv100-pre-2.13-all-reduce.txt"))
+    assert (run.version, run.min_bytes, run.max_bytes, run.reduced_to) == (None, 8, 10 * GIB, None)
+    assert [(r.rank, r.group, r.device) for r in run.ranks] == [(n, 0, n) for n in range(12)]
+    assert {(r.host, r.pid, r.name) for r in run.ranks} == {
+        ("seville", 88131, "Tesla V100-SXM3-32GB")
+    }
+    assert (run.ranks[0].bus, run.ranks[11].bus) == ("0x36", "0xe7")
+    assert len(run.rows) == 31 and run.largest_bytes == 8 * GIB and run.last_size == 8 * GIB
+    assert run.busbw_at_largest == 123.56 and run.largest is not None
+    assert run.largest.in_place.busbw == 123.57 and run.largest.out_of_place.wrong is None
+    assert (run.wrong, run.out_of_bounds, run.avg_busbw) == (0, 0, 42.5578)
+    assert run.complete and run.incomplete() is None and not run.concluded
+
+
 def test_a_label_prefix_is_not_read_into_a_table_row() -> None:
     text = header(None, 8, 16) + COLUMNS + rows([8, 16])
     labelled = "".join(f"12: {line}\n" for line in text.splitlines())
