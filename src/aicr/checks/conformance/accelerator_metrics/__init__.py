@@ -12,9 +12,14 @@ What it proves:
 - Prometheus (``prometheusUrl`` of the check's settings, else the
   ``prometheus-operated`` Service of the recipe's kube-prometheus-stack) has
   those series for every GPU scraped, so they are collected, not only exposed;
-- a pod that holds one GPU busy (DCGM's load generator) on one GPU node moves
-  that GPU's utilization above what it read before, on the exporter and in
-  Prometheus. The pod gets its GPU as the recipe advertises whole GPUs: a
+- a pod that holds one GPU busy (DCGM's load generator) on a GPU node with a
+  free GPU (counted as the runner counts them; never a fully allocated node)
+  moves that GPU's utilization above what it read before, on the exporter and in
+  Prometheus, within two of the exporter's collection intervals (read from its
+  pod: ``-c``/``--collect-interval``, else ``DCGM_EXPORTER_INTERVAL``, else
+  dcgm-exporter's 30000 ms; ``aicr.checks.dcgm_interval``) plus
+  ``collectSeconds``; the load runs at least that long. The pod gets its GPU
+  as the recipe advertises whole GPUs: a
   ``nvidia.com/gpu`` limit (device plugin; its GPU is the series the exporter
   attributes to the pod), or a ResourceClaim from a template on the
   ``gpu.nvidia.com`` DeviceClass (DRA; its GPU is the device the claim's
@@ -26,8 +31,11 @@ accelerators.
 
 How it fails: a GPU node without a ready exporter pod, a scrape that fails or
 is not the text format, metric names only in HELP/TYPE lines, series without
-per-GPU labels, fewer GPUs than the node has, series Prometheus lacks, a load
-pod that does not run (in DRA mode with its claim's status), or a utilization
+per-GPU labels, fewer GPUs than the node has, series Prometheus lacks, no GPU
+node with a free GPU, an exporter interval its pod spec does not say (unless
+``exporterIntervalMs`` is given), a load pod that does not run (in DRA mode
+with its claim's status) or whose load generator exits (DCGM's refusal to
+profile without root, exit 227, named as such), or a utilization
 that does not change under load within the bound (named stale when the
 samples' explicit timestamps stop advancing: a frozen exporter); in DRA mode
 also a claimed GPU the exporter serves no series for, or attributes to no pod
@@ -45,9 +53,12 @@ from aicr.checks.allocation import AllocationMode, prepared_mode
 from aicr.checks.conformance.accelerator_metrics import build
 from aicr.checks.conformance.accelerator_metrics.params import Params as Params
 from aicr.checks.conformance.accelerator_metrics.params import preflight as preflight
+from aicr.checks.dcgm_interval import collect_interval
+from aicr.checks.gpu_nodes import free_gpu_nodes
 from aicr.checks.steps import Step
 from aicr.checks.workload_images import workload_image
 from aicr.ctrf import Status
+from aicr.kube import pod_status
 from aicr.kube.gpu_inventory import dra_gpus
 from aicr.kube.gpus import (
     GPU_DEVICE_CLASS,
@@ -195,18 +206,38 @@ class _LoadFailed(Exception):
     """The load could not be judged: the step's failure message."""
 
 
-def _start_load(ctx: CheckContext, node: str, dra: bool, image: str) -> build.Obj:
+def _load_ended(ctx: CheckContext, pod: build.Obj) -> str | None:
+    """Why the load pod's container ended (None while it runs), with its log's last line."""
+    if pod_status.terminated(pod) is None:
+        return None
+    try:
+        log = ctx.probes.logs(build.LOAD_POD, build.LOAD_CONTAINER)
+    except Exception:  # the reason is the exit code; the log only adds to it
+        log = ""
+    return build.load_ended(pod, log)
+
+
+def _start_load(ctx: CheckContext, node: str, dra: bool, image: str, seconds: int) -> build.Obj:
     """Create the load pod (and in DRA mode its claim template); the pod once it runs.
 
     When it does not run within the bound, the failure says where it got to and,
-    in DRA mode, what its claim's status says.
+    in DRA mode, what its claim's status says; when its load generator exits at
+    once (DCGM's refusal without root), it says that.
     """
     if dra:
         ctx.probes.create(build.load_claim_template(ctx.workload_labels()))
-    ctx.probes.create(build.load_pod(image, node, ctx.params.load_seconds, dra))
-    running = ctx.probes.wait("Pod", build.is_running, budget=ctx.params.collect_seconds)
+    ctx.probes.create(build.load_pod(image, node, seconds, dra))
+    running = ctx.probes.wait(
+        "Pod",
+        lambda p: build.is_running(p) or pod_status.finished(p),
+        budget=ctx.params.collect_seconds,
+    )
     if running.done:
-        return running.objects.get(build.LOAD_POD) or {}
+        pod = running.objects.get(build.LOAD_POD) or {}
+        ended = _load_ended(ctx, pod)
+        if ended:
+            raise _LoadFailed(ended)
+        return pod
     where = running.pending.get(build.LOAD_POD, "")
     why = f"the load pod did not run within {int(running.seconds)}s: {where}"
     if dra:
@@ -239,30 +270,80 @@ def _claimed(ctx: CheckContext, pod: build.Obj, node: str) -> build.Claimed:
     return claimed
 
 
+def _load_node(
+    ctx: CheckContext, nodes: list[build.Obj], pages: dict[str, dcgm.Page], dra: bool
+) -> str:
+    """The first GPU node whose exporter passed and that has a free GPU for the load."""
+    plan = free_gpu_nodes(ctx.kube, nodes, ctx.workloads, dra=dra)
+    free = [t for t in plan.targets if t.node in pages]
+    if free:
+        return free[0].node
+    skipped = [f"{n} (all GPUs in use)" for n in plan.busy if n in pages]
+    skipped += [n for n in plan.unschedulable if n.split(" ")[0] in pages]
+    raise _LoadFailed(
+        "no GPU node with a passing exporter has a free GPU for the load"
+        + (": " + ", ".join(skipped) if skipped else "")
+    )
+
+
+def _interval(ctx: CheckContext, exporter: build.Obj) -> tuple[int, str]:
+    """The exporter's collection interval (ms) and where it was read; fails closed."""
+    read = collect_interval(exporter, ctx.params.exporter_port)
+    if read.ms is not None:
+        return read.ms, str(read)
+    given = ctx.params.exporter_interval_ms
+    if given is None:
+        raise _LoadFailed(
+            f"the exporter's collection interval is unknown: {read}; set "
+            "params.exporterIntervalMs to the interval it collects at"
+        )
+    return given, f"{given} ms (params.exporterIntervalMs; {read})"
+
+
 def _under_load(
-    ctx: CheckContext, http: httpx.Client, base: str, node: str, before: dcgm.Page, dra: bool
+    ctx: CheckContext,
+    http: httpx.Client,
+    base: str,
+    nodes: list[build.Obj],
+    pages: dict[str, dcgm.Page],
+    dra: bool,
 ) -> None:
     image = workload_image(build.LOAD_IMAGE, check=ctx.name, config=ctx.config)
-    exporter = _exporters(ctx).get(node)
     ns = ctx.workload_namespace
-    with ctx.step(f"utilization under load on {node}") as step:
+    try:
+        node: str | None = _load_node(ctx, nodes, pages, dra)
+        chosen = None
+    except _LoadFailed as e:
+        node, chosen = None, str(e)
+    with ctx.step(f"utilization under load on {node or 'a GPU node'}") as step:
+        if node is None:
+            step.asked = "a GPU node with a passing exporter and a free GPU"
+            step.failed(chosen or "no node")
+            return
+        exporter = _exporters(ctx).get(node)
         gpu = f"one {GPU_RESOURCE}"
         if dra:
             gpu = f"a ResourceClaim from template {ns}/{build.LOAD_TEMPLATE} ({GPU_DEVICE_CLASS})"
-        step.asked = (
-            f"pod {ns}/{build.LOAD_POD} ({image}) holding one GPU of {node} through "
-            f"{gpu} for {ctx.params.load_seconds}s; its GPU's {build.UTIL} on the "
-            "exporter and in Prometheus"
-        )
         try:
             if exporter is None:
                 raise _LoadFailed(f"no ready exporter pod on {node} any more")
-            pod = _start_load(ctx, node, dra, image)
+            interval_ms, where = _interval(ctx, exporter)
+            bound = build.rise_bound(interval_ms, ctx.params.collect_seconds)
+            seconds = build.load_duration(ctx.params.load_seconds, bound)
+            step.asked = (
+                f"pod {ns}/{build.LOAD_POD} ({image}) holding one GPU of {node} through "
+                f"{gpu} for {seconds}s; its GPU's {build.UTIL} on the exporter and in "
+                f"Prometheus, for up to {bound:g}s ({build.WAIT_INTERVALS} collection "
+                f"intervals of {where}, and collectSeconds)"
+            )
+            pod = _start_load(ctx, node, dra, image, seconds)
             claimed = _claimed(ctx, pod, node) if dra else None
         except _LoadFailed as e:
+            step.asked = step.asked or f"pod {ns}/{build.LOAD_POD} on {node} through {gpu}"
             step.failed(str(e))
             return
-        _judge_load(ctx, http, base, _endpoint(ctx, exporter), before, claimed, step)
+        url = _endpoint(ctx, exporter)
+        _judge_load(ctx, http, base, url, pages[node], claimed, step, bound)
 
 
 def _judge_load(
@@ -273,12 +354,18 @@ def _judge_load(
     before: dcgm.Page,
     claimed: build.Claimed | None,
     step: Step,
+    bound: float,
 ) -> None:
-    """Scrape until the load's GPU is busier than before, on the exporter and in Prometheus."""
+    """Scrape until the load's GPU is busier than before, on the exporter and in Prometheus.
+
+    Gives up after ``bound`` seconds, or as soon as the load pod's container ends.
+    """
     import httpx
 
+    from aicr.kube.rest import KubeApiError
+
     ns = ctx.workload_namespace
-    end = time.monotonic() + ctx.params.collect_seconds
+    end = time.monotonic() + bound
     seen: dcgm.Sample | None = None
     queried: float | None = None
     first: dcgm.Page | None = None  # the load window's first and last pages
@@ -309,6 +396,14 @@ def _judge_load(
             )
             step.passed("utilization rose under load, on the exporter and in Prometheus")
             return
+        try:
+            ended = _load_ended(ctx, ctx.kube.get("Pod", build.LOAD_POD, ns) or {})
+        except (KubeApiError, httpx.HTTPError):
+            ended = None  # the next poll asks again; the bound still holds
+        if ended:
+            step.answer = build.load_answer(stray or seen, claimed)
+            step.failed(ended)
+            return
         time.sleep(POLL_SECONDS)
     step.answer = build.load_answer(stray or seen, claimed) + (
         f"; Prometheus: {queried:g}%" if queried is not None else ""
@@ -321,7 +416,7 @@ def _judge_load(
             "KUBERNETES_ENABLE_DRA)"
         )
         return
-    why = f"utilization did not rise under load within {ctx.params.collect_seconds:g}s"
+    why = f"utilization did not rise under load within {bound:g}s"
     frozen = build.stale(first, last) if first and last else None
     if frozen is not None:
         when = datetime.fromtimestamp(frozen, UTC).isoformat(timespec="seconds")
@@ -332,7 +427,8 @@ def _judge_load(
 def run(ctx: CheckContext) -> CheckResult:
     """Scrape every GPU node's exporter, ask Prometheus for the series, then a load."""
     dra = prepared_mode(ctx.prepared, ctx.recipe) == AllocationMode.DRA
-    expected = _expected(ctx, ctx.kube.list("Node"), dra)
+    nodes = ctx.kube.list("Node")
+    expected = _expected(ctx, nodes, dra)
     if not expected:
         return ctx.failed("no node is labelled as having an NVIDIA GPU")
     gpus = list(expected)
@@ -340,7 +436,7 @@ def run(ctx: CheckContext) -> CheckResult:
     with _client(ctx) as http:
         pages = _scrape_nodes(ctx, http, expected)
         if len(pages) == len(gpus) and _collected(ctx, http, base, pages):
-            _under_load(ctx, http, base, gpus[0], pages[gpus[0]], dra)
+            _under_load(ctx, http, base, nodes, pages, dra)
     result = ctx.conclude("accelerator metrics steps")
     if result.status != Status.PASSED:
         return result

@@ -15,6 +15,7 @@ from aicr.checks.probe_pods import (
     pinned_to,
     restricted_pod_spec,
 )
+from aicr.kube import pod_status
 from aicr.kube.gpus import GPU_RESOURCE, gpu_toleration
 from aicr.parsers.dcgm import Page, Sample
 
@@ -232,9 +233,9 @@ def load_pod(image: str, node: str, seconds: int, dra: bool = False) -> Obj:
     gpu = {"claims": [{"name": LOAD_CLAIM}]} if dra else {"limits": {GPU_RESOURCE: "1"}}
     container = {"name": LOAD_CONTAINER, "image": image, "command": command, "resources": gpu}
     spec = restricted_pod_spec([container])
-    # DCGM profiles as root only (DCGM_ST_REQUIRES_ROOT, "Profiling requires running as
-    # root."): Pod Security baseline, this check's workload namespace level (its catalog
-    # GPUs), allows root; the container stays unprivileged, with no privilege escalation.
+    # DCGM profiles as root only (DCGM_ST_REQUIRES_ROOT, exit 227: `load_ended`): Pod
+    # Security baseline, this check's workload namespace level (its catalog GPUs), allows
+    # root; the container stays unprivileged, with no privilege escalation.
     spec["securityContext"] = {"runAsUser": 0, "seccompProfile": {"type": "RuntimeDefault"}}
     spec["containers"][0]["securityContext"] = {
         "privileged": False,
@@ -245,3 +246,40 @@ def load_pod(image: str, node: str, seconds: int, dra: bool = False) -> Obj:
     if dra:
         spec["resourceClaims"] = [{"name": LOAD_CLAIM, "resourceClaimTemplateName": LOAD_TEMPLATE}]
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": LOAD_POD}, "spec": spec}
+
+
+# The exporter reads a GPU at most one interval after the load starts, and the reading
+# before that one may straddle the load's start (DCGM_FI_DEV_GPU_UTIL is a sample-period
+# figure); `collect_seconds` beyond two intervals covers Prometheus' scrape and the query.
+WAIT_INTERVALS = 2
+# What dcgmproftester exits with when it may not profile: main() returns dcgmStartEmbedded's
+# DCGM_ST_REQUIRES_ROOT (-29), which the shell sees as 227 (NVIDIA/DCGM
+# dcgmproftester/DcgmProfTester.cpp; dcgmlib/dcgm_structs.h). With --no-dcgm-validation it
+# prints only the embedded host engine's "CacheManager Init Failed. Error: -29".
+REQUIRES_ROOT_EXIT = 227
+
+
+def rise_bound(interval_ms: int, collect_seconds: float) -> float:
+    """How long utilization may take to rise under load: two collection intervals and more."""
+    return WAIT_INTERVALS * interval_ms / 1000 + collect_seconds
+
+
+def load_duration(load_seconds: int, bound: float) -> int:
+    """How long the load runs: ``loadSeconds``, or the whole wait when that is longer."""
+    return max(load_seconds, math.ceil(bound))
+
+
+def load_ended(pod: Obj, log: str) -> str | None:
+    """Why the load pod's load generator stopped (None while it has not): its exit, named."""
+    state = pod_status.terminated(pod)
+    if state is None:
+        return None
+    code = int(state.get("exitCode", -1))
+    said = (log.strip().splitlines() or [""])[-1][:200]
+    tail = f" (its log: {said!r})" if said else ""
+    if code == REQUIRES_ROOT_EXIT:
+        return (
+            f"dcgmproftester12 refused to load the GPU: exit {code}, DCGM_ST_REQUIRES_ROOT "
+            f"(profiling requires root; the pod ran as another user){tail}"
+        )
+    return f"the load generator exited {code} before utilization rose{tail}"

@@ -31,9 +31,23 @@ class Params(CheckParams):
     exporter_port: int = Field(default=9400, gt=0, lt=65536, description="The exporter's port.")
     metrics_path: str = Field(default="/metrics", pattern=r"^/", description="The metrics path.")
     scrape_seconds: float = Field(default=10, gt=0, description="Timeout of one HTTP request.")
-    load_seconds: int = Field(default=60, gt=0, description="How long the load pod runs.")
+    load_seconds: int = Field(
+        default=60,
+        gt=0,
+        description="How long the load pod runs at least; longer when the wait for "
+        "utilization to rise needs it.",
+    )
     collect_seconds: float = Field(
         default=90,
         gt=0,
-        description="How long Prometheus may take to have the series, and utilization to rise.",
+        description="How long Prometheus may take to have the series and the load pod to "
+        "start; the wait for utilization to rise is this beyond two collection intervals "
+        "of the exporter.",
+    )
+    exporter_interval_ms: int | None = Field(
+        default=None,
+        gt=0,
+        description="The exporter's collection interval (ms), used only when its pod spec "
+        "does not say it in a readable form (a config file, an env reference): read from "
+        "-c/--collect-interval, else DCGM_EXPORTER_INTERVAL, else dcgm-exporter's 30000.",
     )
