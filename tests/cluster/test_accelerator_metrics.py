@@ -1,7 +1,9 @@
 """accelerator-metrics on the simulated cluster: the real Prometheus, the GPU model's exporters.
 
 Healthy, then three `hack/sim/sim fault` cases: one node's exporter down,
-series without per-GPU labels, and frozen (stale) samples. Each runs `aicr validate` with the config
+series without per-GPU labels, and frozen (stale) samples; a node whose GPUs are
+all held (the load goes to the other one); DCGM's load generator refusing a
+non-root user (exit 227), as the GPU model plays it. Each runs `aicr validate` with the config
 `hack/sim/sim config` prints (the Prometheus URL: the sim has no cluster DNS).
 
 In DRA mode (`sim mode dra`, the real scheduler allocating claims): healthy (the
@@ -89,9 +91,48 @@ def test_stale_samples_fail_as_stale(cluster: SimCluster, tmp_path: Path) -> Non
     test = _validate(cluster, tmp_path)
     assert test["status"] == "failed", test["message"]
     prefix = ("1/4 accelerator metrics steps failed: utilization under load on gpu-h100-0: "
-              "utilization did not rise under load within 30s: the exporter's samples are stale "
+              "utilization did not rise under load within 32s: the exporter's samples are stale "
               "(stamped ")  # fmt: skip
     assert test["message"].startswith(prefix), test["message"]
+
+
+def test_the_load_goes_to_a_node_with_a_free_gpu(cluster: SimCluster, tmp_path: Path) -> None:
+    with cluster.namespace("busy") as ns:
+        holder = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "holder"}, "spec": {
+            "nodeSelector": {"kubernetes.io/hostname": NODE0}, "restartPolicy": "Never",
+            "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}],
+            "containers": [{"name": "c", "image": "busybox:1.36", "command": ["sleep", "600"],
+                            "resources": {"limits": {"nvidia.com/gpu": "8"}}}]}}  # fmt: skip
+        cluster.apply([holder], ns)
+        cluster.wait_for_phase(ns, "holder", "Running", timeout=60)
+        test = _validate(cluster, tmp_path)
+    assert (test["status"], test["message"]) == (
+        "passed", "per-GPU metrics exported on 2 GPU nodes (16 GPUs), collected by Prometheus, "
+        "utilization rose under load")  # fmt: skip
+    step = next(s for s in test["extra"]["evidence"] if s["title"].startswith("utilization"))
+    assert step["title"] == f"utilization under load on {NODE1}", step
+    # the sim's exporters collect every second (its knob, as DCGM_EXPORTER_INTERVAL)
+    assert "2 collection intervals of 1000 ms (DCGM_EXPORTER_INTERVAL=1000)" in step["asked"]
+
+
+def test_dcgm_refuses_a_non_root_load_with_its_exit_code(cluster: SimCluster) -> None:
+    """The GPU model plays dcgmproftester12 as DCGM does without root: exit 227, no load."""
+    with cluster.namespace("nonroot") as ns:
+        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "load"}, "spec": {
+            "nodeSelector": {"kubernetes.io/hostname": NODE1}, "restartPolicy": "Never",
+            "securityContext": {"runAsUser": 1000},
+            "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}],
+            "containers": [{"name": "gpu-load",
+                            "image": "nvcr.io/nvidia/cloud-native/dcgm:4.2.3-1-ubuntu22.04",
+                            "command": ["dcgmproftester12", "--no-dcgm-validation", "-t", "1004",
+                                        "-d", "30"],
+                            "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}  # fmt: skip
+        cluster.apply([pod], ns)
+        done = cluster.wait_for_phase(ns, "load", "Failed", "Succeeded", timeout=60)
+        state = done["status"]["containerStatuses"][0]["state"]["terminated"]
+        log = cluster.core().read_namespaced_pod_log("load", ns)
+    assert (done["status"]["phase"], state["exitCode"]) == ("Failed", 227)
+    assert log == "CacheManager Init Failed. Error: -29\n"
 
 
 # ---- DRA mode -------------------------------------------------------------------------

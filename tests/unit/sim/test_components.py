@@ -279,3 +279,22 @@ def test_adapter_down_needs_the_adapter_running(tmp_path: Path) -> None:
             "fault adapter-down needs prometheus-adapter installed (`hack/sim/sim up --with "
             "prometheus-adapter`)")):  # fmt: skip
         fault_registry.apply(Sim(tmp_path), "adapter-down")
+
+
+def _exporter_env(ctx: Context) -> dict[str, object]:
+    from simcluster.components.dcgm_exporter import COMPONENT as EXPORTER
+
+    ds = next(d for d in EXPORTER.manifests(ctx) if d["kind"] == "DaemonSet")
+    env = ds["spec"]["template"]["spec"]["containers"][0]["env"]
+    return {e["name"]: e.get("value") for e in env}
+
+
+def test_the_exporter_collects_at_the_recipes_interval_else_the_knob() -> None:
+    plain = _exporter_env(Context(frozenset({"dcgm-exporter"})))
+    assert plain["DCGM_EXPORTER_INTERVAL"] == "1000"  # the sim's test-time knob
+    values = {"gpu-operator": {"dcgmExporter": {"env": [
+        {"name": "DCGM_EXPORTER_INTERVAL", "value": "30000"},
+        {"name": "DCGM_EXPORTER_COLLECTORS", "value": "/etc/dcgm-exporter/x.csv"}]}}}
+    given = _exporter_env(Context(frozenset({"dcgm-exporter"}), values=values))
+    assert given["DCGM_EXPORTER_INTERVAL"] == "30000"  # as the GPU Operator copies it
+    assert given["DCGM_EXPORTER_COLLECTORS"] == "/etc/dcgm-exporter/x.csv"

@@ -210,7 +210,7 @@ def test_a_frozen_page_is_stamped_after_the_next_scrapes_start(
     that timestamp is later than the scrape's start: the freeze is stamped ahead."""
     api = _fake_api(monkeypatch, [])
     monkeypatch.setattr(dcgm_exporter.time, "time", lambda: 1000.0)
-    exporter = dcgm_exporter.Exporter(tmp_path, "gpu-h100-0", "127.0.0.1:9400")
+    exporter = dcgm_exporter.Exporter(tmp_path, "gpu-h100-0", "127.0.0.1:9400", interval_ms=0)
     exporter.refresh()
     assert all(s[3] is None for s in samples(exporter.metrics().decode()))  # live: unstamped
     api.faults = ["exporter-stale"]
@@ -218,6 +218,79 @@ def test_a_frozen_page_is_stamped_after_the_next_scrapes_start(
     stamps = {s[3] for s in samples(exporter.metrics().decode())}
     assert stamps == {str(1000000 + dcgm_exporter.STALE_LEAD_MS)}
     assert dcgm_exporter.STALE_LEAD_MS >= 3000  # several 1 s scrape intervals
+
+
+def test_the_exporter_collects_once_per_interval_and_serves_the_last_page_between(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    api = _fake_api(monkeypatch, [])
+    clock = [100.0]
+    monkeypatch.setattr(dcgm_exporter.time, "monotonic", lambda: clock[0])
+    exporter = dcgm_exporter.Exporter(tmp_path, "gpu-h100-0", "127.0.0.1:9400", interval_ms=2000)
+    exporter.refresh()
+    first = exporter.metrics()
+    api.faults = ["exporter-unlabelled"]  # what the next collection reads differently
+    clock[0] += 1.9
+    assert exporter.refresh() == ["exporter-unlabelled"] and exporter.metrics() == first
+    clock[0] += 0.1
+    exporter.refresh()
+    assert exporter.metrics() != first and b'UUID="' not in exporter.metrics()
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "ms"),
+    [([], None, 30000), ([], "1500", 1500), (["-c", "250"], "1500", 250),
+     (["--collect-interval", "750"], None, 750)],
+    ids=["default", "env", "flag-beats-env", "long-flag"],
+)  # fmt: skip
+def test_the_interval_is_read_as_dcgm_exporter_reads_it(
+    monkeypatch: pytest.MonkeyPatch, argv: list[str], env: str | None, ms: int
+) -> None:
+    made: list[object] = []
+
+    class Stop(Exception):
+        pass
+
+    def exporter(*args: object) -> SimpleNamespace:
+        made.append(args[4])
+        raise Stop
+
+    monkeypatch.setattr(dcgm_exporter, "Exporter", exporter)
+    if env is None:
+        monkeypatch.delenv("DCGM_EXPORTER_INTERVAL", raising=False)
+    else:
+        monkeypatch.setenv("DCGM_EXPORTER_INTERVAL", env)
+    with pytest.raises(Stop):
+        dcgm_exporter.main(["--sim-dir", "/x", "--node", "n", *argv])
+    assert made == [ms]
+
+
+def test_the_load_generator_refuses_to_run_as_another_user_than_root(tmp_path: Path) -> None:
+    """What DCGM's dcgmproftester does without root: no load, exit 227 (-29)."""
+    import subprocess
+    import sys
+
+    from simcluster.gpu.model import PROFTESTER, write_tools
+
+    tools = write_tools(tmp_path, None, sys.executable, uid=1000)
+    out = subprocess.run([str(tools / PROFTESTER), "--no-dcgm-validation", "-t", "1004",
+                          "-d", "5"], capture_output=True, text=True)  # fmt: skip
+    assert (out.returncode, out.stderr, out.stdout) == (
+        227, "CacheManager Init Failed. Error: -29\n", "")
+    assert not (tmp_path / LOAD_FILE).exists()
+
+
+@pytest.mark.parametrize(
+    ("pod", "container", "uid"),
+    [({}, {}, 0), ({"securityContext": {"runAsUser": 65534}}, {}, 65534),
+     ({"securityContext": {"runAsUser": 65534}}, {"securityContext": {"runAsUser": 0}}, 0)],
+    ids=["image-default", "pod", "container-wins"],
+)  # fmt: skip
+def test_the_user_a_container_runs_as(pod: dict[str, object], container: dict[str, object],
+                                      uid: int) -> None:  # fmt: skip
+    from simcluster.gpu.model import run_as_user
+
+    assert run_as_user({"spec": pod}, container) == uid
 
 
 def test_the_load_generator_records_when_its_load_ends(tmp_path: Path) -> None:

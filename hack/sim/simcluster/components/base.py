@@ -55,6 +55,9 @@ class Knobs:
 
     scrape_interval: str = "1s"
     evaluation_interval: str = "1s"
+    # DCGM exporter's DCGM_EXPORTER_INTERVAL when the recipe's values set none (its default
+    # is 30000 ms: a check that waits for DCGM metrics reads the interval from the pod)
+    exporter_interval_ms: int = 1000
 
 
 @dataclass(frozen=True)

@@ -28,9 +28,12 @@ What is modelled (and nothing more):
   as the GPU Operator's dcgm-exporter pods: see simcluster.components) with
   readings that follow use and series mapped to the pods the GPUs were
   allocated to (device plugin, and DRA claims with `KUBERNETES_ENABLE_DRA`, as
-  dcgm-exporter maps them), and DCGM's load generator `dcgmproftester12`
-  on a GPU container's PATH (the image `nvcr.io/nvidia/cloud-native/dcgm`),
-  which holds the container's GPUs for its `-d` seconds.
+  dcgm-exporter maps them), collected once per `DCGM_EXPORTER_INTERVAL` (or
+  `-c`; 30000 ms by default, as dcgm-exporter), and DCGM's load generator
+  `dcgmproftester12` on a GPU container's PATH (the image
+  `nvcr.io/nvidia/cloud-native/dcgm`), which holds the container's GPUs for its
+  `-d` seconds when the container runs as root, and otherwise exits 227 after
+  `CacheManager Init Failed. Error: -29` with no load, as DCGM does.
 
 Ownership: a pod bound to a node whose first container command is `nvidia-smi`
 is played by the process runtime (not KWOK); the command runs `smi.py` with the

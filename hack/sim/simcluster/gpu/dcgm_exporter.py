@@ -18,6 +18,10 @@ pool's device), and its series carry the claim's `dra_*` labels; without it a
 claimed GPU is busy but attributed to no pod. Faults of the node:
 `exporter-down` closes the listening socket until healed (scrapes are refused;
 the readiness probe fails); `exporter-no-dra` makes it run as without the DRA flag.
+
+As dcgm-exporter does, it collects once per interval and serves the last collection in
+between: `-c`/`--collect-interval` in ms, else env `DCGM_EXPORTER_INTERVAL`, else 30000
+(NVIDIA/dcgm-exporter pkg/cmd/app.go). Faults and the socket still follow within POLL.
 """
 
 from __future__ import annotations
@@ -43,6 +47,8 @@ from simcluster.gpu.smi import gpu_uuid
 from simcluster.runtime.pod_files import PodFiles
 
 POLL = 0.5
+DEFAULT_INTERVAL_MS = 30000  # dcgm-exporter's --collect-interval default
+INTERVAL_ENV = "DCGM_EXPORTER_INTERVAL"
 API_TIMEOUT = 5  # seconds: a hung request must not freeze the page and its faults for good
 # Frozen samples are stamped this much after the freeze. Prometheus writes a staleness
 # marker, at that scrape's start, for a series that turns to explicit timestamps; a
@@ -149,10 +155,19 @@ def holders(
 class Exporter:
     """The node's exporter state: the current page, and the listening socket."""
 
-    def __init__(self, sim_dir: Path, node: str, address: str, dra: bool = False) -> None:
+    def __init__(
+        self,
+        sim_dir: Path,
+        node: str,
+        address: str,
+        dra: bool = False,
+        interval_ms: int = DEFAULT_INTERVAL_MS,
+    ) -> None:
         self.pods_dir = sim_dir / "pods"
         self.node = node
         self.dra = dra  # --kubernetes-enable-dra
+        self.interval = interval_ms / 1000  # --collect-interval
+        self.collected_at: float | None = None  # monotonic time of the last collection
         host, _, port = address.rpartition(":")
         self.address = (host or "0.0.0.0", int(port))
         self.started = time.monotonic()
@@ -167,13 +182,17 @@ class Exporter:
         self.resource = client.ResourceV1Api(api)
 
     def refresh(self) -> list[str]:
-        """Read the node and its pods; rebuild the page; return the node's faults."""
+        """Read the node; once an interval, its pods and a new page; return the node's faults."""
         raw = self.core.read_node(self.node, _request_timeout=API_TIMEOUT)
         node = self.api.sanitize_for_serialization(raw)
         profile = node_profile(node)
         if profile is None:
             self.page = ""
             return []
+        faults: list[str] = profile["faults"]
+        now = time.monotonic()
+        if self.collected_at is not None and now - self.collected_at < self.interval:
+            return faults  # between collections: the last page stands
         pods = self.core.list_pod_for_all_namespaces(
             field_selector=f"spec.nodeName={self.node}", _request_timeout=API_TIMEOUT
         )
@@ -182,8 +201,8 @@ class Exporter:
             for p in pods.items
             if p.status.phase == "Running"
         ]
-        faults: list[str] = profile["faults"]
-        uptime = time.monotonic() - self.started
+        self.collected_at = now
+        uptime = now - self.started
         specs = running_specs(self.pods_dir, running)
         dra = None
         if self.dra and "exporter-no-dra" not in faults:
@@ -260,8 +279,17 @@ def main(argv: list[str] | None = None) -> None:
         default=os.environ.get("KUBERNETES_ENABLE_DRA") in TRUE,
         help="map DRA-allocated GPUs to pods (env KUBERNETES_ENABLE_DRA)",
     )
+    p.add_argument(
+        "-c",
+        "--collect-interval",
+        type=int,
+        default=int(os.environ.get(INTERVAL_ENV) or DEFAULT_INTERVAL_MS),
+        help=f"collection interval in ms (env {INTERVAL_ENV}, default {DEFAULT_INTERVAL_MS})",
+    )
     args = p.parse_args(argv)
-    exporter = Exporter(args.sim_dir, args.node, args.address, args.kubernetes_enable_dra)
+    exporter = Exporter(
+        args.sim_dir, args.node, args.address, args.kubernetes_enable_dra, args.collect_interval
+    )
     print(f"dcgm-exporter: serving {args.node} on {args.address}", flush=True)
     exporter.run()
 

@@ -41,6 +41,8 @@ FAULTS = (
 SMI_SCRIPT = Path(__file__).resolve().parent / "smi.py"
 PROFTESTER = "dcgmproftester12"  # the GPU model's stand-in: the dcgm-exporter page shows it busy
 LOAD_FILE = "gpu-load-until"  # in the container's folder: when its dcgmproftester12 load ends
+REQUIRES_ROOT = -29  # DCGM_ST_REQUIRES_ROOT (NVIDIA/DCGM dcgmlib/dcgm_structs.h)
+REQUIRES_ROOT_EXIT = REQUIRES_ROOT & 0xFF  # 227: what a shell sees of main() returning -29
 NCCL_TOOLS = ("sshd", "mpirun", "all_reduce_perf")  # what simcluster.gpu.nccl plays
 # CUDA version that each driver branch reports (nvidia-smi's "CUDA Version").
 CUDA_BY_BRANCH = {
@@ -175,6 +177,7 @@ def write_tools(
     python: str,
     nccl_state: Path | None = None,
     nccl_version: str = "",
+    uid: int = 0,
 ) -> Path:
     """Write the container's GPU profile, `nvidia-smi` and `dcgmproftester12`; return the folder.
 
@@ -182,7 +185,9 @@ def write_tools(
     NVIDIA container toolkit mounts nvidia-smi into GPU containers. With
     `nccl_state` (a container of the nccl-tests image) it also holds the
     nccl-tests tools the GPU model plays (`simcluster.gpu.nccl`), sharing that state,
-    printing as the release `nccl_version` (the one the image's tag names).
+    printing as the release `nccl_version` (the one the image's tag names). `uid` is
+    the user the container runs as (`run_as_user`): DCGM's load generator refuses any but
+    root.
     """
     path = workdir / "gpu-profile.json"
     path.write_text(json.dumps(profile))
@@ -195,9 +200,18 @@ def write_tools(
     # load ends (epoch seconds) to LOAD_FILE, which the DCGM exporter model reads: a GPU
     # reads busy only while a load runs on it, as a real GPU held by an idle process
     # reads 0 % utilization.
+    # Not root: dcgmproftester's embedded host engine fails to start ("CacheManager Init
+    # Failed. Error: -29", DCGM_ST_REQUIRES_ROOT; NVIDIA/DCGM issues 79 and 102) and main()
+    # returns that -29 from Init(), which the shell sees as 227
+    # (dcgmproftester/DcgmProfTester.cpp). No load is recorded.
     load = tools / PROFTESTER
+    refuse = (
+        f'echo "CacheManager Init Failed. Error: {REQUIRES_ROOT}" >&2\nexit {REQUIRES_ROOT_EXIT}\n'
+        if uid != 0
+        else ""
+    )
     load.write_text(
-        '#!/bin/sh\nd=30\nwhile [ $# -gt 0 ]; do [ "$1" = -d ] && d=$2; shift; done\n'
+        "#!/bin/sh\n" + refuse + 'd=30\nwhile [ $# -gt 0 ]; do [ "$1" = -d ] && d=$2; shift; done\n'
         'echo "dcgmproftester12: loading the allocated GPUs for ${d}s"\n'
         f"echo $(( $(date +%s) + d )) > {workdir / LOAD_FILE} 2>/dev/null\n"
         'exec sleep "$d"\n'
@@ -214,6 +228,20 @@ def write_tools(
             )
             shim.chmod(0o755)
     return tools
+
+
+def run_as_user(pod: dict[str, Any], container: dict[str, Any]) -> int:
+    """The user a container runs as: its `runAsUser`, else the pod's, else root.
+
+    The sim plays every image as its own user root (no image config is read), which is
+    what DCGM's images run as.
+    """
+    pod_context = (pod.get("spec") or {}).get("securityContext")
+    for context in (container.get("securityContext"), pod_context):
+        user = (context or {}).get("runAsUser")
+        if user is not None:
+            return int(user)
+    return 0
 
 
 def smi_argv(workdir: Path, argv: list[str], python: str) -> list[str]:

@@ -35,6 +35,7 @@ from simcluster.gpu.model import (
     container_gpus,
     node_faults,
     node_profile,
+    run_as_user,
     runs_smi,
     smi_argv,
     write_tools,
@@ -468,7 +469,8 @@ class PodWorker(threading.Thread):
         nccl = image_repo_name(c["image"]) == NCCL_TESTS_REPO
         nccl_state = self.ctx.sim_dir / "gpu" / "nccl" / self.ns if nccl else None
         version = image_version(c["image"]) if nccl else ""
-        tools = write_tools(cdir, profile, self.ctx.python, nccl_state, version)
+        uid = run_as_user(self.pod, c)
+        tools = write_tools(cdir, profile, self.ctx.python, nccl_state, version, uid)
         if runs_smi(c):  # the GPU node model plays nvidia-smi for this pod
             argv = smi_argv(cdir, argv, self.ctx.python)
         unplayable = None

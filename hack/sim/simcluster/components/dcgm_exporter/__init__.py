@@ -11,6 +11,11 @@ built here (it needs libdcgm), so its image is played by the GPU node model
 It runs with `KUBERNETES_ENABLE_DRA=true` (GPUs allocated through DRA claims
 are mapped to their pods, through the ResourceSlices it may read), as the GPU
 Operator's exporter for DRA nodes does.
+Its environment adds the values' `dcgmExporter.env` (see below for which values), which
+the GPU Operator copies onto the operand's container; among them `DCGM_EXPORTER_INTERVAL`,
+the collection interval (ms; dcgm-exporter's default is 30000). When the values set no
+interval, the sim's knob `exporter_interval_ms` (1 s, a test-time setting like
+Prometheus' 1 s scrape) is set in its place.
 Faults (GPU node): `exporter-down`, `exporter-unlabelled`, `exporter-stale`,
 `exporter-no-dra`.
 
@@ -27,7 +32,9 @@ knob (1 s) in place of the values' `interval`. The values are the recipe's
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from simcluster.components.base import (
     POD_IP_ENV,
@@ -51,11 +58,21 @@ OPERATOR = "prometheus-operator"
 CHART = "gpu-operator"
 # The GPU Operator values the demo's recipe (recipes/kind-inference.yaml) references.
 VALUES = RECIPE_COMPONENTS / CHART / "values-kind.yaml"
+INTERVAL_ENV = "DCGM_EXPORTER_INTERVAL"
 
 
-def daemon_set() -> Manifest:
+def values_env(values: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """The `dcgmExporter.env` entries of the GPU Operator's values (name/value pairs)."""
+    env = ((values or {}).get("dcgmExporter") or {}).get("env") or []
+    return [dict(e) for e in env if isinstance(e, Mapping) and e.get("name")]
+
+
+def daemon_set(ctx: Context) -> Manifest:
     """One exporter pod per GPU node."""
     labels = {"app": NAME}
+    env = values_env(chart_values(ctx, CHART, VALUES))
+    if not any(e["name"] == INTERVAL_ENV for e in env):
+        env.append({"name": INTERVAL_ENV, "value": str(ctx.knobs.exporter_interval_ms)})
     container = {
         "name": NAME,
         "image": IMAGE,
@@ -64,6 +81,7 @@ def daemon_set() -> Manifest:
             {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
             POD_IP_ENV,
             {"name": "KUBERNETES_ENABLE_DRA", "value": "true"},
+            *env,
         ],
         "ports": [{"name": "metrics", "containerPort": PORT}],
         "readinessProbe": {"httpGet": {"path": "/health", "port": PORT}, "periodSeconds": 1},
@@ -118,7 +136,7 @@ def manifests(ctx: Context) -> list[Manifest]:
                 "ports": [{"name": "gpu-metrics", "port": PORT, "targetPort": PORT}],
             },
         },
-        daemon_set(),
+        daemon_set(ctx),
     ]
     monitor = service_monitor(ctx)
     if OPERATOR in ctx.selected and monitor is not None:
