@@ -82,3 +82,16 @@ def test_the_image_tag_names_the_release() -> None:
     pinned = "hpc-cloud/nccl-tests:cuda12.8.1-efa1.43.2-ofiv1.16.3-ncclv2.27.7-1-testsv2.16.9"
     assert nccl.image_version(pinned) == "2.16.9"
     assert nccl.image_version("example.com/nccl-tests:latest") == nccl.VERSION
+
+
+def test_a_release_before_2_13_prints_as_the_real_dgx_2_capture() -> None:
+    """No Group in the rank lines, no root column, `error` deltas: read as the capture reads."""
+    real = parse(capture("nccl-tests", "dgx2-12xv100-pre-2.13-all-reduce.txt"))
+    played, code = run("2.11.0")
+    assert code == 0 and played.columns == real.columns and played.complete
+    assert (played.version, played.concluded) == (real.version, real.concluded) == (None, False)
+    assert [(r.rank, r.group, r.device) for r in played.ranks] == [(0, 0, 0), (1, 0, 1)]
+    assert {(r.dtype, r.redop) for r in played.rows} == {(r.dtype, r.redop) for r in real.rows}
+    assert {r.out_of_place.wrong for r in played.rows} == {None}  # a delta, not a count
+    wrong, code = run("2.11.0", faults=("nccl-wrong",))
+    assert code == 1 and wrong.out_of_bounds and wrong.wrong == 0  # judged by the footer

@@ -18,7 +18,8 @@ folder per namespace) instead of SSH and NCCL's sockets:
   with its own host, device and PCI bus, the memory cap against the smallest GPU's
   memory from the node profile (`(memory - 1 GiB) / 3`, less a reserve from 2.16.6),
   the table (`N/A` without data checking), the summary (padded from 2.17.7) and the
-  `concluded` line (2.16.7+). The bus bandwidth is the slowest host's
+  `concluded` line (2.16.7+); before 2.13 the older layout of a real DGX-2 capture
+  (rank lines without `Group`, no `root` column, `error` deltas for `#wrong`). The bus bandwidth is the slowest host's
   (`sim.aicr.dev/nccl-busbw`, from the node profile), approached as the message
   grows. Node faults: `nccl-degraded` cuts it to 40%, `nccl-wrong` reports wrong
   elements at the larger sizes and exits as that release does (1 before 2.17.3,
@@ -315,16 +316,32 @@ def report(
         )
     if v >= (2, 16, 7):
         lines.append(f"# Collective test starting: {program}")
+    # Before 2.13 (as the DGX-2 capture of tests/data/real/nccl-tests prints it): no
+    # `agg iters`/`graph` in the header, rank lines without `Group` and with the bus id
+    # alone, no `root` column, and an `error` column (the largest delta, %5.0le) where
+    # later releases count `#wrong`.
+    old = v < (2, 13)
     lines += [
         f"# nThread 1 nGpus {args['g']} minBytes {lo} maxBytes {hi} step: {factor}(factor) "
-        f"warmup iters: {args['w']} iters: {args['n']} agg iters: 1 validation: {args['c']} "
-        "graph: 0" + (" unalign: 0" if v >= (2, 18, 2) else ""),
+        f"warmup iters: {args['w']} iters: {args['n']} "
+        + (
+            f"validation: {args['c']}"
+            if old
+            else f"agg iters: 1 validation: {args['c']} graph: 0"
+            + (" unalign: 0" if v >= (2, 18, 2) else "")
+        ),
         "#",
         "# Using devices",
     ]
     for n, r in enumerate(layout):
         bus = BUS[r["gpus"][r["device"]] % len(BUS)] if r["device"] < len(r["gpus"]) else 0
         pid, host, device = r["pid"] + r["device"], r["hostname"], r["device"]
+        if old:
+            lines.append(
+                f"#   Rank {n:2d} Pid {pid:6d} on {host:>10} device {device:2d} "
+                f"[0x{bus:02x}] {r['product']}"
+            )
+            continue
         lines.append(
             f"#  Rank {n:2d} Group {0:2d} Pid {pid:6d} on {host:>10} device "
             f"{device:2d} [{0:04x}:{bus:02x}:{0:02x}] {r['product']}"
@@ -334,17 +351,33 @@ def report(
     if top < hi:
         lines += ["#", f"# Reducing maxBytes to {top} due to memory limitation"]
         lo = min(lo, top) if v >= (2, 16, 6) else lo
-    lines += [
-        "#",
-        "# "
-        + _columns("", "", "", "", "")
-        + "           out-of-place                       in-place",
-        "# "
-        + _columns(
-            "size", "count", "type", "redop", "root", *(["time", "algbw", "busbw", "#wrong"] * 2)
-        ),
-        "# " + _columns("(B)", "(elements)", "", "", "", *(["(us)", "(GB/s)", "(GB/s)", ""] * 2)),
-    ]
+    if old:
+        lines += [
+            "#",
+            "#" + " " * 53 + "out-of-place                       in-place",
+            "#       size         count    type   redop     time   algbw   busbw  error"
+            "     time   algbw   busbw  error",
+            "#        (B)    (elements)                     (us)  (GB/s)  (GB/s)"
+            "            (us)  (GB/s)  (GB/s)",
+        ]
+    else:
+        lines += [
+            "#",
+            "# "
+            + _columns("", "", "", "", "")
+            + "           out-of-place                       in-place",
+            "# "
+            + _columns(
+                "size",
+                "count",
+                "type",
+                "redop",
+                "root",
+                *(["time", "algbw", "busbw", "#wrong"] * 2),
+            ),
+            "# "
+            + _columns("(B)", "(elements)", "", "", "", *(["(us)", "(GB/s)", "(GB/s)", ""] * 2)),
+        ]
     nranks, total, rows, errors = len(layout), 0.0, 0, 0
     step = lo
     while step <= top:
@@ -353,9 +386,16 @@ def report(
         usec = step / (algbw * 1e3) if algbw else 0.0
         wrong = step // 4 // 1024 if "nccl-wrong" in faults and step >= WRONG_FROM else 0
         errors += 1 if wrong else 0
-        checked = f"{wrong:6g}" if args["c"] else "   N/A"
-        half = f"  {_float(usec, 7)}  {_float(algbw, 6)}  {_float(busbw, 6)}  {checked}"
-        lines.append(f"{step:12d}  {step // 4:12d}  {'float':>8}  {'sum':>6}  {-1:6d}" + half * 2)
+        if old:  # the largest delta: float sums of this size are exact, a wrong one is off by 1
+            checked = f"{1.0 if wrong else 0.0:5.0e}" if args["c"] else "  N/A"
+            half = f"  {_float(usec, 7)}  {_float(algbw, 6)}  {_float(busbw, 6)}  {checked}"
+            lines.append(f"{step:12d}  {step // 4:12d}  {'float':>6}  {'sum':>6}" + half * 2)
+        else:
+            checked = f"{wrong:6g}" if args["c"] else "   N/A"
+            half = f"  {_float(usec, 7)}  {_float(algbw, 6)}  {_float(busbw, 6)}  {checked}"
+            lines.append(
+                f"{step:12d}  {step // 4:12d}  {'float':>8}  {'sum':>6}  {-1:6d}" + half * 2
+            )
         total, rows = total + busbw, rows + 1
         step *= factor
     average = f"{round(total / rows, 4) if rows else 0:g}"
