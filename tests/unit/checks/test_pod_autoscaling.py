@@ -405,3 +405,22 @@ def test_an_unreachable_metrics_api_fails_naming_what_it_said() -> None:
         "the server is currently unable to handle the request); its per-pod metrics: not "
         "listed (HTTP 503 ServiceUnavailable: the server is currently unable to handle the "
         "request)")
+
+
+def test_dcgm_refusing_to_load_without_root_fails_the_workload_naming_it() -> None:
+    kube = healthy()
+
+    def refusing(d: Obj) -> list[Obj]:
+        pod = kube.pod(d, "gpu-autoscaled-a", "g0", "10.0.0.5")
+        pod["status"] = {"phase": "Running", "containerStatuses": [{
+            "name": "gpu-load", "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+            "lastState": {"terminated": {"exitCode": 227, "reason": "Error"}}}]}  # fmt: skip
+        kube.objects.append(pod)  # listed as the kubelet reports it
+        return [pod]
+
+    kube.script["Deployment"] = refusing
+    result = run(kube)
+    assert (result.status, result.message) == (
+        Status.FAILED, "1/1 autoscaling steps failed: workload: pod gpu-autoscaled-a: "
+        "dcgmproftester12 refused to load the GPU: exit 227, DCGM_ST_REQUIRES_ROOT (profiling "
+        "requires root; the pod ran as another user)")  # fmt: skip

@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from aicr.checks import dcgm_load
 from aicr.checks.probe_pods import (
     gpu_claim_template,
     pinned_to,
@@ -233,7 +234,7 @@ def load_pod(image: str, node: str, seconds: int, dra: bool = False) -> Obj:
     gpu = {"claims": [{"name": LOAD_CLAIM}]} if dra else {"limits": {GPU_RESOURCE: "1"}}
     container = {"name": LOAD_CONTAINER, "image": image, "command": command, "resources": gpu}
     spec = restricted_pod_spec([container])
-    # DCGM profiles as root only (DCGM_ST_REQUIRES_ROOT, exit 227: `load_ended`): Pod
+    # DCGM profiles as root only (DCGM_ST_REQUIRES_ROOT, exit 227: `dcgm_load`): Pod
     # Security baseline, this check's workload namespace level (its catalog GPUs), allows
     # root; the container stays unprivileged, with no privilege escalation.
     spec["securityContext"] = {"runAsUser": 0, "seccompProfile": {"type": "RuntimeDefault"}}
@@ -252,11 +253,6 @@ def load_pod(image: str, node: str, seconds: int, dra: bool = False) -> Obj:
 # before that one may straddle the load's start (DCGM_FI_DEV_GPU_UTIL is a sample-period
 # figure); `collect_seconds` beyond two intervals covers Prometheus' scrape and the query.
 WAIT_INTERVALS = 2
-# What dcgmproftester exits with when it may not profile: main() returns dcgmStartEmbedded's
-# DCGM_ST_REQUIRES_ROOT (-29), which the shell sees as 227 (NVIDIA/DCGM
-# dcgmproftester/DcgmProfTester.cpp; dcgmlib/dcgm_structs.h). With --no-dcgm-validation it
-# prints only the embedded host engine's "CacheManager Init Failed. Error: -29".
-REQUIRES_ROOT_EXIT = 227
 
 
 def rise_bound(interval_ms: int, collect_seconds: float) -> float:
@@ -274,12 +270,4 @@ def load_ended(pod: Obj, log: str) -> str | None:
     state = pod_status.terminated(pod)
     if state is None:
         return None
-    code = int(state.get("exitCode", -1))
-    said = (log.strip().splitlines() or [""])[-1][:200]
-    tail = f" (its log: {said!r})" if said else ""
-    if code == REQUIRES_ROOT_EXIT:
-        return (
-            f"dcgmproftester12 refused to load the GPU: exit {code}, DCGM_ST_REQUIRES_ROOT "
-            f"(profiling requires root; the pod ran as another user){tail}"
-        )
-    return f"the load generator exited {code} before utilization rose{tail}"
+    return dcgm_load.exit_reason(int(state.get("exitCode", -1)), log, " before utilization rose")

@@ -20,7 +20,8 @@ What it does not: resource (CPU/memory) or external metrics, scaling past two
 replicas, or the metrics pipeline's latency.
 
 How it fails: no APIService serves the custom metrics API (nothing is
-created); the pods do not start; the custom metrics API serves none of the
+created); the pods do not start, or their load generator refuses to run
+without root (DCGM's exit 227, named); the custom metrics API serves none of the
 metrics for the pod (what it serves is named) within ``metricSeconds``; the
 HPA cannot read it (its own condition, e.g. ``FailedGetPodsMetric``); no
 scale-up, or the new pod does not run on a GPU node, within
@@ -35,7 +36,7 @@ import math
 import time
 from collections.abc import Callable
 
-from aicr.checks import CheckContext
+from aicr.checks import CheckContext, dcgm_load
 from aicr.checks.allocation import AllocationMode, prepared_mode
 from aicr.checks.conformance.pod_autoscaling import build
 from aicr.checks.conformance.pod_autoscaling.params import Params as Params
@@ -133,6 +134,15 @@ def _custom_metrics_api(ctx: CheckContext) -> str | None:
     return None  # the step raised: recorded as other
 
 
+def _refused(ctx: CheckContext, run: Run) -> str | None:
+    """DCGM's refusal to load without root (exit 227) as a pod's last exit, named; else None."""
+    for pod in ctx.kube.list("Pod", ctx.workload_namespace, label_selector=run.selector):
+        if dcgm_load.last_exit(pod) == dcgm_load.REQUIRES_ROOT_EXIT:
+            name = (pod.get("metadata") or {}).get("name")
+            return f"pod {name}: " + dcgm_load.exit_reason(dcgm_load.REQUIRES_ROOT_EXIT)
+    return None
+
+
 def _start(ctx: CheckContext, run: Run, dra: bool) -> list[build.Obj]:
     image = workload_image(build.IMAGE, check=ctx.name, config=ctx.config)
     with ctx.step("workload") as step:
@@ -146,6 +156,10 @@ def _start(ctx: CheckContext, run: Run, dra: bool) -> list[build.Obj]:
             ctx.probes.create(build.claim_template())
         ctx.probes.create(build.deployment(image, run.load_until, ctx.workload_labels(), dra))
         pods, pending = run.serving(1, ctx.params.start_seconds)
+        refused = _refused(ctx, run)
+        if refused:  # its load exits at once and the container restarts: never a load
+            step.failed(refused)
+            return []
         if not pods:
             where = "; ".join(f"{n}: {w}" for n, w in pending.items()) or "no pod was created"
             step.failed(f"the pod did not run within {ctx.params.start_seconds:g}s: {where}")
