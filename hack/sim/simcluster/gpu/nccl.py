@@ -19,11 +19,11 @@ folder per namespace) instead of SSH and NCCL's sockets:
   memory from the node profile (`(memory - 1 GiB) / 3`, less a reserve from 2.16.6),
   the table (`N/A` without data checking), the summary (padded from 2.17.7) and the
   `concluded` line (2.16.7+); before 2.13 the older layout of a real DGX-2 capture
-  (rank lines without `Group`, no `root` column, `error` deltas for `#wrong`). The bus bandwidth is the slowest host's
-  (`sim.aicr.dev/nccl-busbw`, from the node profile), approached as the message
-  grows. Node faults: `nccl-degraded` cuts it to 40%, `nccl-wrong` reports wrong
-  elements at the larger sizes and exits as that release does (1 before 2.17.3,
-  then its `testNumResults`: 6, 7 from 2.17.7).
+  (rank lines without `Group`, no `root` column, `error` deltas for `#wrong`). The bus
+  bandwidth is the slowest host's (`sim.aicr.dev/nccl-busbw`, from the node profile),
+  approached as the message grows. Node faults: `nccl-degraded` cuts it to 40%,
+  `nccl-wrong` reports wrong elements at the larger sizes and exits as that release
+  does (1 before 2.17.3, then its `testNumResults`: 6, 7 from 2.17.7).
 """
 
 from __future__ import annotations
