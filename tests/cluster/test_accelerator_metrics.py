@@ -7,8 +7,8 @@ non-root user (exit 227), as the GPU model plays it. Each runs `aicr validate` w
 `hack/sim/sim config` prints (the Prometheus URL: the sim has no cluster DNS).
 
 In DRA mode (`sim mode dra`, the real scheduler allocating claims): healthy (the
-load's GPU comes from a claim and its series is the claimed device's), a claim
-that is never allocated (the load node's ResourceSlice is gone), and an exporter
+load's GPU comes from a claim and its series is the claimed device's), a node
+whose ResourceSlice is gone (the load goes to the other node), and an exporter
 that does not map DRA devices to pods (`exporter-no-dra`).
 """
 
@@ -118,7 +118,9 @@ def test_the_load_goes_to_a_node_with_a_free_gpu(cluster: SimCluster, tmp_path: 
 def test_dcgm_refuses_a_non_root_load_with_its_exit_code(cluster: SimCluster) -> None:
     """The GPU model plays dcgmproftester12 as DCGM does without root: exit 227, no load."""
     with cluster.namespace("nonroot") as ns:
-        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "load"}, "spec": {
+        # the run label makes the sim's process runtime play it (KWOK only shows pods running)
+        meta = {"name": "load", "labels": {"aicr.dev/run-id": "nonroot"}}
+        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": {
             "nodeSelector": {"kubernetes.io/hostname": NODE1}, "restartPolicy": "Never",
             "securityContext": {"runAsUser": 1000},
             "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}],
@@ -164,22 +166,21 @@ def test_dra_the_claimed_gpus_utilization_rises(cluster: SimCluster, tmp_path: P
     assert m.group(1) == m.group(3)
 
 
-def test_dra_a_claim_never_allocated_fails_with_its_status(
+def test_dra_a_node_whose_driver_publishes_no_gpus_gets_no_load(
     cluster: SimCluster, tmp_path: Path
 ) -> None:
+    """The DRA driver no longer publishes NODE0's GPUs: no claim could be allocated there, so
+    the load goes to NODE1, whose published GPUs are free (a claim that is never allocated
+    fails with its status: the unit tests)."""
     cluster.set_mode("dra")
-    # The DRA driver no longer publishes the load node's GPUs: no claim can be allocated there.
     slices = DynamicClient(cluster.api()).resources.get(api_version="resource.k8s.io/v1",
                                                         kind="ResourceSlice")  # fmt: skip
     slices.delete(name=f"{NODE0}-gpu.nvidia.com")
     test = _validate_dra(cluster, tmp_path)
-    assert test["status"] == "failed", test["message"]
-    m = re.fullmatch(r"1/4 accelerator metrics steps failed: utilization under load on "
-                     + NODE0 + r": the load pod did not run within 30s: Pending, unschedulable: "
-                     r"(.*); its ResourceClaim [^/]+/gpu-load-gpu-\w+: not allocated \(its "
-                     r"status has no allocation\)", test["message"])  # fmt: skip
-    assert m, test["message"]
-    assert "cannot allocate all claims" in m.group(1)
+    assert test["status"] == "passed", test["message"]
+    step = next(s for s in test["extra"]["evidence"] if s["title"].startswith("utilization"))
+    assert step["title"] == f"utilization under load on {NODE1}", step
+    assert f"{NODE1}/gpu-" in step["answer"], step["answer"]
 
 
 def test_dra_an_exporter_that_maps_no_claims_fails(cluster: SimCluster, tmp_path: Path) -> None:
