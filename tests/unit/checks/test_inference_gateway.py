@@ -304,11 +304,29 @@ def test_the_client_counts_where_each_request_landed(
                                 "b": {"statuses": {"200": 2}, "backends": {"canary": 2}}}
 
 
-def test_the_warm_up_waits_for_every_backend_a_probe_must_reach(echoes: dict[str, int]) -> None:
+class Clock:
+    """The warm-up's clock: time passes only while it sleeps, whatever the load."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def test_the_warm_up_waits_for_every_backend_a_probe_must_reach(
+    echoes: dict[str, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(traffic_client, "time", Clock())
     probes = [build.Probe("a", 1, lands_on=("stable", "canary"))]
-    plan = build.plan(f"http://127.0.0.1:{echoes['canary']}", None, probes, RUN, None, 0.2, 1)
+    plan = build.plan(f"http://127.0.0.1:{echoes['canary']}", None, probes, RUN, None, 1.2, 1)
     warm = traffic_client.run(plan)["warmup"]
-    assert warm.pop("tries") >= 2  # it kept asking until the time was spent
+    # at 0 s canary answers, so it asks again at once; then after each 0.5 s pause
+    # (0.5, 1.0, 1.5 s) until an answer comes once the 1.2 s are spent
+    assert warm.pop("tries") == 5
     assert warm == {"ready": False, "lastStatus": 200, "waiting": {"a": ["stable"]}}
     closed = build.plan("http://127.0.0.1:9", None, probes, RUN, None, 0, 1)
     assert traffic_client.run(closed)["probes"]["a"] == {"statuses": {"0": 1}, "backends": {}}
