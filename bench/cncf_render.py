@@ -26,6 +26,8 @@ from aicr.cncf import (
     Conformance,
     SubmissionInputs,
     SubmissionResult,
+    check_not_applicable,
+    check_vendor,
     load_requirements,
     write_submission,
 )
@@ -127,7 +129,10 @@ def render(root: Path, report: ctrf.Report, recipe: Recipe, config: ValidateConf
            snapshot: Snapshot) -> SubmissionResult:
     """Render, redact and verify the submission (what is timed)."""
     conformance = Conformance("1.37", load_requirements("1.37"), "--cncf-version")
-    run = SubmissionInputs(report, recipe, snapshot, config, conformance, "bench-recipe")
+    checked = check_vendor(config, "config")
+    checked += check_not_applicable(conformance.requirements, config, "config")
+    run = SubmissionInputs(report, recipe, snapshot, config, conformance, "bench-recipe",
+                           checked=tuple(checked))
     return write_submission(root / "v1.37" / "bench", run, force=False)
 
 

@@ -165,6 +165,9 @@ class ResolvedRun:
     prepared: dict[str, Any] = field(default_factory=dict)  # check name -> preflight facts
     texts: dict[str, Input] = field(default_factory=dict)  # recipe/snapshot/config digests
     pools: list[Pool] | None = None  # --aks-gpu-pools, projected into every snapshot
+    # A submission's vendor data and N/A declarations, checked here: their warnings (also
+    # in ``warnings``), which the writer takes as checked.
+    submission_checked: tuple[str, ...] = ()
 
     @property
     def params(self) -> dict[str, CheckParams]:
@@ -273,10 +276,12 @@ def resolve_run(request: ValidateRequest) -> ResolvedRun:
         config = validate(ValidateConfig, config_lines)
     config = workload_images.pin_registry(config)
     warnings: list[str] = []
+    checked: list[str] = []
     if request.cncf_submission:
         from aicr import cncf
 
-        warnings += cncf.check_vendor(config, request.config or "--config")
+        checked += cncf.check_vendor(config, request.config or "--config")
+        warnings += checked
     recipe_text = text_of("recipe", request.recipe, Kind.RECIPE)
     recipe, loaded = parse_recipe_with_lines(recipe_text, request.recipe)
     gate.check_paths(recipe, request.recipe)
@@ -313,7 +318,9 @@ def resolve_run(request: ValidateRequest) -> ResolvedRun:
 
         assert conformance is not None  # a submission's version is known or refused by now
         reqs = conformance.requirements
-        warnings += cncf.check_not_applicable(reqs, config, request.config or "--config")
+        na = cncf.check_not_applicable(reqs, config, request.config or "--config")
+        checked += na
+        warnings += na
         cncf.check_recipe_coverage(reqs, plan.check_names, config)
         cncf.check_output_dir(Path(request.evidence_dir or ""), request.force)
     if plan.param_problems:
@@ -341,4 +348,5 @@ def resolve_run(request: ValidateRequest) -> ResolvedRun:
         prepared,
         texts,
         pools,
+        tuple(checked),
     )

@@ -425,14 +425,20 @@ def _submit(
         request.recipe,
         snapshot_source,
         request.config or "config",
+        checked=resolved.submission_checked,
     )
     try:
-        result = cncf.submit(Path(request.evidence_dir or ""), run, force=request.force)
+        result = cncf.submit(
+            Path(request.evidence_dir or ""),
+            run,
+            force=request.force,
+            aggregation=outcome.aggregation,
+        )
     except AicrError as exc:
         outcome.no_submission = " ".join(str(exc).split())
         if request.fail_on_error:
             outcome.exit_code = EXIT_VALIDATION_FAILED
         return
     outcome.submission_path = result.path
-    # The writer checks vendor data and N/A again for itself: say each warning once.
+    # The writer returns the checked warnings with its own (the verifier's): say each once.
     outcome.warnings.extend(w for w in result.warnings if w not in outcome.warnings)

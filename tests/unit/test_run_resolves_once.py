@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 
 import submission_recipe
-from aicr import run_plan
+from aicr import ctrf, run_plan
 from aicr.catalog.params import check_params
+from aicr.cncf import aggregation, vendor
 from aicr.cncf.requirements import model as requirements
 from aicr.run_plan import ValidateRequest
 from aicr.runner.context import RunContext
@@ -35,6 +36,9 @@ VENDOR = str(DATA / "configs" / "vendor.yaml")
 RESOLVERS: dict[str, Callable[..., Any]] = {
     "cncf version": requirements.resolve_conformance,
     "validator image": run_plan.resolve_image,
+    "vendor check": vendor.check_vendor,
+    "n/a check": aggregation.check_not_applicable,
+    "aggregation": aggregation.aggregate,
 }
 
 
@@ -70,7 +74,7 @@ def test_a_no_cluster_run_resolves_each_choice_once() -> None:
     planned = outcome.plan.check_names
     assert len(planned) == 18
     assert {k: v for k, v in counts.items() if not k.startswith("params ")} == {
-        "cncf version": 1, "requirement set": 1, "validator image": 1}
+        "cncf version": 1, "requirement set": 1, "validator image": 1, "aggregation": 1}
     assert {k: v for k, v in counts.items() if k.startswith("params ")} == {
         f"params {name}": 1 for name in planned}
 
@@ -107,6 +111,9 @@ def test_a_live_submission_resolves_once_and_the_executor_reads_the_resolved_run
     assert counts["cncf version"] == 1
     assert counts["requirement set"] == 1
     assert counts["validator image"] == 1
+    # the submission's vendor data and N/A are checked before the run, the requirement
+    # map decided once: the writer renders that one over the redacted report
+    assert (counts["vendor check"], counts["n/a check"], counts["aggregation"]) == (1, 1, 1)
     assert all(n == 1 for k, n in counts.items() if k.startswith("params "))
     [ctx] = fake.contexts
     [r] = resolved
@@ -118,3 +125,19 @@ def test_a_live_submission_resolves_once_and_the_executor_reads_the_resolved_run
     assert r.conformance is not None and r.conformance.version == "1.35"
     assert outcome.report.extra is not None
     assert outcome.report.extra["aicr"]["provenance"]["validatorImage"] == r.image
+
+
+def test_evidence_render_checks_the_config_and_aggregates_once(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from aicr.cli.main import run as cli
+
+    fake = FakeExecutor()
+    outcome = run(ValidateRequest(recipe=SUBMISSION, snapshot=SNAPSHOT), executor=fake)
+    report = tmp_path / "report.json"
+    report.write_text(ctrf.dumps(outcome.report))
+    with counting() as counts:
+        code = cli(["evidence", "render", "--report", str(report), "--recipe", SUBMISSION,
+                    "--snapshot", SNAPSHOT, "--config", VENDOR, "--out",
+                    str(tmp_path / "v1.35" / "x")])
+    assert code == 0, capsys.readouterr().err
+    assert (counts["vendor check"], counts["n/a check"], counts["aggregation"]) == (1, 1, 1)

@@ -91,6 +91,6 @@ def test_an_offline_report_is_never_rendered_into_a_submission(tmp_path: Path) -
         config = parse_config((DATA / "configs/vendor.yaml").read_text(), "vendor.yaml")
         run_inputs = cncf.SubmissionInputs(
             report, load_recipe(submission_recipe.path()), snapshot, config,
-            cncf.resolve_conformance(snapshot, None, config), "submission.yaml")
+            cncf.resolve_conformance(snapshot, None, config), "submission.yaml", checked=())
         cncf.write_submission(tmp_path / "b" / "v1.35" / "x", run_inputs, force=False)
     assert not (tmp_path / "b" / "v1.35" / "x").exists()

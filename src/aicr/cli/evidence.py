@@ -76,8 +76,17 @@ def render(
     the_recipe = load_recipe(recipe)
     the_snapshot = load_snapshot(snapshot)
     conformance = cncf.resolve_conformance(the_snapshot, cncf_version, config, match_cluster=True)
+    warnings += cncf.check_not_applicable(conformance.requirements, config, config_path)
     run = cncf.SubmissionInputs(
-        report, the_recipe, the_snapshot, config, conformance, recipe, snapshot, config_path
+        report,
+        the_recipe,
+        the_snapshot,
+        config,
+        conformance,
+        recipe,
+        snapshot,
+        config_path,
+        checked=tuple(warnings),
     )
     result = cncf.submit(Path(out_dir), run, force=force, out_flag="--out")
     version = conformance.version

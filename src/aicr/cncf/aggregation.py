@@ -9,7 +9,7 @@ only from the validate config, with a justification, for conditional requirement
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
@@ -20,6 +20,7 @@ from aicr.errors import InputError, Problem
 
 # Statuses that count as a failed check for exit codes (a crash or timeout is no pass).
 FAILING: frozenset[Status] = frozenset({Status.FAILED, Status.OTHER})
+UNBACKED = "no aicr check backs this requirement yet, so the run cannot show it"
 
 
 class ReqStatus(StrEnum):
@@ -79,8 +80,20 @@ class RequirementResult:
     requirement: Requirement
     status: ReqStatus
     checks: list[CheckOutcome]
-    reasons: list[str] = field(default_factory=list)
     justification: str | None = None
+
+    @property
+    def reasons(self) -> list[str]:
+        """Why it is not Implemented, one phrase per check that did not pass.
+
+        Read from the checks' tests, so the same decision over a redacted report
+        (``Aggregation.over``) quotes only redacted messages.
+        """
+        if self.status in (ReqStatus.IMPLEMENTED, ReqStatus.NOT_APPLICABLE):
+            return []
+        if not self.checks:
+            return [UNBACKED]
+        return [c.describe() for c in self.checks if not c.passed]
 
     @property
     def id(self) -> str:
@@ -120,6 +133,22 @@ class Aggregation:
     def result(self, requirement_id: str) -> RequirementResult | None:
         """The result for ``requirement_id``."""
         return next((r for r in self.results if r.id == requirement_id), None)
+
+    def over(self, report: Report) -> Aggregation:
+        """These decisions shown over ``report``: the same run with its values redacted.
+
+        Every status stays as decided; each check's test, and so every reason (which
+        quotes the check's message), is ``report``'s. A report whose checks differ by
+        name or status is not the run that was decided, and is refused.
+        """
+        ran = [(t.name, t.status) for t in self.tests]
+        if [(t.name, t.status) for t in report.tests] != ran:
+            raise ValueError("the report's checks are not those of the decided run")
+        results = [
+            replace(res, checks=[replace(c, test=report.test(c.name)) for c in res.checks])
+            for res in self.results
+        ]
+        return replace(self, results=results, tests=list(report.tests))
 
     @property
     def unbacked_tests(self) -> list[Test]:
@@ -305,17 +334,13 @@ def aggregate(
                 )
             )
             continue
-        if not outcomes:
-            reasons = ["no aicr check backs this requirement yet, so the run cannot show it"]
-        else:
-            reasons = [o.describe() for o in outcomes if not o.passed]
-        if not reasons:
+        if outcomes and all(o.passed for o in outcomes):
             status = ReqStatus.IMPLEMENTED
         elif req.level == Level.MUST:
             status = ReqStatus.INCOMPLETE
         else:
             status = ReqStatus.NOT_IMPLEMENTED
-        results.append(RequirementResult(req, status, outcomes, reasons))
+        results.append(RequirementResult(req, status, outcomes))
     aicr_extra = (report.extra or {}).get("aicr") or {}
     interrupted = bool(aicr_extra.get("interrupted")) if isinstance(aicr_extra, dict) else False
     return Aggregation(reqs.version, results, list(report.tests), reqs, interrupted)

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from aicr.cncf import export, leaks, pages
-from aicr.cncf.aggregation import Aggregation, ReqStatus, aggregate, check_not_applicable
+from aicr.cncf.aggregation import Aggregation, ReqStatus, aggregate
 from aicr.cncf.requirements import Conformance, Level, RequirementSet
-from aicr.cncf.vendor import check_vendor, product_metadata
+from aicr.cncf.vendor import product_metadata
 from aicr.cncf.verifier import check_directory, revision
 from aicr.config import NA_PATH, ValidateConfig
 from aicr.ctrf import Report
@@ -35,6 +35,10 @@ class SubmissionInputs:
 
     ``validate --cncf-submission`` fills it from its resolved run, ``evidence render``
     from the saved files; the ``*_source`` fields are how the README names each input.
+    ``checked`` holds the warnings of ``check_vendor`` and ``check_not_applicable``,
+    which the caller ran as early as each could be (validate before the recipe is read
+    and before the cluster, evidence render before the report is read); the writer does
+    not ask again.
     """
 
     report: Report
@@ -45,6 +49,7 @@ class SubmissionInputs:
     recipe_source: str
     snapshot_source: str | None = None
     config_source: str = "config"
+    checked: tuple[str, ...] = field(kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -231,16 +236,28 @@ def check_output_dir(out_dir: Path, force: bool, flag: str = "--evidence-dir") -
 
 
 def write_submission(
-    out_dir: Path, run: SubmissionInputs, *, force: bool, out_flag: str = "--evidence-dir"
+    out_dir: Path,
+    run: SubmissionInputs,
+    *,
+    force: bool,
+    out_flag: str = "--evidence-dir",
+    aggregation: Aggregation | None = None,
 ) -> SubmissionResult:
-    """Render, redact and verify a submission, then move it to ``out_dir`` in one rename."""
+    """Render, redact and verify a submission, then move it to ``out_dir`` in one rename.
+
+    ``aggregation`` is the run's requirement map when the caller decided it already
+    (validate's summary of this report); otherwise it is decided here, once.
+    """
     report, recipe, snapshot, config = run.report, run.recipe, run.snapshot, run.config
     config_source = run.config_source
     reqs = run.conformance.requirements
-    warnings = check_vendor(config, config_source)
-    warnings += check_not_applicable(reqs, config, config_source)
+    warnings = list(run.checked)
     check_output_dir(out_dir, force, out_flag)
-    agg = aggregate(reqs, report, planned_checks(recipe, report), config)
+    agg = (
+        aggregate(reqs, report, planned_checks(recipe, report), config)
+        if aggregation is None
+        else aggregation
+    )
     if agg.contradictions:
         raise InvalidRequestError(
             [
@@ -271,7 +288,7 @@ def write_submission(
         )
     redactor = redactor_for(config, snapshot, report)
     shown = redact_report(report, redactor)
-    shown_agg = aggregate(reqs, shown, planned_checks(recipe, shown), config)
+    shown_agg = agg.over(shown)
     # A symlinked directory stays a symlink: the submission replaces what it points at.
     out_dir = Path(os.path.realpath(out_dir))
     out_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -316,14 +333,19 @@ def write_submission(
 
 
 def submit(
-    out_dir: Path, run: SubmissionInputs, *, force: bool, out_flag: str = "--evidence-dir"
+    out_dir: Path,
+    run: SubmissionInputs,
+    *,
+    force: bool,
+    out_flag: str = "--evidence-dir",
+    aggregation: Aggregation | None = None,
 ) -> SubmissionResult:
     """What ``validate --cncf-submission`` and ``evidence render`` leave on disk.
 
     The submission (``write_submission``), then the leak scan of what was written, so a
     value redaction missed never stays on disk as a finished submission (exit 8).
     """
-    result = write_submission(out_dir, run, force=force, out_flag=out_flag)
+    result = write_submission(out_dir, run, force=force, out_flag=out_flag, aggregation=aggregation)
     refuse_leaks(result.path)
     return result
 

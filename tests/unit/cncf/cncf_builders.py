@@ -11,7 +11,14 @@ import yaml
 
 from aicr import ctrf
 from aicr.catalog import load_catalog
-from aicr.cncf import Conformance, SubmissionInputs, SubmissionResult, load_requirements
+from aicr.cncf import (
+    Conformance,
+    SubmissionInputs,
+    SubmissionResult,
+    check_not_applicable,
+    check_vendor,
+    load_requirements,
+)
 from aicr.cncf import write_submission as write_cncf_submission
 from aicr.cncf.requirements import Level, RequirementSet
 from aicr.config import ValidateConfig, parse_config
@@ -192,6 +199,8 @@ def render_submission(out: Path, *, report: Report, recipe: Recipe, snapshot: Sn
            reqs: RequirementSet | None = None) -> SubmissionResult:
     """``aicr.cncf.write_submission`` of a run judged against ``version`` (or ``reqs``)."""
     conformance = Conformance(version, reqs or load_requirements(version), "--cncf-version")
+    checked = check_vendor(config, config_source)
+    checked += check_not_applicable(conformance.requirements, config, config_source)
     run = SubmissionInputs(report, recipe, snapshot, config, conformance, recipe_source,
-                           snapshot_source, config_source)
+                           snapshot_source, config_source, checked=tuple(checked))
     return write_cncf_submission(out, run, force=force)

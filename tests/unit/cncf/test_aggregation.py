@@ -160,3 +160,24 @@ def test_recipe_coverage_accepts_an_allowed_na() -> None:
     planned = [c for c in CONFORMANCE if c != "cluster-autoscaling"]
     config = make_config(not_applicable={"cluster_autoscaling": "Fixed-size clusters only."})
     check_recipe_coverage(R35, planned, config)  # does not raise
+
+
+def test_the_decisions_over_a_redacted_report_quote_only_its_messages() -> None:
+    tests = [*_without("gang-scheduling"),
+             make_test("gang-scheduling", Status.FAILED, message="split on gpu-node-7")]
+    agg = _agg(tests)
+    shown = make_report([t.model_copy(update={"message": t.message.replace("gpu-node-7", "<node>")})
+                         for t in tests])
+    over = agg.over(shown)
+    assert [(r.id, r.status) for r in over.results] == [(r.id, r.status) for r in agg.results]
+    assert over.result("gang_scheduling").reasons == [  # type: ignore[union-attr]
+        "gang-scheduling failed (split on <node>)"]
+    assert over.blocking == [b.replace("gpu-node-7", "<node>") for b in agg.blocking]
+
+
+def test_the_decisions_are_never_shown_over_another_run() -> None:
+    agg = _agg([make_test(n) for n in CONFORMANCE])
+    other = make_report([*_without("gang-scheduling"),
+                         make_test("gang-scheduling", Status.FAILED)])
+    with pytest.raises(ValueError, match="not those of the decided run"):
+        agg.over(other)
