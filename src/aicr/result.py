@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import time
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from aicr.ctrf import Status, Test
-from aicr.plan import PlannedCheck
+
+if TYPE_CHECKING:  # only annotations: a check pod builds results and never loads the planner
+    from aicr.plan import PlannedCheck
 
 # How a check pod hands its result back: the result ConfigMap's key, the mark of the
 # summary line it prints, and the exit code each status ends the pod with.

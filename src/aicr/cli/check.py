@@ -8,7 +8,6 @@ from typing import Any
 import click
 
 from aicr.catalog import load_catalog
-from aicr.plan import PlannedCheck
 
 
 @click.group()
@@ -26,6 +25,8 @@ def check() -> None:
 )
 def list_checks(output_format: str | None) -> None:
     """Print every check: name, phase, CNCF requirements, timeout (table, JSON: GPUs reserved)."""
+    from aicr.plan import PlannedCheck  # only here: a check pod's `check run` plans nothing
+
     catalog = load_catalog()
     rows: list[dict[str, Any]] = [
         {

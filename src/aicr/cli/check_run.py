@@ -31,11 +31,12 @@ def run(name: str, run_dir: Path, result_configmap: str | None) -> int:
     """Run check NAME and hand back its result (exit 0 passed, 1 failed, 2 skipped, 3 other)."""
     from aicr.catalog import load_catalog
     from aicr.checks.entrypoint import default_termination_log, execute
-    from aicr.errors import UnknownCheckError
-    from aicr.plan import unknown_check
 
     catalog = load_catalog()
     if result_configmap is None and catalog.get(name) is None:
+        from aicr.errors import UnknownCheckError
+        from aicr.plan import unknown_check
+
         # Typed by a person: bad input. Inside a Job (a result ConfigMap to fill) the
         # orchestrator gets an `other` result instead, whose exit code cannot read as skipped.
         raise UnknownCheckError(unknown_check(name, catalog, None, "NAME"))

@@ -6,6 +6,7 @@ left in ``sys.modules``; a regression shows here as a failure, not as a slower b
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -94,3 +95,26 @@ def test_the_probe_sees_a_check_package_but_not_a_declaration() -> None:
              "aicr.checks.conformance.dra_support.params", "aicr.checks.allocation",
              "aicr.checks.conformance"]
     assert [n for n in names if re.match(CHECK_CODE, n)] == names[:2]
+
+
+# What only the orchestrator runs: planning, the executors, the resolved run, the CNCF
+# layer and attestations. A check pod's command reads its inputs and runs one check.
+ORCHESTRATOR = ("aicr.plan", "aicr.gate", "aicr.runner", "aicr.run_plan", "aicr.validate",
+                "aicr.cncf", "aicr.attestation")
+
+
+def test_a_check_pod_loads_nothing_of_the_orchestrator(tmp_path: Path) -> None:
+    (tmp_path / "recipe.yaml").write_text((DATA / "recipes/small.yaml").read_text())
+    (tmp_path / "config.yaml").write_text(
+        (DATA / "golden/inputs/mirror-config.yaml").read_text())
+    (tmp_path / "snapshot.yaml").write_text((DATA / "snapshots/ok.yaml").read_text())
+    (tmp_path / "run.json").write_text('{"runId": "r0123abcd", "namespace": "aicr-validation"}')
+    probe = PROBE.format(args=["check", "run", "platform-health", "--run-dir", str(tmp_path)],
+                         heavy=ORCHESTRATOR, check_code="^$")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AICR_", "KUBERNETES_"))}
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=60, env={**env, "KUBECONFIG": str(tmp_path / "none")})
+    # no cluster to read: the check ends other, having read its inputs (not "unusable")
+    assert proc.returncode == 3, proc.stderr
+    assert "unusable run inputs" not in proc.stdout
+    assert proc.stderr.splitlines()[-1] == "HEAVY=", proc.stderr
