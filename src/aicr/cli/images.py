@@ -17,19 +17,8 @@ def images() -> None:
 
 
 @images.command("list", cls=options.StrictCommand)
-@click.option(
-    "-r",
-    "--recipe",
-    envvar="AICR_RECIPE",
-    show_envvar=True,
-    help="Recipe: only its planned checks' images. Default: every check's.",
-)
-@click.option(
-    "--config",
-    envvar="AICR_CONFIG",
-    show_envvar=True,
-    help="Validate config: its spec.validate.images.registry and check params apply.",
-)
+@options.recipe("Recipe: only its planned checks' images. Default: every check's.")
+@options.config("Validate config: its spec.validate.images.registry and check params apply.")
 @click.option(
     "--phase",
     multiple=True,

@@ -150,6 +150,16 @@ def output_format(default: str, help: str) -> Callable[[F], F]:
     )
 
 
+def recipe(help: str, **attrs: Any) -> Callable[[F], F]:
+    """``-r/--recipe`` (``AICR_RECIPE``): the recipe a run plans from."""
+    return _option("-r", "--recipe", envvar="AICR_RECIPE", help=help, **attrs)
+
+
+def config(help: str) -> Callable[[F], F]:
+    """``--config`` (``AICR_CONFIG``): the validate config a run applies."""
+    return _option("--config", envvar="AICR_CONFIG", help=help)
+
+
 def output(help: str) -> Callable[[F], F]:
     """``-o/--output``: a file, ``-`` (stdout, the default) or ``cm://namespace/name``."""
     return _option("-o", "--output", metavar="FILE|-|cm://NS/NAME", help=help)

@@ -239,14 +239,7 @@ def _attest(outcome: Outcome, opts: dict[str, Any]) -> None:
 
 
 @click.command(cls=options.StrictCommand)
-@click.option(
-    "-r",
-    "--recipe",
-    envvar="AICR_RECIPE",
-    show_envvar=True,
-    required=True,
-    help="Recipe: path, http(s) URL or cm://namespace/name.",
-)
+@options.recipe("Recipe: path, http(s) URL or cm://namespace/name.", required=True)
 @click.option(
     "-s",
     "--snapshot",
@@ -260,12 +253,7 @@ def _attest(outcome: Outcome, opts: dict[str, Any]) -> None:
     help="Also write the snapshot the gate evaluated (captured or given) as YAML here.",
 )
 @options.aks_gpu_pools
-@click.option(
-    "--config",
-    envvar="AICR_CONFIG",
-    show_envvar=True,
-    help="Validate config (ValidateConfig YAML): vendor data, N/A, per-check settings.",
-)
+@options.config("Validate config (ValidateConfig YAML): vendor data, N/A, per-check settings.")
 @click.option(
     "--phase",
     cls=options.ListOption,

@@ -30,6 +30,7 @@ from typing import Any
 
 from aicr.checks.probe_pods import pinned_to, restricted_pod_spec
 from aicr.kube import names as k8s_names
+from aicr.kube import pod_status
 from aicr.kube.gpus import GPU_RESOURCE, gpu_toleration, quantity
 from aicr.parsers import ParseError
 from aicr.parsers.nvidia_smi import ListedGpu, parse_list
@@ -142,7 +143,7 @@ def requested(pods: list[Obj], resource: str) -> dict[str, int]:
     used: dict[str, int] = {}
     for p in pods:
         node = (p.get("spec") or {}).get("nodeName")
-        if not node or (p.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+        if not node or pod_status.finished(p):
             continue
         for c in (p.get("spec") or {}).get("containers") or []:
             res = c.get("resources") or {}

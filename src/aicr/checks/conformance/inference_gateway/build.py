@@ -13,7 +13,7 @@ from typing import Any
 
 from aicr.checks.conformance.inference_gateway.split import Bound
 from aicr.checks.probe_pods import restricted_pod_spec
-from aicr.kube import selectors
+from aicr.kube import pod_status, selectors
 
 Obj = dict[str, Any]
 GROUP = "gateway.networking.k8s.io"
@@ -279,7 +279,7 @@ def client_done(pod: Obj) -> bool:
     """The client pod has ended (its counts are in its log); the echo pods never end."""
     if pod["metadata"]["name"] != CLIENT:
         return True
-    return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+    return pod_status.finished(pod)
 
 
 def _program(name: str) -> str:

@@ -166,10 +166,7 @@ def _benchmark(
         # only the generator's pod: the stack's pods carry the run's labels too
         waited = ctx.probes.wait(
             "Pod",
-            lambda p: (
-                pods.terminated(p) is not None
-                or (p.get("status") or {}).get("phase") in ("Succeeded", "Failed")
-            ),
+            lambda p: pods.terminated(p) is not None or pods.finished(p),
             selector=f"{ctx.probes.selector},{aiperf.ROLE_LABEL}={aiperf.POD}",
         )
         pod = waited.objects.get(aiperf.POD)
