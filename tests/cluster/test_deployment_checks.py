@@ -224,7 +224,7 @@ GPU_NODES = "gpu-h100-0, gpu-h100-1"
          f"also publish whole GPUs for: {GPU_NODES}"),
         ("device-plugin", DRA_RECIPE, "failed", "recipe resolves to dra mode, but GPU nodes "
          f"without a ResourceSlice of whole GPUs: {GPU_NODES}; GPU nodes still advertising "
-         f"nvidia.com/gpu: {GPU_NODES}"),
+         f"nvidia.com/gpu: {GPU_NODES}; DeviceClass gpu.nvidia.com does not exist"),
         ("dra", DP_RECIPE, "failed", "recipe resolves to device-plugin mode, but GPU nodes not "
          f"advertising nvidia.com/gpu: {GPU_NODES}; ResourceSlices also publish whole GPUs for: "
          f"{GPU_NODES}"),
