@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from fake_clock import Clock
+
 sys.path.insert(0, str(Path(__file__).parent))
 from fakes import FakeKube
 
@@ -302,19 +304,6 @@ def test_the_client_counts_where_each_request_landed(
     assert result["warmup"] == {"ready": True, "tries": 1, "lastStatus": 200, "waiting": {}}
     assert result["probes"] == {"a": {"statuses": {"200": 3}, "backends": {"canary": 3}},
                                 "b": {"statuses": {"200": 2}, "backends": {"canary": 2}}}
-
-
-class Clock:
-    """The warm-up's clock: time passes only while it sleeps, whatever the load."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def monotonic(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.now += seconds
 
 
 def test_the_warm_up_waits_for_every_backend_a_probe_must_reach(

@@ -18,22 +18,10 @@ from aicr.kube import rest as kubeapi
 from aicr.kube.rest import KubeApiError
 from aicr.result import RESULT_KEY, CheckResult, Detail
 from aicr.runner import outcome
+from fake_clock import Clock
 
 NAME, NAMESPACE = "aicr-r0123abcd-platform-health-result", "aicr-validation"
 RESULT = CheckResult(name="platform-health", status=Status.PASSED, message="all healthy")
-
-
-class Clock:
-    """Stands in for time.monotonic/time.sleep: a stall costs fake seconds, not real ones."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def monotonic(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.now += seconds
 
 
 # One step per request: "ok", "stall" (the TLS handshake never completes: the
@@ -97,7 +85,7 @@ class Client:
 
 @pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
-    fake = Clock()
+    fake = Clock(1000.0)
     monkeypatch.setattr(time, "monotonic", fake.monotonic)
     monkeypatch.setattr(time, "sleep", fake.sleep)
     return fake

@@ -12,13 +12,7 @@ from simcluster.cluster.sim import Sim
 from simcluster.components import install
 from simcluster.components.install import ComponentError
 
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def sleep(self, s: float) -> None:
-        self.now += s
+from fake_clock import Clock
 
 
 class Obj:
@@ -73,7 +67,7 @@ def remove(
     monkeypatch.setattr(install.kube, "api_client", lambda path: None)
     monkeypatch.setattr(install.kube, "dynamic", lambda api: Dynamic(cluster))
     monkeypatch.setattr(install, "custom_objects", lambda dyn, refs: [])
-    monkeypatch.setattr(install.time, "monotonic", lambda: clock.now)
+    monkeypatch.setattr(install.time, "monotonic", clock.monotonic)
     monkeypatch.setattr(install.time, "sleep", clock.sleep)
     install.remove(sim, list(linger), timeout=100.0)
 
