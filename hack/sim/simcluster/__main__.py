@@ -1,7 +1,8 @@
 """CLI of the simulated cluster: `python -m simcluster VERB ...` (argument parsing only).
 
 Exit codes: 0 done; 1 `status` says down; 2 bad input (an unknown fault,
-node, component or scenario, an unreadable manifest file: one line on stderr,
+node, component, platform or scenario, an unreadable manifest file, `up
+--platform` of another profile than the running one's: one line on stderr,
 nothing created); 3 the cluster cannot run or is not running, or a component
 or scenario did not become ready.
 """
@@ -18,6 +19,7 @@ from typing import TypeVar
 from simcluster.cluster.sim import Sim, SimUnavailable
 from simcluster.faults import registry
 from simcluster.faults.registry import FaultInputError
+from simcluster.nodes import platforms
 
 T = TypeVar("T")
 EXIT_BAD_INPUT = 2
@@ -25,17 +27,21 @@ EXIT_UNAVAILABLE = 3
 
 
 def up(sim: Sim, args: argparse.Namespace) -> int:
-    """Start the cluster (and `--with` components); the kubeconfig path is the last line."""
+    """Start the cluster (its nodes as `--platform` gives them, and `--with` components);
+    the kubeconfig path is the last line."""
     from simcluster.components import install, registry
 
     start = time.monotonic()
     try:
         wanted = registry.resolve(args.with_) if args.with_ else []
-    except registry.ComponentInputError as e:
+        platforms.load(args.platform)
+    except (registry.ComponentInputError, platforms.PlatformError) as e:
         return _bad("sim up", str(e))
     try:
         install.build(wanted)  # here, outside the cluster's network namespace
-        path = sim.up()
+        path = sim.up(platform=args.platform)
+    except platforms.PlatformError as e:
+        return _bad("sim up", str(e))
     except install.ComponentError as e:
         print(f"sim-up: {e}", file=sys.stderr)
         return EXIT_UNAVAILABLE
@@ -53,6 +59,18 @@ def up(sim: Sim, args: argparse.Namespace) -> int:
         names = ", ".join(c.name for c in wanted)
         print(f"sim-up: {names} ready in {time.monotonic() - step:.1f} s", file=sys.stderr)
     print(path)
+    return 0
+
+
+def platform_(sim: Sim, args: argparse.Namespace) -> int:
+    """`platform list`: every platform profile `sim up --platform` takes, and what it gives."""
+    if args.verb != "list":
+        return _bad("sim platform", f"unknown verb {args.verb!r}: `hack/sim/sim platform list`")
+    found = [platforms.load(n) for n in platforms.names()]
+    width = max(len(p.name) for p in found)
+    for p in found:
+        default = " (default)" if p.name == platforms.DEFAULT else ""
+        print(f"{p.name:<{width}}  driver {p.driver:<13}  {p.description}{default}")
     return 0
 
 
@@ -254,7 +272,17 @@ def parser() -> argparse.ArgumentParser:
         metavar="NAME[,NAME...]",
         help="also run these platform components (`all`: every one)",
     )
+    u.add_argument(
+        "--platform",
+        default=platforms.DEFAULT,
+        metavar="NAME",
+        help=f"the provider whose node conventions the nodes follow (default "
+        f"{platforms.DEFAULT}; `platform list`)",
+    )
     u.set_defaults(run=up)
+    pl = sub.add_parser("platform", help="`platform list`: the profiles `up --platform` takes")
+    pl.add_argument("verb", choices=["list"])
+    pl.set_defaults(run=platform_)
     sub.add_parser("down", help="stop exactly what `up` started, remove the run").set_defaults(
         run=down
     )

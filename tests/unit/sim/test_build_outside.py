@@ -189,7 +189,7 @@ class OrderSim:
     def enter(self) -> None:
         self.events.append("enter")
 
-    def up(self) -> Path:
+    def up(self, platform: str | None = None) -> Path:
         self.events.append("enter")
         return Path("kubeconfig")
 

@@ -23,6 +23,7 @@ from simcluster.cluster import control_plane as cp
 from simcluster.cluster import paths, pki, processes
 from simcluster.cluster.processes import Proc
 from simcluster.net import namespace
+from simcluster.nodes import platforms
 from simcluster.runtime.ownership import RUNTIME_OWNED_JQ
 from simcluster.runtime.pod_status import IMAGE_ID_TEMPLATE
 
@@ -68,6 +69,12 @@ class Sim:
         return bool(procs) and all(processes.alive(p) for p in procs.values())
 
     @property
+    def platform(self) -> platforms.Platform:
+        """The platform profile the run was started with (`kubeadm` when none was recorded)."""
+        st = self.state() or {}
+        return platforms.load(str(st.get("platform") or platforms.DEFAULT))
+
+    @property
     def ports(self) -> cp.Ports:
         """Loopback ports of the running cluster."""
         st = self.state()
@@ -89,12 +96,21 @@ class Sim:
         if not namespace.inside(holder.pid):
             namespace.enter(holder.pid)
 
-    def up(self, timeout: float = 90.0) -> Path:
+    def up(self, timeout: float = 90.0, platform: str | None = None) -> Path:
         """Start the cluster unless it already runs (then enter it); return the kubeconfig path.
 
-        The calling process ends up inside the cluster's network namespace.
+        `platform` names the profile its nodes follow (`kubeadm` when None); a
+        running cluster of another profile is refused (PlatformError), never
+        relabelled. The calling process ends up inside the cluster's network namespace.
         """
+        wanted = platforms.load(platform or platforms.DEFAULT)
         if self.is_up():
+            running = self.platform.name
+            if platform is not None and running != wanted.name:
+                raise platforms.PlatformError(
+                    f"the simulated cluster in {self.dir} runs platform {running}, not "
+                    f"{wanted.name}; stop it with `hack/sim/sim down` first"
+                )
             self.enter()
             return self.kubeconfig
         if self.state() is not None:
@@ -113,7 +129,7 @@ class Sim:
         self.dir.mkdir(parents=True, exist_ok=True)
         (self.dir / ".gitignore").write_text("*\n")
         try:
-            self._start(timeout)
+            self._start(timeout, wanted.name)
         except BaseException:
             self._dump_logs()
             self.down()
@@ -126,12 +142,17 @@ class Sim:
         home.mkdir(exist_ok=True)
         return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8"}
 
-    def _start(self, timeout: float) -> None:
+    def _start(self, timeout: float, platform: str) -> None:
         deadline = time.monotonic() + timeout
         bins = paths.bin_dir()
         keys = pki.generate(self.pki_dir)
         ports = cp.Ports.pick()
-        state: dict[str, Any] = {"ports": ports.to_json(), "procs": {}, "argv": {}}
+        state: dict[str, Any] = {
+            "ports": ports.to_json(),
+            "procs": {},
+            "argv": {},
+            "platform": platform,
+        }
         self._save(state)
         server = f"https://{cp.LOOPBACK}:{ports.apiserver}"
         self.kubeconfig.write_text(

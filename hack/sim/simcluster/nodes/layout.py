@@ -16,10 +16,15 @@ import yaml
 
 from simcluster.cluster.paths import SIM_ROOT
 from simcluster.gpu.sharing import gpu_model
+from simcluster.nodes import platforms
+from simcluster.nodes.platforms import Platform
 
 GPU_RESOURCE = "nvidia.com/gpu"
 NODE_GROUP_LABEL = "aicr.dev/node-group"
 PROFILE_ANNOTATION = "sim.aicr.dev/profile"
+# The gVisor handler the node's containerd has (simcluster.runtime.handlers), from the
+# platform profile; "" when it has none.
+SANDBOX_HANDLER_ANNOTATION = "sim.aicr.dev/sandbox-handler"
 MAX_PODS = "110"
 
 
@@ -42,6 +47,7 @@ LAYOUT = (
     NodeSpec("cpu-system-0", "system-m7i", "us-east-1b", "system"),
 )
 GPU_NODES = tuple(n.name for n in LAYOUT if n.group == "gpu")
+ZONES = tuple(sorted({n.zone for n in LAYOUT}))  # the layout's zones, first to last
 
 
 def load_profile(name: str) -> dict[str, Any]:
@@ -76,10 +82,35 @@ def root_facts(profile: str, fallback_image: str) -> tuple[str, str]:
     return image, kernel
 
 
+# The GPU Operator's node labels, as its ClusterPolicy controller sets them on every node
+# labelled nvidia.com/gpu.present=true (gpu-operator v25.10.1 controllers/state_manager.go:
+# `gpuStateLabels["container"]`, added by `addGPUStateLabels` only where absent, so a value
+# a user set stays). They are the same whatever the driver mode: the operator never writes
+# another value (no "pre-installed"); a pre-installed driver is the ClusterPolicy's
+# `driver.enabled: false` (no driver DaemonSet), which the validator's driver validation
+# then finds on the host (`cmd/nvidia-validator` validateHostDriver).
+OPERATOR_STATE_LABELS = {
+    f"nvidia.com/gpu.deploy.{operand}": "true"
+    for operand in (
+        "driver",
+        "gpu-feature-discovery",
+        "container-toolkit",
+        "device-plugin",
+        "dcgm",
+        "dcgm-exporter",
+        "node-status-exporter",
+        "operator-validator",
+    )
+}
+# ... and on a MIG-capable GPU (`hasMIGCapableGPU`: nvidia.com/mig.capable=true) the MIG manager's.
+MIG_MANAGER_LABEL = "nvidia.com/gpu.deploy.mig-manager"
+
+
 def gpu_labels(gpu: dict[str, Any], instance_type: str) -> dict[str, str]:
-    """GPU feature-discovery labels for a profile's GPU block."""
+    """GPU feature discovery's labels for a profile's GPU block, and the GPU Operator's."""
     driver = str(gpu["driver"])
     major, minor, rev = ([*driver.split("."), "0", "0"])[:3]
+    mig_capable = bool(gpu_model(str(gpu["product"])))
     return {
         "nvidia.com/gpu.present": "true",
         "nvidia.com/gpu.product": str(gpu["product"]),
@@ -91,12 +122,12 @@ def gpu_labels(gpu: dict[str, Any], instance_type: str) -> dict[str, str]:
         "nvidia.com/cuda.driver.minor": minor,
         "nvidia.com/cuda.driver.rev": rev,
         "nvidia.com/cuda.driver-version.full": driver,
-        "nvidia.com/gpu.deploy.device-plugin": "true",
-        "nvidia.com/gpu.deploy.dcgm-exporter": "true",
+        **OPERATOR_STATE_LABELS,
+        **({MIG_MANAGER_LABEL: "true"} if mig_capable else {}),
         # unshared (simcluster.gpu.sharing): what GFD labels with its config's defaults
         "nvidia.com/gpu.replicas": "1",
         "nvidia.com/gpu.sharing-strategy": "none",
-        "nvidia.com/mig.capable": "true" if gpu_model(str(gpu["product"])) else "false",
+        "nvidia.com/mig.capable": "true" if mig_capable else "false",
         "nvidia.com/mps.capable": "false",
     }
 
@@ -110,23 +141,34 @@ def _fabric_annotations(prof: dict[str, Any]) -> dict[str, str]:
     return {NCCL_BUSBW_ANNOTATION: str(busbw)} if busbw else {}
 
 
-def node_manifest(n: NodeSpec, k8s_version: str, kubelet_port: int) -> dict[str, Any]:
-    """The Node object (with status) for one layout entry."""
+def node_manifest(
+    n: NodeSpec, k8s_version: str, kubelet_port: int, platform: Platform | None = None
+) -> dict[str, Any]:
+    """The Node object (with status) for one layout entry, as `platform` gives it."""
+    plat = platform or platforms.load(platforms.DEFAULT)
     prof = load_profile(n.profile)
     os_image, kernel = root_facts(n.profile, prof["osImage"])
     res = prof["resources"]
+    instance_type = plat.instance_type(n.profile, prof["instanceType"])
+    index = LAYOUT.index(n)
+    zone = plat.zone(ZONES.index(n.zone))
+    group = plat.group(n.group)
     labels = {
         "type": "kwok",
         "kubernetes.io/hostname": n.name,
         "kubernetes.io/os": "linux",
         "kubernetes.io/arch": prof["arch"],
-        "node.kubernetes.io/instance-type": prof["instanceType"],
-        "topology.kubernetes.io/region": "us-east-1",
-        "topology.kubernetes.io/zone": n.zone,
         "aicr.nvidia.com/node-type": "accelerated" if "gpu" in prof else "system",
-        NODE_GROUP_LABEL: n.group,
-        "eks.amazonaws.com/nodegroup": n.group,
+        NODE_GROUP_LABEL: n.group,  # the sim's own placement label (every profile)
+        **{key: group for key in plat.group_labels},
+        **plat.labels,
     }
+    if plat.instance_types:  # a cloud provider's label: none on a profile that lists none
+        labels["node.kubernetes.io/instance-type"] = instance_type
+    if plat.region:
+        labels["topology.kubernetes.io/region"] = plat.region
+    if zone:
+        labels["topology.kubernetes.io/zone"] = zone
     capacity = {
         "cpu": str(res["cpu"]),
         "memory": str(res["memory"]),
@@ -136,21 +178,30 @@ def node_manifest(n: NodeSpec, k8s_version: str, kubelet_port: int) -> dict[str,
     taints: list[dict[str, str]] = []
     if "gpu" in prof:
         labels.update(gpu_labels(prof["gpu"], prof["instanceType"]))
+        labels.update(plat.gpu_labels)
         capacity[GPU_RESOURCE] = str(prof["gpu"]["count"])
-        taints.append({"key": GPU_RESOURCE, "effect": "NoSchedule"})
+        taints += [dict(t) for t in plat.gpu_taints]
+    box = plat.sandbox
+    sandboxed = box is not None and box.on(n.group)
+    if box is not None and sandboxed:
+        labels.update(box.labels)
+        taints += [dict(t) for t in box.taints]
+    spec: dict[str, Any] = {"taints": taints}
+    if plat.provider_id:
+        spec["providerID"] = plat.provider_id.format(
+            zone=zone or "", node=n.name, group=group, index=index
+        )
+    annotations = {
+        "kwok.x-k8s.io/node": "fake",
+        PROFILE_ANNOTATION: n.profile,
+        SANDBOX_HANDLER_ANNOTATION: box.handler if box is not None and sandboxed else "",
+        **_fabric_annotations(prof),
+    }
     return {
         "apiVersion": "v1",
         "kind": "Node",
-        "metadata": {
-            "name": n.name,
-            "labels": labels,
-            "annotations": {
-                "kwok.x-k8s.io/node": "fake",
-                PROFILE_ANNOTATION: n.profile,
-                **_fabric_annotations(prof),
-            },
-        },
-        "spec": {"taints": taints},
+        "metadata": {"name": n.name, "labels": labels, "annotations": annotations},
+        "spec": spec,
         "status": {
             "capacity": capacity,
             "allocatable": dict(capacity),

@@ -4,10 +4,15 @@ What is modelled (and nothing more): every node's containerd knows the default
 runtime `runc`, the NVIDIA runtime under the handler the GPU Operator's
 toolkit configures (the ClusterPolicy's `spec.operator.runtimeClass`, which
 the chart renders from its values' `operator.runtimeClass`; `nvidia`, the
-chart's default, without a ClusterPolicy) and gVisor (`runsc`, the real binary
-that hack/sim/runsc.sh unpacks; see `gvisor`). A pod whose RuntimeClass names any
-other handler, or `runsc` on a node with the `no-sandbox-handler` fault or
-without the binary, never gets a sandbox: it stays Pending, its containers
+chart's default, without a ClusterPolicy) and, where the platform profile puts
+it, gVisor under the handler the platform names it (`runsc` as gVisor's own docs
+configure it, `gvisor` on GKE Sandbox nodes: the node's
+`sim.aicr.dev/sandbox-handler` annotation, set from the profile by
+`simcluster.nodes.layout`; a node without the annotation, such as one an
+autoscaler added, has `runsc`), played by the real binary that
+hack/sim/runsc.sh unpacks (see `gvisor`). A pod whose RuntimeClass names any
+other handler, or the gVisor one on a node with the `no-sandbox-handler` fault
+or without the binary, never gets a sandbox: it stays Pending, its containers
 waiting in `ContainerCreating`, with a `FailedCreatePodSandBox` Warning event
 carrying containerd's message, as a real kubelet reports it.
 """
@@ -20,8 +25,9 @@ from typing import Any
 from kubernetes import client
 
 from simcluster.cluster import kube
+from simcluster.nodes.layout import SANDBOX_HANDLER_ANNOTATION
 
-GVISOR = "runsc"
+GVISOR = "runsc"  # gVisor's handler where no platform names it otherwise
 DEFAULT = "runc"
 GPU_DEFAULT = "nvidia"  # the GPU Operator chart's operator.runtimeClass
 RUNTIME_FAULT_ANNOTATION = "sim.aicr.dev/runtime-fault"
@@ -62,16 +68,22 @@ def gpu_handler(api: client.ApiClient) -> str:
     return GPU_DEFAULT
 
 
+def sandbox_handler(node: dict[str, Any]) -> str:
+    """The handler the node's containerd runs gVisor under ("" when it has no gVisor)."""
+    notes = (node.get("metadata") or {}).get("annotations") or {}
+    return str(notes.get(SANDBOX_HANDLER_ANNOTATION, GVISOR))
+
+
 def configured(handler: str, node: dict[str, Any], runsc: Path, gpu: str) -> bool:
     """True when the node's containerd has a runtime for `handler` (`gpu`: the NVIDIA one's)."""
-    if handler == GVISOR:
+    if handler and handler == sandbox_handler(node):
         return NO_SANDBOX_HANDLER not in node_runtime_faults(node) and runsc.is_file()
     return handler in (DEFAULT, gpu)
 
 
 def available(api: client.ApiClient, handler: str, node: dict[str, Any], runsc: Path) -> bool:
-    """`configured`, reading the NVIDIA handler only when the pod's is neither runc nor runsc."""
-    gpu = "" if handler in (DEFAULT, GVISOR) else gpu_handler(api)
+    """`configured`, reading the NVIDIA handler only when the pod's is neither runc nor gVisor."""
+    gpu = "" if handler in (DEFAULT, sandbox_handler(node)) else gpu_handler(api)
     return configured(handler, node, runsc, gpu)
 
 

@@ -506,7 +506,10 @@ class PodWorker(threading.Thread):
             )
         if nccl:  # the image's tools at their paths in it (mpirun is called by path)
             mounts += [{"source": str(tools), "target": d, "readOnly": True} for d in IMAGE_DIRS]
-        sandboxed = self.handler == handlers.GVISOR  # gVisor shows its own kernel
+        # gVisor shows its own kernel
+        sandboxed = self.handler != handlers.DEFAULT and self.handler == handlers.sandbox_handler(
+            self._node()
+        )
         if not sandboxed:
             mounts += _kernel_overlays(cdir, kernel)
         mounts.append(

@@ -28,13 +28,19 @@ FIELD_MANAGER = "aicr-sim"
 
 
 def bootstrap(sim: Sim, deadline: float) -> None:
-    """Create the nodes, start in device-plugin mode, wait until usable."""
+    """Create the nodes as the run's platform gives them (and the RuntimeClass the
+    platform itself creates), start in device-plugin mode, wait until usable."""
     api = kube.api_client(sim.kubeconfig)
     core = client.CoreV1Api(api)
     version = paths.read_pins()["KUBERNETES_VERSION"]
+    platform = sim.platform
     for spec in LAYOUT:
-        body = node_manifest(spec, version, sim.ports.kubelet)
+        body = node_manifest(spec, version, sim.ports.kubelet, platform)
         _retry_until(deadline, lambda b=body: core.create_node(b))
+    rc = platform.sandbox.runtime_class_manifest() if platform.sandbox else None
+    if rc is not None:
+        node_api = client.NodeV1Api(api)
+        _retry_until(deadline, lambda: node_api.create_runtime_class(rc))
     gpu_modes.set_mode(api, "device-plugin")
     gpu_modes.record_mode(sim.dir, "device-plugin")
 
@@ -158,8 +164,9 @@ def reset_nodes(sim: Sim) -> None:
     core = client.CoreV1Api(api)
     provisioned.remove_all(api)
     version = paths.read_pins()["KUBERNETES_VERSION"]
+    platform = sim.platform
     for spec in LAYOUT:
-        want = node_manifest(spec, version, sim.ports.kubelet)
+        want = node_manifest(spec, version, sim.ports.kubelet, platform)
 
         def update(want: dict[str, Any] = want) -> None:
             obj = kube.to_dict(api, core.read_node(want["metadata"]["name"]))
@@ -179,8 +186,9 @@ def profile_gpu_labels(sim: Sim) -> dict[str, dict[str, str]]:
     """GPU node name -> the labels its profile gives it (GFD's, unshared)."""
     version = paths.read_pins()["KUBERNETES_VERSION"]
     out = {}
+    platform = sim.platform
     for spec in LAYOUT:
-        labels = node_manifest(spec, version, sim.ports.kubelet)["metadata"]["labels"]
+        labels = node_manifest(spec, version, sim.ports.kubelet, platform)["metadata"]["labels"]
         if labels.get("nvidia.com/gpu.present") == "true":
             out[spec.name] = labels
     return out
