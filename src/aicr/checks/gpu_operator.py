@@ -18,10 +18,17 @@ DEFAULT_NAMESPACE = "gpu-operator"
 READY_STATE = "ready"
 DEPLOY_LABEL = "nvidia.com/gpu.deploy."  # + operand: the operand's DaemonSet selects it
 # Each operand's DaemonSet selects nodes whose deploy label is "true" (the driver's:
-# ``nodeSelector: nvidia.com/gpu.deploy.driver: "true"``); any other value keeps it off the
-# node: "false" set by a user, or "pre-installed", which the operator sets where it finds a
-# host driver (EKS and GKE GPU node images, DGX OS). A node without the label is one the
-# operator has not labelled yet: the operand is still expected there.
+# ``nodeSelector: nvidia.com/gpu.deploy.driver: "true"``, gpu-operator v25.10.1
+# ``assets/state-*/0500_daemonset.yaml``). The operator sets every one to "true" on each GPU
+# node, whatever the driver mode, and only where the label is absent
+# (``controllers/state_manager.go``, ``gpuStateLabels``/``addGPUStateLabels``); any other
+# value is a user's (``false``) and keeps the operand off that node. A pre-installed driver
+# (EKS and GKE GPU node images, DGX OS) is not a label value: it is the ClusterPolicy's
+# ``driver.enabled: false``, so no driver DaemonSet exists. A node without the label is
+# one the operator has not labelled yet: the operand is still expected there.
+# ``nvidia.com/gpu.deploy.operands=false`` on a node keeps every operand off it: the
+# operator then removes all its deploy labels (``hasOperandsDisabled``).
+OPERANDS_LABEL = DEPLOY_LABEL + "operands"
 DEPLOY_ON = "true"
 RUNTIME_CLASS_KEY = "operator.runtimeClass"  # the RuntimeClass the operator creates
 DEFAULT_RUNTIME_CLASS = "nvidia"  # the chart's default

@@ -130,17 +130,50 @@ def test_switched_off_operands_and_opted_out_nodes_are_not_expected() -> None:
     )
 
 
-def test_a_pre_installed_driver_is_not_a_missing_driver_pod() -> None:
-    # EKS/GKE GPU images and DGX OS bring the driver: the operator labels the node
-    # deploy.driver=pre-installed and its driver DaemonSet (nodeSelector "true") skips it.
-    objs = [o for o in healthy(skip=(("nvidia-driver-daemonset", "g1"),))
-            if o["metadata"]["name"] != "g1"]  # fmt: skip
-    objs.append(node("g1", **{"nvidia.com/gpu.deploy.driver": "pre-installed"}))
+# What gpu-operator v25.10.1 sets on every GPU node, whatever the driver mode
+# (controllers/state_manager.go gpuStateLabels["container"]; only where absent).
+OPERATOR_LABELS = {f"nvidia.com/gpu.deploy.{o}": "true" for o in (
+    "driver", "gpu-feature-discovery", "container-toolkit", "device-plugin", "dcgm",
+    "dcgm-exporter", "node-status-exporter", "operator-validator")}  # fmt: skip
+
+
+def test_a_pre_installed_driver_as_the_operator_shows_it() -> None:
+    # EKS/GKE GPU images and DGX OS bring the driver: the recipe's values set
+    # driver.enabled=false, the operator still labels deploy.driver=true and makes no
+    # driver DaemonSet; the validator's driver validation finds the host's driver.
+    nodes = [node("g0", **OPERATOR_LABELS), node("g1", **OPERATOR_LABELS)]
+    pods = [operand_pod(a, n) for a in APPS if a != "nvidia-driver-daemonset"
+            for n in ("g0", "g1")]  # fmt: skip
+    objs = [*nodes, policy(driver={"enabled": False}), deployment(NS, "gpu-operator"), *pods]
+    result = run(objs)
+    assert (result.status, result.message) == (
+        Status.PASSED,
+        "GPU Operator healthy: ClusterPolicy ready; 5 operands ready on 2 GPU nodes (g0, g1)",
+    )
+    assert result.evidence[2].verdict == (
+        "5 operands expected on each; switched off by the ClusterPolicy: "
+        "nvidia-driver-daemonset (spec.driver.enabled=false)"
+    )
+    # ... and the same nodes with the driver left on and no driver pod: a missing driver
+    objs = [*nodes, policy(), deployment(NS, "gpu-operator"), *pods]
+    result = run(objs)
+    assert result.status == Status.FAILED
+    assert "operand nvidia-driver-daemonset: no ready pod on g0 (no pod), g1 (no pod)" in (
+        result.message
+    )
+
+
+def test_operands_false_keeps_every_operand_off_the_node() -> None:
+    # `nvidia.com/gpu.deploy.operands=false`: the operator removes the node's deploy labels
+    # (state_manager.go hasOperandsDisabled), so no operand DaemonSet lands there.
+    objs = [o for o in healthy() if o["metadata"]["name"] != "g1"
+            and (o.get("spec") or {}).get("nodeName") != "g1"]  # fmt: skip
+    objs.append(node("g1", **{"nvidia.com/gpu.deploy.operands": "false"}))
     result = run(objs)
     assert result.status == Status.PASSED, result.message
     driver = next(s for s in result.evidence if s.title == "operand nvidia-driver-daemonset")
     assert driver.verdict == (
-        "ready on g0; opted out by label: g1 (nvidia.com/gpu.deploy.driver=pre-installed)"
+        "ready on g0; opted out by label: g1 (nvidia.com/gpu.deploy.operands=false)"
     )
 
 

@@ -10,11 +10,13 @@ toolkit, device plugin, GPU feature discovery, DCGM exporter, validator) a pod
 labelled with the operand's ``app`` is Running and Ready on every node labelled
 ``nvidia.com/gpu.present=true`` (or NFD's ``pci-10de.present``), except nodes
 whose ``nvidia.com/gpu.deploy.<operand>`` label is set to anything but ``true``
-(the operand's DaemonSet selects ``true`` only): ``false`` set by a user, or
-``pre-installed``, which the operator sets on the driver where the node image
-brings its own (EKS and GKE GPU images, DGX OS). A host-managed driver
-(``spec.driver.enabled: false``) is recorded as such; the validator's pods then
-stand for it.
+(the operand's DaemonSet selects ``true`` only, and the operator sets ``true``
+where the label is absent: another value is a user's ``false``) and nodes
+labelled ``nvidia.com/gpu.deploy.operands=false`` (every operand kept off). A
+pre-installed driver (EKS and GKE GPU images, DGX OS) is the ClusterPolicy's
+``spec.driver.enabled: false``, not a node label: the driver is then recorded as
+switched off by the policy, and the validator's pods (whose driver validation
+finds the host's driver) stand for it.
 
 What it does not: it runs no workload, so it says nothing about whether a pod
 gets a GPU (check-nvidia-smi, secure-accelerator-access do). It only reads.

@@ -56,7 +56,11 @@ def judge_operand(operand: op.Operand, nodes: list[Obj], pods: list[Obj]) -> Ope
         verdict.pods.append(f"{meta.get('namespace')}/{meta['name']} on {node}: {_pod_state(p)}")
     by_name = {str(n["metadata"]["name"]): n for n in nodes}
     for name in gpu_nodes(nodes):
-        deploy = _labels(by_name[name]).get(op.DEPLOY_LABEL + operand.deploy)
+        labels = _labels(by_name[name])
+        if labels.get(op.OPERANDS_LABEL) == "false":
+            verdict.opted_out.append(f"{name} ({op.OPERANDS_LABEL}=false)")
+            continue
+        deploy = labels.get(op.DEPLOY_LABEL + operand.deploy)
         if deploy is not None and deploy != op.DEPLOY_ON:
             verdict.opted_out.append(f"{name} ({op.DEPLOY_LABEL}{operand.deploy}={deploy})")
             continue
