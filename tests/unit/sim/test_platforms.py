@@ -12,6 +12,10 @@ from simcluster.nodes import platforms
 from simcluster.nodes.layout import LAYOUT, SANDBOX_HANDLER_ANNOTATION, node_manifest
 from simcluster.runtime import handlers
 
+from aicr.kube.gpu_inventory import plan_nodes
+from aicr.kube.gpus import allocatable_gpus
+from aicr.kube.placement import Placement, Toleration
+
 
 def nodes(platform: str) -> dict[str, dict[str, Any]]:
     plat = platforms.load(platform)
@@ -165,3 +169,23 @@ def test_gpu_nodes_carry_exactly_the_gpu_operators_deploy_labels(platform: str) 
     for name, n in nodes(platform).items():
         deploy = {k: v for k, v in labels(n).items() if k.startswith("nvidia.com/gpu.deploy.")}
         assert deploy == (want if name.startswith("gpu-") else {}), name
+
+
+@pytest.mark.parametrize(("platform", "extra", "unschedulable"), [
+    ("kubeadm", (), []),
+    ("gke", (), []),
+    ("aks", (), ["gpu-h100-0 (taint sku:NoSchedule)", "gpu-h100-1 (taint sku:NoSchedule)"]),
+    ("aks", (Toleration("sku", "NoSchedule", "gpu"),), []),
+], ids=["kubeadm", "gke-present", "aks-sku-gpu", "aks-with-toleration"])  # fmt: skip
+def test_which_profiles_gpu_taint_the_gpu_probes_tolerate(
+    platform: str, extra: tuple[Toleration, ...], unschedulable: list[str]
+) -> None:
+    # docs/checks.md, "GPU node taints on EKS / GKE / AKS": the probes tolerate
+    # nvidia.com/gpu; AKS's sku=gpu needs --toleration.
+    found = list(nodes(platform).values())
+    for n in found:
+        n["status"]["conditions"] = [{"type": "Ready", "status": "True"}]
+    capacity = {n["metadata"]["name"]: allocatable_gpus(n) for n in found}
+    plan = plan_nodes(found, capacity, {}, Placement(tolerations=extra))
+    assert plan.unschedulable == unschedulable
+    assert [t.node for t in plan.targets] == ([] if unschedulable else ["gpu-h100-0", "gpu-h100-1"])
