@@ -11,6 +11,9 @@ A check that creates pods, claims or custom resources does so through
   this session created (and every one the selector finds) satisfies ``until``;
   on timeout it says where each object got to (``aicr.kube.pod_status.where``);
 - ``logs(pod, container)`` reads a pod's log, ``logs_until`` until it is complete;
+- ``prove(step, pods)`` creates pods that run to their end, waits for them, and
+  records one step per pod: where it got to if it never ended, else a judge of its
+  exit code and log (``ProbePod``);
 - ``close()`` deletes everything in reverse order of creation and waits until
   it is gone, under its own budget, and returns the evidence section that says
   what was created and whether it is gone.
@@ -21,6 +24,7 @@ write need (``aicr.defaults``).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from collections.abc import Callable
@@ -29,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from aicr import defaults as d
 from aicr.checks.probe_pods import place
-from aicr.checks.steps import now_iso
+from aicr.checks.steps import Step, now_iso
 from aicr.kube import pod_status
 from aicr.kube.kinds import KINDS, Kind
 from aicr.kube.kinds import of as kind_of
@@ -41,6 +45,26 @@ if TYPE_CHECKING:
 
 Obj = dict[str, Any]
 TITLE = "workloads"
+# (exit code, log) -> (problems, what the pod saw); no problems is a pass
+Judge = Callable[[int, str], tuple[list[str], str]]
+Record = Callable[[str], contextlib.AbstractContextManager[Step]]  # CheckContext.step
+
+
+@dataclass(frozen=True)
+class ProbePod:
+    """A pod that runs to its end, and the step that judges it."""
+
+    pod: Obj
+    label: str  # the step's title
+    container: str  # whose exit code and log are judged
+    asked: str  # the step's question after "pod <namespace>/<name> "
+    judge: Judge
+    passed: str  # the step's reason when the judge found no problem
+
+    @property
+    def name(self) -> str:
+        """The pod's name."""
+        return str(self.pod["metadata"]["name"])
 
 
 @dataclass(frozen=True)
@@ -235,6 +259,29 @@ class ProbeSession:
             if done(log) or time.monotonic() >= end:
                 return log
             time.sleep(d.PROBE_LOG_POLL_SECONDS)
+
+    def prove(self, record: Record, probes: list[ProbePod], budget: float | None = None) -> None:
+        """Create the pods, wait until all ended (``budget`` capped), judge each on a step.
+
+        ``record`` opens a step (``CheckContext.step``). A pod that never ended fails
+        its step saying where it got to; otherwise its judge reads its exit code and
+        log, and the step fails naming the problems, else passes.
+        """
+        for probe in probes:
+            self.create(probe.pod)
+        waited = self.wait("Pod", pod_status.finished, budget=budget)
+        for probe in probes:
+            with record(probe.label) as step:
+                step.asked = f"pod {self.namespace}/{probe.name} {probe.asked}"
+                code, unfinished = waited.exit_code(probe.name)
+                if code is None:
+                    step.failed(unfinished)
+                    continue
+                problems, step.answer = probe.judge(code, self.logs(probe.name, probe.container))
+                if problems:
+                    step.failed("; ".join(problems))
+                else:
+                    step.passed(probe.passed)
 
     # ---- close ----------------------------------------------------------------------
     def close(self) -> EvidenceSection | None:

@@ -75,6 +75,22 @@ class NodePlan:
     # that lost its GPUs (driver or device plugin down, GPUs fallen off the bus).
     without_gpus: list[str] = field(default_factory=list)
 
+    def why_none(self, before: str = "", without_gpus: list[str] | None = None) -> str:
+        """Why no node suits: ``before``, then the skipped nodes by reason ("no node" if none).
+
+        ``without_gpus`` replaces the plan's own list, for a caller that knows more
+        nodes advertising none.
+        """
+        zero = self.without_gpus if without_gpus is None else without_gpus
+        parts = (
+            before,
+            f"busy: {', '.join(self.busy)}" if self.busy else "",
+            f"unschedulable: {', '.join(self.unschedulable)}" if self.unschedulable else "",
+            f"out of scope: {', '.join(self.out_of_scope)}" if self.out_of_scope else "",
+            f"advertising 0: {', '.join(zero)}" if zero else "",
+        )
+        return "; ".join(p for p in parts if p) or "no node"
+
 
 def tolerations(placement: Placement) -> list[Obj]:
     """The probe's tolerations: the GPU taint plus the user's ``--toleration``s."""

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +13,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from fakes import FakeKube
 
-from aicr.checks.probes import Deadline, ProbeSession
+from aicr.checks.probes import Deadline, ProbePod, ProbeSession
+from aicr.checks.steps import Step
 from aicr.kube.placement import Placement, Toleration
 from aicr.kube.rest import KubeApiError
 from aicr.result import StepStatus
@@ -79,8 +82,12 @@ def test_an_object_created_here_and_deleted_since_does_not_hold_a_wait() -> None
 
 def test_a_wait_that_runs_out_says_where_each_object_got_to() -> None:
     kube = FakeKube()
-    unschedulable = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
-                     "message": "0/2 nodes are available: 2 Insufficient nvidia.com/gpu."}
+    unschedulable = {
+        "type": "PodScheduled",
+        "status": "False",
+        "reason": "Unschedulable",
+        "message": "0/2 nodes are available: 2 Insufficient nvidia.com/gpu.",
+    }
     kube.script["Pod"] = lambda p: (
         [with_status(p, "Pending", conditions=[unschedulable])] if p["metadata"]["name"] == "a"
         else [with_status({**p, "spec": {**p["spec"], "nodeName": "n1"}}, "Succeeded")]
@@ -112,7 +119,9 @@ def test_close_deletes_newest_first_waits_until_gone_and_says_so() -> None:
     s.create(pod("p"))
     section = s.close()
     assert [c for c in kube.calls if c[0] == "delete"] == [
-        ("delete", "Pod", NS, "p"), ("delete", "ResourceClaim", NS, "c")]
+        ("delete", "Pod", NS, "p"),
+        ("delete", "ResourceClaim", NS, "c"),
+    ]
     assert kube.objects == []
     assert section is not None and section.status == StepStatus.PASSED
     assert section.asked == f"created ResourceClaim {NS}/c; created Pod {NS}/p"
@@ -128,7 +137,8 @@ def test_close_reports_what_it_could_not_remove() -> None:
     section = s.close()
     assert section is not None and section.status == StepStatus.FAILED
     assert section.answer == (
-        f"Pod {NS}/p: HTTP 403 Forbidden: cannot delete; Pod {NS}/p still present after 0s")
+        f"Pod {NS}/p: HTTP 403 Forbidden: cannot delete; Pod {NS}/p still present after 0s"
+    )
 
 
 def test_a_transient_api_error_during_a_wait_is_retried() -> None:
@@ -168,3 +178,44 @@ def test_a_wait_with_no_budget_left_still_looks_once() -> None:
     waited = s.wait("Pod", lambda o: (o.get("status") or {}).get("phase") == "Succeeded")
     assert waited.seconds == 0.0
     assert waited.pending == {"a": "Pending, not scheduled yet"}
+
+
+def _ended(p: Obj) -> list[Obj]:
+    name = p["metadata"]["name"]
+    if name == "stuck":
+        return [with_status(p, "Pending")]
+    state = {"terminated": {"exitCode": 0 if name == "ok" else 3}}
+    return [with_status(p, "Succeeded" if name == "ok" else "Failed",
+                        containerStatuses=[{"name": "c", "state": state}])]  # fmt: skip
+
+
+def _judge(code: int, log: str) -> tuple[list[str], str]:
+    return ([] if code == 0 else [f"exited {code}: {log}"]), f"saw {log}"
+
+
+def test_prove_judges_each_pod_on_its_own_step_after_one_wait() -> None:
+    kube = FakeKube()
+    kube.script["Pod"] = _ended
+    kube.logs_of.update({("ok", "c"): "one GPU", ("bad", "c"): "no GPU"})
+    steps: list[Step] = []
+
+    @contextlib.contextmanager
+    def record(title: str) -> Iterator[Step]:
+        steps.append(Step(title))
+        yield steps[-1]
+
+    probes = [
+        ProbePod(pod(n), label=f"step {n}", container="c", asked="(i, 1 GPU): ls",
+                 judge=_judge, passed="fine")
+        for n in ("ok", "bad", "stuck")
+    ]  # fmt: skip
+    session(kube).prove(record, probes, budget=0.5)
+    got = [(s.title, s.asked, s.answer, s.status, s.reason) for s in steps]
+    assert got[:2] == [
+        ("step ok", f"pod {NS}/ok (i, 1 GPU): ls", "saw one GPU", StepStatus.PASSED, "fine"),
+        ("step bad", f"pod {NS}/bad (i, 1 GPU): ls", "saw no GPU", StepStatus.FAILED,
+         "exited 3: no GPU"),
+    ]  # fmt: skip
+    assert got[2][3] == StepStatus.FAILED
+    assert got[2][4].startswith("the pod did not finish within 0s: Pending")
+    assert [c[0] for c in kube.calls].count("create") == 3

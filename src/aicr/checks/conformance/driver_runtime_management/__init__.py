@@ -19,6 +19,7 @@ probe that never finished. No GPU node to probe fails too.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 
 from aicr.checks import CheckContext
@@ -27,8 +28,8 @@ from aicr.checks.allocation import AllocationMode, prepared_mode
 from aicr.checks.conformance.driver_runtime_management import build
 from aicr.checks.conformance.driver_runtime_management.params import preflight as preflight
 from aicr.checks.gpu_nodes import free_gpu_nodes
+from aicr.checks.probes import ProbePod
 from aicr.checks.workload_images import workload_image
-from aicr.kube import pod_status
 from aicr.result import CheckResult
 
 
@@ -61,27 +62,21 @@ def run(ctx: CheckContext) -> CheckResult:
     if not targets:
         return ctx.conclude("GPU nodes")
     image = workload_image(build.IMAGE, check=ctx.name, config=ctx.config)
-    for t in targets:
-        if dra:
+    if dra:
+        for t in targets:
             ctx.probes.create(smi.gpu_claim(t))
-        ctx.probes.create(smi.probe_pod(t, image, dra=dra))
-    waited = ctx.probes.wait("Pod", pod_status.finished)
-    for t in targets:
-        name = smi.pod_name(t.node)
-        with ctx.step(f"node {t.node}") as step:
-            step.asked = (
-                f"pod {ctx.workload_namespace}/{name} ({image}, 1 GPU): {' '.join(smi.COMMAND)}"
-            )
-            code, unfinished = waited.exit_code(name)
-            if code is None:
-                step.failed(unfinished)
-                continue
-            log = ctx.probes.logs(name, smi.CONTAINER)
-            problems, step.answer = build.judge(t, sources[t.node], code, log)
-            if problems:
-                step.failed("; ".join(problems))
-            else:
-                step.passed(f"nvidia-smi injected; driver {t.driver} as advertised")
+    probes = [
+        ProbePod(
+            smi.probe_pod(t, image, dra=dra),
+            label=f"node {t.node}",
+            container=smi.CONTAINER,
+            asked=f"({image}, 1 GPU): {' '.join(smi.COMMAND)}",
+            judge=functools.partial(build.judge, t, sources[t.node]),
+            passed=f"nvidia-smi injected; driver {t.driver} as advertised",
+        )
+        for t in targets
+    ]
+    ctx.probes.prove(ctx.step, probes)
     seen = ", ".join(f"{t.node} ({t.driver})" for t in targets)
     return ctx.conclude(
         "GPU nodes", f"driver injected and as advertised on {len(targets)} GPU nodes: {seen}"

@@ -29,12 +29,14 @@ Implemented, never a failure.
 
 from __future__ import annotations
 
+import functools
 import time
 from typing import Any
 
 from aicr.checks import CheckContext
 from aicr.checks.conformance.gpu_sharing import build
 from aicr.checks.conformance.gpu_sharing.params import Params as Params
+from aicr.checks.probes import ProbePod
 from aicr.checks.workload_images import workload_image
 from aicr.kube import pod_status
 from aicr.kube.gpu_inventory import plan_nodes
@@ -58,37 +60,20 @@ def _place(
     if chosen is not None:
         return chosen, ""
     short = [f"{t.node} ({t.gpus} free)" for t in plan.targets if t.node not in fits]
-    why = "; ".join(
-        part
-        for part in (
-            f"too few free {resource}: {', '.join(short)}" if short else "",
-            f"busy: {', '.join(plan.busy)}" if plan.busy else "",
-            f"unschedulable: {', '.join(plan.unschedulable)}" if plan.unschedulable else "",
-            f"out of scope: {', '.join(plan.out_of_scope)}" if plan.out_of_scope else "",
-            f"advertising 0: {', '.join(plan.without_gpus)}" if plan.without_gpus else "",
-        )
-        if part
-    )
-    return None, why or "no node"
+    before = f"too few free {resource}: {', '.join(short)}" if short else ""
+    return None, plan.why_none(before)
 
 
 def _prove_mig(ctx: CheckContext, offer: build.Offer, image: str) -> None:
-    name = build.pod_name(offer)
-    ctx.probes.create(build.probe_pod(offer, image))
-    waited = ctx.probes.wait("Pod", pod_status.finished, budget=ctx.params.probe_seconds)
-    with ctx.step(f"{offer.name} on {offer.node}") as step:
-        step.asked = (
-            f"pod {ctx.workload_namespace}/{name} ({image}, 1 {offer.resource}): nvidia-smi -L"
-        )
-        code, unfinished = waited.exit_code(name)
-        if code is None:
-            step.failed(unfinished)
-            return
-        problems, step.answer = build.judge_mig(offer, code, ctx.probes.logs(name, build.CONTAINER))
-        if problems:
-            step.failed("; ".join(problems))
-        else:
-            step.passed(f"a pod given 1 {offer.resource} sees exactly one MIG {offer.profile}")
+    probe = ProbePod(
+        build.probe_pod(offer, image),
+        label=f"{offer.name} on {offer.node}",
+        container=build.CONTAINER,
+        asked=f"({image}, 1 {offer.resource}): nvidia-smi -L",
+        judge=functools.partial(build.judge_mig, offer),
+        passed=f"a pod given 1 {offer.resource} sees exactly one MIG {offer.profile}",
+    )
+    ctx.probes.prove(ctx.step, [probe], budget=ctx.params.probe_seconds)
 
 
 def _prove_replicas(ctx: CheckContext, offer: build.Offer, image: str) -> None:

@@ -29,8 +29,8 @@ from __future__ import annotations
 from aicr.checks import CheckContext
 from aicr.checks.conformance.virtualized_accelerator import build
 from aicr.checks.conformance.virtualized_accelerator.params import Params as Params
+from aicr.checks.probes import ProbePod
 from aicr.checks.workload_images import workload_image
-from aicr.kube import pod_status
 from aicr.kube.gpu_inventory import device_plugin_gpus, plan_nodes
 from aicr.kube.gpus import GPU_RESOURCE
 from aicr.result import CheckResult
@@ -50,36 +50,19 @@ def _place(ctx: CheckContext, offers: list[build.VgpuNode]) -> tuple[build.VgpuN
         return chosen, ""
     # labelled vGPU yet advertising none: named even where no GPU label makes it a GPU node
     zero = sorted({*plan.without_gpus, *(o.node for o in offers if o.units <= 0)})
-    why = "; ".join(
-        part
-        for part in (
-            f"busy: {', '.join(plan.busy)}" if plan.busy else "",
-            f"unschedulable: {', '.join(plan.unschedulable)}" if plan.unschedulable else "",
-            f"out of scope: {', '.join(plan.out_of_scope)}" if plan.out_of_scope else "",
-            f"advertising 0: {', '.join(zero)}" if zero else "",
-        )
-        if part
-    )
-    return None, why or "no node"
+    return None, plan.why_none(without_gpus=zero)
 
 
 def _prove(ctx: CheckContext, vgpu: build.VgpuNode, image: str) -> None:
-    name = build.pod_name(vgpu)
-    ctx.probes.create(build.probe_pod(vgpu, image))
-    waited = ctx.probes.wait("Pod", pod_status.finished, budget=ctx.params.probe_seconds)
-    with ctx.step(f"{vgpu.vgpu_type} on {vgpu.node}") as step:
-        step.asked = (
-            f"pod {ctx.workload_namespace}/{name} ({image}, 1 {GPU_RESOURCE}): nvidia-smi -q"
-        )
-        code, unfinished = waited.exit_code(name)
-        if code is None:
-            step.failed(unfinished)
-            return
-        problems, step.answer = build.judge(code, ctx.probes.logs(name, build.CONTAINER))
-        if problems:
-            step.failed("; ".join(problems))
-        else:
-            step.passed(f"a pod given 1 {GPU_RESOURCE} sees one vGPU, {vgpu.vgpu_type}")
+    probe = ProbePod(
+        build.probe_pod(vgpu, image),
+        label=f"{vgpu.vgpu_type} on {vgpu.node}",
+        container=build.CONTAINER,
+        asked=f"({image}, 1 {GPU_RESOURCE}): nvidia-smi -q",
+        judge=build.judge,
+        passed=f"a pod given 1 {GPU_RESOURCE} sees one vGPU, {vgpu.vgpu_type}",
+    )
+    ctx.probes.prove(ctx.step, [probe], budget=ctx.params.probe_seconds)
 
 
 def run(ctx: CheckContext) -> CheckResult:
