@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import xml.etree.ElementTree as ET
 from typing import Any
 
 import pytest
@@ -12,12 +13,17 @@ from simcluster.gpu.devices import DevicePlugin
 from simcluster.gpu.sharing import Device, Sharing, SharingError
 from simcluster.scenarios import named
 
+from aicr.checks import smi_probes
+from aicr.kube.gpu_inventory import Target
+from aicr.parsers.nvidia_smi import XmlMigDevice, parse_xml
 from real_captures import capture
 
 H100 = {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3", "nvidia.com/gpu.count": "8",
         "nvidia.com/gpu.memory": "81920"}  # fmt: skip
-TIME_SLICING = ("version: v1\nsharing:\n  timeSlicing:\n    resources:\n"
-                "    - name: nvidia.com/gpu\n      replicas: 4\n")
+TIME_SLICING = (
+    "version: v1\nsharing:\n  timeSlicing:\n    resources:\n"
+    "    - name: nvidia.com/gpu\n      replicas: 4\n"
+)
 
 
 def _policy(name: str) -> dict[str, Any]:
@@ -70,11 +76,15 @@ def test_time_slicing_and_rename_advertise_as_the_device_plugin_does() -> None:
     assert capacity == {"nvidia.com/gpu.shared": "16"}
     assert "nvidia.com/gpu.product" not in labels  # renamed: no -SHARED suffix
     assert (labels["nvidia.com/gpu.sharing-strategy"], labels["nvidia.com/mps.capable"]) == (
-        "mps", "true")
+        "mps",
+        "true",
+    )
     labels, capacity = sharing.advertised(Sharing(), H100, 8, 81920)
     assert capacity == {"nvidia.com/gpu": "8"}
     assert (labels["nvidia.com/gpu.replicas"], labels["nvidia.com/gpu.sharing-strategy"]) == (
-        "1", "none")
+        "1",
+        "none",
+    )
 
 
 def test_mig_single_and_mixed_advertise_as_gfd_labels_a_real_h100() -> None:
@@ -159,3 +169,47 @@ def test_nvidia_smi_lists_mig_devices_as_the_real_tool() -> None:
     assert _shape(smi.listing(one)) == [
         "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-<uuid>)",
         "  MIG 1g.10gb     Device  0: (UUID: MIG-<uuid>)"]  # fmt: skip
+
+
+def _paths(el: ET.Element, at: str = "") -> list[str]:
+    """Every element path below ``el``, in document order."""
+    out = []
+    for child in el:
+        path = f"{at}/{child.tag}"
+        out += [path, *_paths(child, path)]
+    return out
+
+
+def test_nvidia_smi_xml_lists_the_pods_mig_devices_in_the_real_layout() -> None:
+    profile = {"node": "n0", "product": "NVIDIA H100 80GB HBM3", "gpus": [2], "migEnabled": True,
+               "memoryMiB": 81920, "driver": "580.95.05", "cuda": "13.0",
+               "migs": [{"gpu": 2, "mig": 3, "profile": "1g.10gb", "memoryMiB": 9984}]}  # fmt: skip
+    text = smi.xml_log(profile)
+    # the sim's mig_device elements are the real A100's, in its order (a subset of them)
+    real = ET.fromstring(capture("nvidia-smi", "a100-sxm4-v12.xml").split("\n", 2)[2])
+    real_paths = _paths(real.find("gpu/mig_devices/mig_device"))  # type: ignore[arg-type]
+    sim = ET.fromstring(text.split("\n", 2)[2])
+    sim_gpu = sim.find("gpu")
+    assert sim_gpu is not None
+    sim_paths = _paths(sim_gpu.find("mig_devices/mig_device"))  # type: ignore[arg-type]
+    assert sim_paths == [p for p in real_paths if p in sim_paths]
+    assert [c.tag for c in sim_gpu].index("mig_devices") == [c.tag for c in sim_gpu].index(
+        "mig_mode"
+    ) + 1  # right after mig_mode, as the real tool prints it
+    (gpu,) = parse_xml(text)
+    assert gpu.mig_mode == "Enabled"
+    assert gpu.migs == (XmlMigDevice(0, 4, 0, 16, 9984),)
+    # what check-nvidia-smi and driver-runtime-management then say of the node
+    target = Target("n0", gpus=1, total=8, driver="580.95.05")
+    assert smi_probes.judge(target, 0, text) == (
+        [],
+        "1 GPUs (NVIDIA H100 80GB HBM3), driver 580.95.05, CUDA 13.0; MIG on, "
+        "1 MIG devices (16 SMs 9984 MiB)",
+    )
+
+
+def test_nvidia_smi_xml_prints_no_mig_devices_for_a_whole_gpu() -> None:
+    profile = {"node": "n0", "product": "NVIDIA H100 80GB HBM3", "gpus": [0],
+               "memoryMiB": 81920, "driver": "580.95.05", "cuda": "13.0"}  # fmt: skip
+    assert "mig_devices" not in smi.xml_log(profile)
+    assert parse_xml(smi.xml_log(profile))[0].migs == ()

@@ -157,12 +157,19 @@ def container_gpus(
     )
     ids = [gpu_uuid(name, i) for i in granted]
     plugin_devices = [{"resourceName": devices.GPU_RESOURCE, "deviceIds": ids}] if ids else []
+    labels = (node.get("metadata") or {}).get("labels") or {}
     migs = [
-        {"gpu": d.gpu, "mig": d.mig, "profile": d.profile}
+        {"gpu": d.gpu, "mig": d.mig, "profile": d.profile, "memoryMiB": _mig_memory(labels, d)}
         for d in plugin.devices_of(name, uid, container["name"])
         if d.mig is not None
     ]
     return Allocation(visible, {"devices": plugin_devices, "dynamicResources": claims}, migs)
+
+
+def _mig_memory(labels: dict[str, str], device: sharing.Device) -> int:
+    """A MIG device's memory as GFD labelled it: its profile's (mixed), else the node's (single)."""
+    per = labels.get(f"{sharing.MIG_PREFIX}{device.profile}.memory")
+    return int(per or labels.get("nvidia.com/gpu.memory") or 0)
 
 
 def _gpu_runtime_class(api: client.ApiClient, pod: dict[str, Any]) -> bool:

@@ -13,7 +13,17 @@ holding vGPUs (the profile's `vgpu`, `simcluster.gpu.vgpu`) the text log says
 With MIG devices (the profile's `migs`: the pod's MIG devices, each its GPU's
 host index, its index there and its profile), `-L` lists each under its GPU as
 the real tool does (`  MIG 1g.10gb     Device  0: (UUID: MIG-...)`, numbered
-from 0 per GPU as the container sees them), and the XML says MIG is enabled.
+from 0 per GPU as the container sees them), and the XML says MIG is enabled and
+lists them under their GPU's `mig_devices`, each `mig_device` in the layout of a
+real A100's (`tests/data/real/nvidia-smi/a100-sxm4-v12.xml`, driver 535): `index`
+(as `-L` numbers them), `gpu_instance_id`, `compute_instance_id` (0: one compute
+instance spanning its GPU instance, as the GPU Operator's MIG manager creates
+them), `device_attributes/shared` with the multiprocessor count where it is
+measured (`MIG_SMS`; the element is left out elsewhere), and `fb_memory_usage`
+(its memory as GFD labels it). The GPU instance ids are the device's index on
+its GPU plus one: unique per GPU as the driver's are, not its placement
+numbering (the capture's four 1g.20gb are 3 to 6). The XML names no profile,
+as the real tool's does not.
 """
 
 from __future__ import annotations
@@ -34,6 +44,16 @@ BUS = (0x18, 0x2A, 0x3A, 0x5D, 0x9A, 0xAB, 0xBA, 0xDB)  # PCI buses of an 8-GPU 
 POWER_CAP_W = 700
 INNER = 89  # width between the table's outer bars
 COLS = (41, 24, 22)
+# (GFD product's GPU model, MIG profile) -> multiprocessors of one such MIG device, where
+# measured: the A100 80GB's 1g.20gb from the capture in the module docstring; the H100
+# 80GB's from `nvidia-smi mig -lgip` on one (its SM column, https://jbarrow.ai/field_notes/nvidia-mig/).
+MIG_SMS = {
+    ("A100 SXM4 80GB", "1g.20gb"): 14,
+    ("H100 80GB", "1g.10gb"): 16,
+    ("H100 80GB", "1g.20gb"): 26,
+    ("H100 80GB", "2g.20gb"): 32,
+    ("H100 80GB", "3g.40gb"): 60,
+}
 
 
 def gpu_uuid(node: str, index: int) -> str:
@@ -115,6 +135,49 @@ def table(profile: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _pod_migs(profile: dict[str, Any], host: int) -> list[dict[str, Any]]:
+    """The pod's MIG devices on host GPU ``host``, in their order there."""
+    return sorted((m for m in profile.get("migs") or [] if m["gpu"] == host),
+                  key=lambda m: m["mig"])  # fmt: skip
+
+
+def _mig_devices(profile: dict[str, Any], host: int) -> list[str]:
+    """`<mig_devices>` of one GPU: the pod's MIG devices on it (none: no element)."""
+    migs = _pod_migs(profile, host)
+    if not migs:
+        return []
+    product = str(profile["product"])
+    out = ["\t\t<mig_devices>"]
+    for k, m in enumerate(migs):
+        mem = int(m.get("memoryMiB") or 0)
+        sms = next((n for (model, p), n in MIG_SMS.items() if model in product
+                    and p == m["profile"]), None)  # fmt: skip
+        out += [
+            "\t\t\t<mig_device>",
+            f"\t\t\t\t<index>{k}</index>",
+            f"\t\t\t\t<gpu_instance_id>{m['mig'] + 1}</gpu_instance_id>",
+            "\t\t\t\t<compute_instance_id>0</compute_instance_id>",
+        ]
+        if sms is not None:
+            out += [
+                "\t\t\t\t<device_attributes>",
+                "\t\t\t\t\t<shared>",
+                f"\t\t\t\t\t\t<multiprocessor_count>{sms}</multiprocessor_count>",
+                "\t\t\t\t\t</shared>",
+                "\t\t\t\t</device_attributes>",
+            ]
+        out += [
+            "\t\t\t\t<fb_memory_usage>",
+            f"\t\t\t\t\t<total>{mem} MiB</total>",
+            "\t\t\t\t\t<reserved>0 MiB</reserved>",
+            "\t\t\t\t\t<used>0 MiB</used>",
+            f"\t\t\t\t\t<free>{mem} MiB</free>",
+            "\t\t\t\t</fb_memory_usage>",
+            "\t\t\t</mig_device>",
+        ]
+    return [*out, "\t\t</mig_devices>"]
+
+
 def xml_log(profile: dict[str, Any]) -> str:
     """`nvidia-smi -q -x`: the fields a consumer reads, in the real element layout."""
     gpus = visible(profile)
@@ -140,6 +203,7 @@ def xml_log(profile: dict[str, Any]) -> str:
             f"\t\t\t<current_mig>{mig}</current_mig>",
             f"\t\t\t<pending_mig>{mig}</pending_mig>",
             "\t\t</mig_mode>",
+            *_mig_devices(profile, host),
             f"\t\t<uuid>{gpu_uuid(profile['node'], host)}</uuid>",
             f"\t\t<minor_number>{host}</minor_number>",
             "\t\t<pci>",
@@ -229,9 +293,7 @@ def listing(profile: dict[str, Any]) -> str:
     node, lines = profile["node"], []
     for n, host in enumerate(visible(profile)):
         lines.append(f"GPU {n}: {profile['product']} (UUID: {gpu_uuid(node, host)})\n")
-        migs = sorted((m for m in profile.get("migs") or [] if m["gpu"] == host),
-                      key=lambda m: m["mig"])  # fmt: skip
-        for k, m in enumerate(migs):
+        for k, m in enumerate(_pod_migs(profile, host)):
             uid = mig_uuid(node, host, m["mig"])
             lines.append(f"  MIG {m['profile']:<11} Device {k:>2}: (UUID: {uid})\n")
     return "".join(lines)
