@@ -50,9 +50,9 @@ soak: install
 
 # After a deliberate change of output: rewrite the goldens, then review `git diff`.
 golden: install
-	AICR_UPDATE_GOLDEN=1 $(BIN)/pytest tests/unit/test_golden_outputs.py tests/unit/test_bench_outputs.py -q -p no:cacheprovider
+	AICR_UPDATE_GOLDEN=1 $(BIN)/pytest tests/unit/test_golden_outputs.py tests/unit/test_bench_outputs.py tests/unit/cli/test_root_help.py -q -p no:cacheprovider
 	$(BIN)/python bench/cncf_render.py --only large --runs 1 --update-golden
-	@git status --short tests/data/golden
+	@git status --short tests/data/golden src/aicr/cli/root_help.py
 
 lint: install
 	$(BIN)/ruff check src tests bench hack

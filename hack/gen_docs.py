@@ -395,7 +395,7 @@ def bounds_md() -> str:
 
 def cli_md() -> str:
     from aicr.cli import compat
-    from aicr.cli.main import cli
+    from aicr.cli.root import cli
 
     # The root section lists the global options, then every subcommand in turn.
     parent = click.Context(click.Group("root"))

@@ -17,7 +17,7 @@ def completion(shell: str) -> None:
 
     fish: aicr completion fish > ~/.config/fish/completions/aicr.fish
     """
-    from aicr.cli.main import cli
+    from aicr.cli.root import cli
 
     cls = get_completion_class(shell)
     assert cls is not None  # the choice only offers supported shells

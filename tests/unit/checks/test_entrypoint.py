@@ -77,7 +77,7 @@ def test_summary_fits_the_termination_message_limit() -> None:
 
 
 def test_cli_exit_code_follows_status(run_dir: Path, unimplemented: str) -> None:
-    from aicr.cli.main import cli
+    from aicr.cli.root import cli
 
     out = CliRunner().invoke(
         cli, ["check", "run", unimplemented, "--run-dir", str(run_dir)], standalone_mode=False
