@@ -1,22 +1,30 @@
 """nccl-tests' stdout (``all_reduce_perf`` and its siblings), read as every release prints it.
 
-What rank 0 prints, from NVIDIA/nccl-tests ``src/common.cu`` and ``src/util.cu``:
+What rank 0 prints, from NVIDIA/nccl-tests ``src/common.cu`` and ``src/util.cu``. Each
+layout change is dated by the first release tag whose source prints it (``git tag
+--contains`` of the commit that added it, read in the repository's history):
 
-- from 2.17.4 a version line ``# nccl-tests version 2.17.4 nccl-headers=... nccl-library=...``;
+- from **v2.17.4** (commit 9641693) a version line ``# nccl-tests version 2.17.4
+  nccl-headers=... nccl-library=...``;
 - the header ``# nThread 1 nGpus 1 minBytes 8 maxBytes 17179869184 step: 2(factor) ...``
-  (2.18.2+ append ``unalign: 0``), with the *requested* ``-b``/``-e``;
-- ``# Reducing maxBytes to N due to memory limitation`` when the GPU is too small:
-  ``N = (memory - 1 GiB) / 3`` before 2.16.6, ``(memory - reserve - 1 GiB) / 3`` after
-  (reserve: 1 GiB per 16 GiB, at most 4), so N is almost never a size the table reaches;
-- the rank lines ``#  Rank  3 Group  0 Pid 4242 on worker-1 device  3 [0000:5d:00] NVIDIA ...``
-  (before 2.13 ``#   Rank  3 Pid 4242 on worker-1 device  3 [0x5d] Tesla ...``: no group);
+  with the *requested* ``-b``/``-e``; ``agg iters``/``graph`` from v2.13.0, and
+  ``unalign: 0`` at its end from **v2.18.2** (eb0d3d2, "Display unalign setting in output");
+- from **v2.10.0** (1ae8cdc) ``# Reducing maxBytes to N due to memory limitation`` whenever
+  the smallest GPU is too small for ``-e``: ``N = (memory - 1 GiB) / 3`` (``/ 2`` with
+  ``-c 0``), from v2.16.6 (6edafa0) less a reserve of 1 GiB per 16 GiB, at most 4 GiB, so N
+  is almost never a size the table reaches. Releases before v2.10.0 never lower maxBytes:
+  a run too big for the GPU fails allocating its buffers, before the table;
+- the rank lines ``#  Rank  3 Group  0 Pid 4242 on worker-1 device  3 [0000:5d:00] NVIDIA ...``:
+  ``Group`` from **v2.13.4** (d313d20; ``#   Rank  3 Pid 4242 ...`` before), the bus as
+  ``[0x5d]`` until the PCI domain and device join it in v2.14.1 (b4300cc);
 - the table: one row per size, doubling from ``-b`` (``-f``) or stepping by ``-i``, while
   the size stays within maxBytes. Its columns are ``size count type redop root`` then
-  ``time algbw busbw #wrong`` out-of-place and in-place; releases before 2.13 print no
-  ``root`` column and an ``error`` column (the largest delta, not a count) instead of
-  ``#wrong``; ``N/A`` stands where data checking is off;
-- the footer ``# Out of bounds values : 0 OK`` and ``# Avg bus bandwidth : 157.29``;
-  only 2.16.7 and later add ``# Collective test concluded: all_reduce_perf``.
+  ``time algbw busbw #wrong`` out-of-place and in-place; releases before **v2.13.0**
+  (51af557) print no ``root`` column and an ``error`` column (the largest delta, not a
+  count) instead of ``#wrong``; ``N/A`` stands where data checking is off;
+- the summary ``# Out of bounds values : 0 OK`` and ``# Avg bus bandwidth : 157.29``, printed
+  after the last size; from **v2.16.7** (dafb704, PR #316) ``# Collective test concluded:
+  all_reduce_perf`` after it.
 
 Output of ``mpirun --tag-output`` (``[1,0]<stdout>:`` before every line) and of Slurm's
 ``srun --label`` (`` 0: `` before every line, the task id) reads the same.
@@ -174,9 +182,18 @@ class Run:
             return "the results table has no row"
         if not self.complete:
             reduced = f" (reduced from {self.max_bytes} B)" if self.reduced_to else ""
-            return (
+            stops = (
                 f"the table stops at {self.largest_bytes} B, before {self.last_size} B, the last "
-                f"size nccl-tests steps to within {self.effective_max} B{reduced} (truncated)"
+                f"size nccl-tests steps to within {self.effective_max} B{reduced}"
+            )
+            if self.avg_busbw is None or self.reduced_to:
+                return f"{stops} (truncated)"
+            # The summary follows the last size, so the loop ended early on purpose: only a
+            # lowered maximum does that, and every release that lowers it says so.
+            return (
+                f"{stops}, yet the summary follows and no `# Reducing maxBytes` line says why "
+                "(nccl-tests 2.10.0+ print one whenever they lower the maximum, older releases "
+                "never lower it): lines are missing from this output"
             )
         if self.avg_busbw is None:
             return "the output ends before nccl-tests' summary (`# Avg bus bandwidth`)"

@@ -74,6 +74,49 @@ def test_a_pre_2_13_run_with_its_whole_header_on_a_dgx_2() -> None:
     assert run.complete and run.incomplete() is None and not run.concluded
 
 
+def test_a_2022_azure_k80_run_whose_reduction_line_was_left_out() -> None:
+    """Four Tesla K80 (11441 MiB), `-e 8G`, nccl-tests master of February 2022 (v2.11.0's
+    code): that code lowers maxBytes to (11441 MiB - 1 GiB) / 3 = 3641005397 B and prints
+    so; the table's stop at 2 GiB, the last doubling of 32 MiB below that, and the summary
+    after it show the cap happened, but the published log omits the line (as it omits all
+    but one NCCL INFO line). Without it nothing in the text says the run was whole."""
+    run = parse(capture("nccl-tests", "azure-nc24-4xk80-2022-8g.txt"))
+    assert (run.version, run.min_bytes, run.max_bytes, run.reduced_to) == (
+        None, 32 << 20, 8 * GIB, None
+    )
+    assert [(r.rank, r.group, r.bus, r.name) for r in run.ranks] == [
+        (n, 0, "0x00", "Tesla K80") for n in range(4)
+    ]
+    assert [r.size for r in run.rows] == [(32 << 20) << n for n in range(7)]
+    assert run.largest_bytes == 2 * GIB and run.busbw_at_largest == 2.56
+    assert (run.wrong, run.out_of_bounds, run.avg_busbw) == (0, 0, 2.54225)
+    assert not run.complete
+    assert run.incomplete() == (
+        "the table stops at 2147483648 B, before 8589934592 B, the last size nccl-tests steps "
+        "to within 8589934592 B, yet the summary follows and no `# Reducing maxBytes` line "
+        "says why (nccl-tests 2.10.0+ print one whenever they lower the maximum, older "
+        "releases never lower it): lines are missing from this output"
+    )
+    # with the line that release prints, the same table is a whole run
+    line = "#\n# Reducing maxBytes to 3641005397 due to memory limitation\n"
+    text = capture("nccl-tests", "azure-nc24-4xk80-2022-8g.txt").replace(
+        "Tesla K80\n#\n", "Tesla K80\n" + line + "#\n", 1
+    )
+    whole = parse(text)
+    assert whole.reduced_to == 3641005397 and whole.complete and whole.incomplete() is None
+
+
+def test_rank_lines_of_2_13_4_to_2_14_0_carry_group_with_the_bare_bus_id() -> None:
+    # v2.13.4 added `Group`; the PCI domain joined the bus id only in v2.14.1
+    text = header(None, 8, 8).replace(
+        "#\n", "#  Rank  0 Group  0 Pid   4242 on   worker-1 device  0 [0x5d] NVIDIA A10G\n", 1
+    )
+    run = parse(text + COLUMNS + rows([8]))
+    assert [(r.rank, r.group, r.pid, r.bus, r.name) for r in run.ranks] == [
+        (0, 0, 4242, "0x5d", "NVIDIA A10G")
+    ]
+
+
 def test_a_label_prefix_is_not_read_into_a_table_row() -> None:
     text = header(None, 8, 16) + COLUMNS + rows([8, 16])
     labelled = "".join(f"12: {line}\n" for line in text.splitlines())
