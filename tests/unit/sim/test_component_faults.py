@@ -64,8 +64,7 @@ def install(sim: Sim, *names: str) -> FakeApps:
         ("kube-system", "karpenter"): {"replicas": 2, "annotations": {}},
         (gateway.NAMESPACE, gateway.NAME): {"replicas": 1, "annotations": {}, "args": []},
         (kuberay.NAMESPACE, kuberay.NAME): {"replicas": 1, "annotations": {}, "args": []},
-        (coscheduling.NAMESPACE, coscheduling.NAME): {"replicas": 1, "annotations": {},
-                                                      "args": []},
+        (coscheduling.NAMESPACE, coscheduling.NAME): {"replicas": 1, "annotations": {}, "args": []},
     }
     return APPS
 

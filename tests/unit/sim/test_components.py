@@ -217,9 +217,11 @@ def test_the_adapters_rules_are_what_the_chart_renders_from_the_recipes_values()
     names = {r["name"]["as"] for r in config["rules"]}
     assert "aicr_autoscaling_load" not in str(config) and "workload_gpu_utilization" in names
     kinds = {(d["kind"], d["metadata"]["name"]) for d in docs}
-    assert {("APIService", "v1beta1.external.metrics.k8s.io"),
-            ("ClusterRole", "prometheus-adapter-external-metrics"),
-            ("ClusterRoleBinding", "prometheus-adapter-hpa-controller-external-metrics")} <= kinds
+    assert {
+        ("APIService", "v1beta1.external.metrics.k8s.io"),
+        ("ClusterRole", "prometheus-adapter-external-metrics"),
+        ("ClusterRoleBinding", "prometheus-adapter-hpa-controller-external-metrics"),
+    } <= kinds
     args = next(d for d in docs if d["kind"] == "Deployment")["spec"]["template"]["spec"][
         "containers"][0]["args"]  # fmt: skip
     assert "--metrics-relist-interval=30s" in args
@@ -260,7 +262,9 @@ def test_prometheus_url_goes_to_every_check_that_queries_prometheus(
 ) -> None:
     checks = catalog.prometheus_checks()
     assert {"accelerator-metrics", "ai-service-metrics"} <= set(checks)
-    monkeypatch.setattr("simcluster.components.prometheus.url", lambda api: "http://10.244.0.5:9090")
+    monkeypatch.setattr(
+        "simcluster.components.prometheus.url", lambda api: "http://10.244.0.5:9090"
+    )
     monkeypatch.setattr(install, "journal", lambda sim: {"prometheus": []})
     monkeypatch.setattr(install.kube, "api_client", lambda path: None)
     config = install.validate_config(Sim(tmp_path))
@@ -292,9 +296,16 @@ def _exporter_env(ctx: Context) -> dict[str, object]:
 def test_the_exporter_collects_at_the_recipes_interval_else_the_knob() -> None:
     plain = _exporter_env(Context(frozenset({"dcgm-exporter"})))
     assert plain["DCGM_EXPORTER_INTERVAL"] == "1000"  # the sim's test-time knob
-    values = {"gpu-operator": {"dcgmExporter": {"env": [
-        {"name": "DCGM_EXPORTER_INTERVAL", "value": "30000"},
-        {"name": "DCGM_EXPORTER_COLLECTORS", "value": "/etc/dcgm-exporter/x.csv"}]}}}
+    values = {
+        "gpu-operator": {
+            "dcgmExporter": {
+                "env": [
+                    {"name": "DCGM_EXPORTER_INTERVAL", "value": "30000"},
+                    {"name": "DCGM_EXPORTER_COLLECTORS", "value": "/etc/dcgm-exporter/x.csv"},
+                ]
+            }
+        }
+    }
     given = _exporter_env(Context(frozenset({"dcgm-exporter"}), values=values))
     assert given["DCGM_EXPORTER_INTERVAL"] == "30000"  # as the GPU Operator copies it
     assert given["DCGM_EXPORTER_COLLECTORS"] == "/etc/dcgm-exporter/x.csv"

@@ -42,13 +42,17 @@ def kueue_release(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "role.yaml").write_text("---\n" + yaml.safe_dump(role))
     secrets = {**role, "kind": "Role", "metadata": {"name": "manager-secrets-role"}}
     (tmp_path / "manager_secrets_role.yaml").write_text(yaml.safe_dump(secrets))
-    hooks = {"apiVersion": "admissionregistration.k8s.io/v1",
-             "kind": "MutatingWebhookConfiguration",
-             "metadata": {"name": "mutating-webhook-configuration"},
-             "webhooks": [hook("mclusterqueue.kb.io", "kueue.x-k8s.io", "clusterqueues"),
-                          hook("mjob.kb.io", "batch", "jobs"),
-                          hook("mpod.kb.io", "", "pods"),
-                          hook("mappwrapper.kb.io", "workload.codeflare.dev", "appwrappers")]}
+    hooks = {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "MutatingWebhookConfiguration",
+        "metadata": {"name": "mutating-webhook-configuration"},
+        "webhooks": [
+            hook("mclusterqueue.kb.io", "kueue.x-k8s.io", "clusterqueues"),
+            hook("mjob.kb.io", "batch", "jobs"),
+            hook("mpod.kb.io", "", "pods"),
+            hook("mappwrapper.kb.io", "workload.codeflare.dev", "appwrappers"),
+        ],
+    }
     (tmp_path / "manifests.yaml").write_text(yaml.safe_dump(hooks))  # fmt: skip
     monkeypatch.setattr(kueue, "upstream", lambda: tmp_path)
     return tmp_path

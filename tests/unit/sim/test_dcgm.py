@@ -15,7 +15,7 @@ from simcluster.gpu.smi import gpu_uuid
 
 PROFILE = {"node": "gpu-h100-0", "product": "NVIDIA H100 80GB HBM3", "count": 2,
            "memoryMiB": 81559, "driver": "570.86.16", "faults": []}  # fmt: skip
-SAMPLE = re.compile(r'^(\w+)\{(.*)\} (\S+)(?: (\d+))?$')
+SAMPLE = re.compile(r"^(\w+)\{(.*)\} (\S+)(?: (\d+))?$")
 
 
 def samples(page: str) -> list[tuple[str, dict[str, str], float, str | None]]:
@@ -79,13 +79,18 @@ SLICE = {"spec": {"driver": "gpu.nvidia.com", "pool": {"name": NODE}, "devices":
 def _pod_folders(tmp_path: Path) -> list[dict[str, object]]:
     """One pod: `main` runs with GPU 0 (device plugin), `dra` with GPU 1 (a claim), `done`
     has ended (its GPU is free), `side` runs without a GPU."""
-    pod = {"metadata": {"namespace": "team", "name": "p", "uid": "u1"},
-           "spec": {"containers": [{"name": n} for n in ("main", "dra", "side", "done")]}}
+    pod = {
+        "metadata": {"namespace": "team", "name": "p", "uid": "u1"},
+        "spec": {"containers": [{"name": n} for n in ("main", "dra", "side", "done")]},
+    }
     plugin = {"devices": [{"resourceName": "nvidia.com/gpu", "deviceIds": [gpu_uuid(NODE, 0)]}]}
     root = tmp_path / "team_p_u1"
-    for c, gpus, resources, running in (("main", [0], plugin, True),
-                                        ("dra", [1], {"dynamicResources": [CLAIM]}, True),
-                                        ("side", [], {}, True), ("done", [1], plugin, False)):
+    for c, gpus, resources, running in (
+        ("main", [0], plugin, True),
+        ("dra", [1], {"dynamicResources": [CLAIM]}, True),
+        ("side", [], {}, True),
+        ("done", [1], plugin, False),
+    ):
         (root / c).mkdir(parents=True)
         (root / c / "spec-0.json").write_text(json.dumps({"gpus": [9]}))
         (root / c / "spec-1.json").write_text(json.dumps({"gpus": gpus, "podResources": resources}))
@@ -276,7 +281,10 @@ def test_the_load_generator_refuses_to_run_as_another_user_than_root(tmp_path: P
     out = subprocess.run([str(tools / PROFTESTER), "--no-dcgm-validation", "-t", "1004",
                           "-d", "5"], capture_output=True, text=True)  # fmt: skip
     assert (out.returncode, out.stderr, out.stdout) == (
-        227, "CacheManager Init Failed. Error: -29\n", "")
+        227,
+        "CacheManager Init Failed. Error: -29\n",
+        "",
+    )
     assert not (tmp_path / LOAD_FILE).exists()
 
 

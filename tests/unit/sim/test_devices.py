@@ -55,10 +55,16 @@ def test_pods_without_gpus_or_node_are_not_admitted() -> None:
 
 
 def test_claims_a_container_references_from_this_nodes_pool() -> None:
-    pod = {"spec": {"resourceClaims": [{"name": "gpus", "resourceClaimName": "probe-claim"},
-                                       {"name": "tmpl", "resourceClaimTemplateName": "t"},
-                                       {"name": "unused", "resourceClaimName": "other"}]},
-           "status": {"resourceClaimStatuses": [{"name": "tmpl", "resourceClaimName": "gen-1"}]}}
+    pod = {
+        "spec": {
+            "resourceClaims": [
+                {"name": "gpus", "resourceClaimName": "probe-claim"},
+                {"name": "tmpl", "resourceClaimTemplateName": "t"},
+                {"name": "unused", "resourceClaimName": "other"},
+            ]
+        },
+        "status": {"resourceClaimStatuses": [{"name": "tmpl", "resourceClaimName": "gen-1"}]},
+    }
     container = {"resources": {"claims": [{"name": "gpus"}, {"name": "tmpl"}]}}
     assert devices.claim_names(pod, container) == ["probe-claim", "gen-1"]
     assert devices.claim_names(pod, {}) == []

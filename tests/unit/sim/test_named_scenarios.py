@@ -30,8 +30,11 @@ def test_gpu_platform_deploys_every_operand_its_cluster_policy_enables() -> None
 
     s = named.load("gpu-platform")
     policy = next(m for m in s.manifests if m["kind"] == "ClusterPolicy")
-    deployed = {m["spec"]["template"]["metadata"]["labels"]["app"] for m in s.manifests
-                if m["kind"] == "DaemonSet" and m["metadata"]["namespace"] == "gpu-operator"}
+    deployed = {
+        m["spec"]["template"]["metadata"]["labels"]["app"]
+        for m in s.manifests
+        if m["kind"] == "DaemonSet" and m["metadata"]["namespace"] == "gpu-operator"
+    }
     if "dcgm-exporter" in [c.name for c in s.components]:
         deployed.add(dcgm_exporter.NAME)
     enabled = {o.app for o in op.OPERANDS if op.enabled(policy, o)}

@@ -95,3 +95,31 @@ def test_a_release_before_2_13_prints_as_the_real_dgx_2_capture() -> None:
     assert {r.out_of_place.wrong for r in played.rows} == {None}  # a delta, not a count
     wrong, code = run("2.11.0", faults=("nccl-wrong",))
     assert code == 1 and wrong.out_of_bounds and wrong.wrong == 0  # judged by the footer
+
+
+def test_rank_lines_follow_the_release_that_added_group_and_the_pci_domain() -> None:
+    # `Group` from v2.13.4 (d313d20), the domain in the bus id from v2.14.1 (b4300cc)
+    for version, group, bus in (
+        ("2.13.0", False, "0x"),
+        ("2.13.4", True, "0x"),
+        ("2.14.1", True, "0000:"),
+    ):
+        args = {"b": 8, "e": 64, "f": 2, "g": 1, "c": 1, "n": 20, "w": 1}
+        text, code = nccl.report(args, layout(81559), "all_reduce_perf", version)
+        rank_lines = [ln for ln in text.splitlines() if "Rank" in ln]
+        assert code == 0 and all((" Group " in ln) == group for ln in rank_lines), version
+        got = parse(text)
+        assert got.complete and got.columns[3:5] == ["redop", "root"]  # #wrong from v2.13.0
+        assert all(r.bus.startswith(bus) for r in got.ranks), version
+
+
+def test_before_2_10_a_run_too_big_for_the_gpu_fails_allocating() -> None:
+    # v2.10.0 (1ae8cdc) added `Reducing maxBytes`; v2.9.0 cudaMallocs maxBytes per buffer:
+    # 2 x 16 GiB fit in 40 GiB, the third (`expected`, common.cu:562) does not
+    args = {"b": 8, "e": 16 * GIB, "f": 2, "g": 1, "c": 1, "n": 20, "w": 1}
+    text, code = nccl.report(args, layout(40960), "all_reduce_perf", "2.9.0")
+    assert code == 2 and "Reducing maxBytes" not in text
+    assert "w: Test CUDA failure common.cu:562 'out of memory'" in text
+    assert parse(text).incomplete() == "the results table never started"
+    text, code = nccl.report(args, layout(81559), "all_reduce_perf", "2.9.0")
+    assert code == 0 and parse(text).complete and parse(text).reduced_to is None

@@ -81,8 +81,9 @@ def test_a_scenario_may_not_both_render_and_write_a_cluster_policy(tmp_path: Pat
         {"kind": "Scenario", "name": "both", "gpuOperator": {}},
         {"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy",
          "metadata": {"name": "cluster-policy"}}]))  # fmt: skip
-    (tmp_path / "typo.yaml").write_text(yaml.safe_dump_all([
-        {"kind": "Scenario", "name": "typo", "gpuOperator": {"override": {}}}]))
+    (tmp_path / "typo.yaml").write_text(
+        yaml.safe_dump_all([{"kind": "Scenario", "name": "typo", "gpuOperator": {"override": {}}}])
+    )
     monkeypatch.setattr(named, "SCENARIOS", tmp_path)
     with pytest.raises(named.ScenarioError, match="a ClusterPolicy document beside gpuOperator"):
         named.load("both")

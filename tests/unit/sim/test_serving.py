@@ -51,10 +51,14 @@ CHAT = {"model": "org/m", "messages": [{"role": "user", "content": "a b c"}], "m
 def test_a_streamed_chat_sends_each_token_then_usage_then_done(serve: Any) -> None:
     port = serve("--tokens-per-second", "100", "--first-token-ms", "50")
     start = time.monotonic()
-    status, text = call(port, "POST", "/v1/chat/completions",
-                        {**CHAT, "stream": True, "stream_options": {"include_usage": True}})
+    status, text = call(
+        port,
+        "POST",
+        "/v1/chat/completions",
+        {**CHAT, "stream": True, "stream_options": {"include_usage": True}},
+    )
     took = time.monotonic() - start
-    events = [line[len("data: "):] for line in text.splitlines() if line.startswith("data: ")]
+    events = [line[len("data: ") :] for line in text.splitlines() if line.startswith("data: ")]
     assert status == 200 and events[-1] == "[DONE]"
     chunks = [json.loads(e) for e in events[:-1]]
     assert [c["choices"][0]["delta"]["content"] for c in chunks[:5]] == ["tok "] * 5
@@ -65,8 +69,12 @@ def test_a_streamed_chat_sends_each_token_then_usage_then_done(serve: Any) -> No
 
 def test_whole_answers_and_the_model_list(serve: Any) -> None:
     port = serve()
-    status, text = call(port, "POST", "/v1/completions",
-                        {"model": "org/m", "prompt": "x y", "max_tokens": 3, "ignore_eos": True})
+    status, text = call(
+        port,
+        "POST",
+        "/v1/completions",
+        {"model": "org/m", "prompt": "x y", "max_tokens": 3, "ignore_eos": True},
+    )
     answer = json.loads(text)
     assert status == 200 and answer["choices"][0]["text"] == "tok tok tok "
     assert answer["usage"]["completion_tokens"] == 3

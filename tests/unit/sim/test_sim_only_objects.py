@@ -36,8 +36,11 @@ SOURCES: dict[tuple[str, str, str], str] = {
     ("prometheus-adapter", "ClusterRole", "prometheus-adapter-server-resources"): CHART,
     ("prometheus-adapter", "ClusterRoleBinding", "prometheus-adapter-hpa-controller"): CHART,
     ("prometheus-adapter", "ClusterRole", "prometheus-adapter-external-metrics"): VALUES,
-    ("prometheus-adapter", "ClusterRoleBinding",
-     "prometheus-adapter-hpa-controller-external-metrics"): VALUES,
+    (
+        "prometheus-adapter",
+        "ClusterRoleBinding",
+        "prometheus-adapter-hpa-controller-external-metrics",
+    ): VALUES,
     ("prometheus-adapter", "ConfigMap", "monitoring/prometheus-adapter"): VALUES,
     ("prometheus-adapter", "Service", "monitoring/prometheus-adapter"): CHART,
     ("prometheus-adapter", "Deployment", "monitoring/prometheus-adapter"): CHART,
@@ -50,13 +53,19 @@ SOURCES: dict[tuple[str, str, str], str] = {
     ("prometheus", "ClusterRoleBinding", "kube-prometheus-stack-prometheus"): CHART,
     ("prometheus", "Service", "monitoring/*"): CHART,
     ("prometheus", "Prometheus", "monitoring/kube-prometheus-stack-prometheus"): CHART,
-    ("prometheus", "ConfigMap", "monitoring/kube-prometheus-stack-prometheus-config"):
-        "sim-only: without prometheus-operator the sim runs Prometheus from a plain "
-        "configuration (annotation discovery); with the operator it is the chart's Prometheus "
-        "object. Issue 33: kube-prometheus-stack ignores prometheus.io annotations",
-    ("prometheus", "StatefulSet", "monitoring/prometheus-kube-prometheus-stack-prometheus"):
-        "sim-only: the StatefulSet prometheus-operator would make, made directly when the "
-        "operator is not selected",
+    (
+        "prometheus",
+        "ConfigMap",
+        "monitoring/kube-prometheus-stack-prometheus-config",
+    ): "sim-only: without prometheus-operator the sim runs Prometheus from a plain "
+    "configuration (annotation discovery); with the operator it is the chart's Prometheus "
+    "object. Issue 33: kube-prometheus-stack ignores prometheus.io annotations",
+    (
+        "prometheus",
+        "StatefulSet",
+        "monitoring/prometheus-kube-prometheus-stack-prometheus",
+    ): "sim-only: the StatefulSet prometheus-operator would make, made directly when the "
+    "operator is not selected",
     # the GPU Operator's DCGM exporter operand
     ("dcgm-exporter", "Namespace", "gpu-operator"): CHART,
     ("dcgm-exporter", "ServiceAccount", "gpu-operator/nvidia-dcgm-exporter"): CHART,
@@ -82,21 +91,33 @@ SOURCES: dict[tuple[str, str, str], str] = {
     ("karpenter", "Role", "kube-node-lease/karpenter-lease"): CHART,
     ("karpenter", "Deployment", "kube-system/karpenter"): CHART,
     ("karpenter", "RoleBinding", "kube-node-lease/karpenter-lease"): CHART,
-    ("karpenter", "ConfigMap", "kube-system/karpenter-instance-types"):
-        "sim-only: the KWOK provider's instance types (a cloud provider's API on EKS); the "
-        "one type is the GPU node profile's",
-    ("karpenter", "KWOKNodeClass", "default"):
-        "sim-only: the KWOK provider's node class, where EKS has an EC2NodeClass the "
-        "platform's operator creates",
-    ("karpenter", "NodePool", "gpu"):
-        "sim-only: until `sim recipe` plays Karpenter NodePools, the pool a platform's "
-        "operator creates for GPU nodes (Karpenter's chart creates none)",
+    (
+        "karpenter",
+        "ConfigMap",
+        "kube-system/karpenter-instance-types",
+    ): "sim-only: the KWOK provider's instance types (a cloud provider's API on EKS); the "
+    "one type is the GPU node profile's",
+    (
+        "karpenter",
+        "KWOKNodeClass",
+        "default",
+    ): "sim-only: the KWOK provider's node class, where EKS has an EC2NodeClass the "
+    "platform's operator creates",
+    (
+        "karpenter",
+        "NodePool",
+        "gpu",
+    ): "sim-only: until `sim recipe` plays Karpenter NodePools, the pool a platform's "
+    "operator creates for GPU nodes (Karpenter's chart creates none)",
     # Gateway API, the Inference Extension's CRDs, Traefik
     ("gateway", "Namespace", "traefik"): CHART,
     ("gateway", "CustomResourceDefinition", "*"): RELEASE,
     ("gateway", "ValidatingAdmissionPolicy", "safe-upgrades.gateway.networking.k8s.io"): RELEASE,
-    ("gateway", "ValidatingAdmissionPolicyBinding",
-     "safe-upgrades.gateway.networking.k8s.io"): RELEASE,
+    (
+        "gateway",
+        "ValidatingAdmissionPolicyBinding",
+        "safe-upgrades.gateway.networking.k8s.io",
+    ): RELEASE,
     ("gateway", "ServiceAccount", "traefik/traefik"): CHART,
     ("gateway", "ClusterRole", "traefik-gateway"): CHART,
     ("gateway", "ClusterRoleBinding", "traefik-gateway"): CHART,
@@ -104,12 +125,18 @@ SOURCES: dict[tuple[str, str, str], str] = {
     ("gateway", "Deployment", "traefik/traefik"): CHART,
     ("gateway", "Service", "traefik/traefik"): CHART,
     ("gateway", "GatewayClass", "traefik"): CHART,
-    ("gateway", "Gateway", "traefik/inference-gateway"):
-        "sim-only: the Gateway an inference platform's operator creates (gateway charts "
-        "install a GatewayClass, not a Gateway); the check is told its name by params",
-    ("gateway", "Secret", "traefik/gateway-api-key"):
-        "sim-only: the API key such a Gateway's operator sets up; given to the check as "
-        "params.apiKey, as a user would",
+    (
+        "gateway",
+        "Gateway",
+        "traefik/inference-gateway",
+    ): "sim-only: the Gateway an inference platform's operator creates (gateway charts "
+    "install a GatewayClass, not a Gateway); the check is told its name by params",
+    (
+        "gateway",
+        "Secret",
+        "traefik/gateway-api-key",
+    ): "sim-only: the API key such a Gateway's operator sets up; given to the check as "
+    "params.apiKey, as a user would",
     # KubeRay ray-operator's release (its webhook served with a certificate the install
     # issues, as cert-manager would for the chart)
     ("kuberay", "Namespace", "ray-system"): CHART,
@@ -120,8 +147,11 @@ SOURCES: dict[tuple[str, str, str], str] = {
     ("kuberay", "Secret", "ray-system/kuberay-webhook-server-cert"): CHART,
     ("kuberay", "Service", "ray-system/kuberay-webhook-service"): RELEASE,
     ("kuberay", "Deployment", "ray-system/kuberay-operator"): CHART,
-    ("kuberay", "ValidatingWebhookConfiguration", "kuberay-validating-webhook-configuration"):
-        RELEASE,
+    (
+        "kuberay",
+        "ValidatingWebhookConfiguration",
+        "kuberay-validating-webhook-configuration",
+    ): RELEASE,
     # Kueue's release (manifests.yaml), its webhook served with a certificate the install issues
     ("kueue", "Namespace", "kueue-system"): RELEASE,
     ("kueue", "CustomResourceDefinition", "*.kueue.x-k8s.io"): RELEASE,
@@ -135,8 +165,7 @@ SOURCES: dict[tuple[str, str, str], str] = {
     ("kueue", "Service", "kueue-system/kueue-webhook-service"): RELEASE,
     ("kueue", "Deployment", "kueue-system/kueue-controller-manager"): RELEASE,
     ("kueue", "MutatingWebhookConfiguration", "kueue-mutating-webhook-configuration"): RELEASE,
-    ("kueue", "ValidatingWebhookConfiguration", "kueue-validating-webhook-configuration"):
-        RELEASE,
+    ("kueue", "ValidatingWebhookConfiguration", "kueue-validating-webhook-configuration"): RELEASE,
     # prometheus-operator as kube-prometheus-stack deploys it (its module's CRDs and role)
     ("prometheus-operator", "Namespace", "monitoring"): CHART,
     ("prometheus-operator", "CustomResourceDefinition", "*.monitoring.coreos.com"): RELEASE,
@@ -165,9 +194,11 @@ SCENARIO_SOURCES: dict[tuple[str, str], str] = {
     # rendered from the header's gpuOperator values (simcluster.gpu.operator_values)
     ("ClusterPolicy", "cluster-policy"): VALUES,
     ("RuntimeClass", "nvidia"): VALUES,  # the operator's, named by operator.runtimeClass
-    ("RuntimeClass", "gvisor"):
-        "sim-only: a sandboxed runtime class (gVisor's runsc, as its install docs name the "
-        "handler) for workload-sandboxing; no example recipe installs one",
+    (
+        "RuntimeClass",
+        "gvisor",
+    ): "sim-only: a sandboxed runtime class (gVisor's runsc, as its install docs name the "
+    "handler) for workload-sandboxing; no example recipe installs one",
 }
 
 
@@ -235,7 +266,7 @@ def test_no_object_exists_only_for_a_checks_own_metric() -> None:
     assert "aicr_" not in str(docs)
     config = next(d for d in docs if d["kind"] == "ConfigMap")["data"]["config.yaml"]
     # the catch-all rule that served every pod gauge under its own name is gone
-    assert "seriesQuery: '{namespace!=\"\",pod!=\"\"}'" not in config
+    assert 'seriesQuery: \'{namespace!="",pod!=""}\'' not in config
     assert 'seriesQuery: DCGM_FI_DEV_GPU_UTIL{namespace!="",pod!=""}' in config
     assert found
 
@@ -252,8 +283,15 @@ def test_every_object_of_the_gpu_platform_scenario_is_explained() -> None:
     from simcluster.scenarios import named
 
     docs = named.load(SCENARIO.stem).manifests  # the documents and what its header renders
-    made = {(d["kind"], f"{d['metadata']['namespace']}/{d['metadata']['name']}"
-             if d["metadata"].get("namespace") else d["metadata"]["name"]) for d in docs}
+    made = {
+        (
+            d["kind"],
+            f"{d['metadata']['namespace']}/{d['metadata']['name']}"
+            if d["metadata"].get("namespace")
+            else d["metadata"]["name"],
+        )
+        for d in docs
+    }
     assert made == set(SCENARIO_SOURCES)
     for source in SCENARIO_SOURCES.values():
         assert source in (CHART, RELEASE, VALUES) or source.startswith("sim-only: "), source

@@ -15,8 +15,10 @@ folder per namespace) instead of SSH and NCCL's sockets:
 - `all_reduce_perf` prints what rank 0 of nccl-tests prints (`src/common.cu`,
   `src/util.cu`) in the format of the release the image's tag names (`testsvX.Y.Z`):
   the version line (2.17.4+), the header (`unalign` from 2.18.2), every rank's line
-  with its own host, device and PCI bus, the memory cap against the smallest GPU's
-  memory from the node profile (`(memory - 1 GiB) / 3`, less a reserve from 2.16.6),
+  with its own host, device and PCI bus (`Group` from 2.13.4, the PCI domain from 2.14.1),
+  the memory cap against the smallest GPU's memory from the node profile (from 2.10.0:
+  `(memory - 1 GiB) / 3`, `/ 2` with `-c 0`, less a reserve from 2.16.6; before 2.10.0 a
+  run too big for the GPU fails allocating its buffers, `Test CUDA failure`, exit 2),
   the table (`N/A` without data checking), the summary (padded from 2.17.7) and the
   `concluded` line (2.16.7+); before 2.13 the older layout of a real DGX-2 capture
   (rank lines without `Group`, no `root` column, `error` deltas for `#wrong`). The bus
@@ -285,7 +287,7 @@ def image_version(image: str) -> str:
 
 def reduced_max(max_bytes: int, memory_mib: int, version: tuple[int, ...], check: bool) -> int:
     """nccl-tests' cap on maxBytes for the smallest GPU (src/common.cu, run())."""
-    if memory_mib <= 0:
+    if memory_mib <= 0 or version < (2, 10):  # 1ae8cdc (v2.10.0) added the cap
         return max_bytes
     memory = memory_mib << 20
     reserve = min(-(-memory // (16 * GIB)) * GIB, 4 * GIB) if version >= (2, 16, 6) else 0
@@ -317,9 +319,8 @@ def report(
     if v >= (2, 16, 7):
         lines.append(f"# Collective test starting: {program}")
     # Before 2.13 (as the DGX-2 capture of tests/data/real/nccl-tests prints it): no
-    # `agg iters`/`graph` in the header, rank lines without `Group` and with the bus id
-    # alone, no `root` column, and an `error` column (the largest delta, %5.0le) where
-    # later releases count `#wrong`.
+    # `agg iters`/`graph` in the header, no `root` column, and an `error` column (the
+    # largest delta, %5.0le) where later releases count `#wrong` (51af557, v2.13.0).
     old = v < (2, 13)
     lines += [
         f"# nThread 1 nGpus {args['g']} minBytes {lo} maxBytes {hi} step: {factor}(factor) "
@@ -336,18 +337,31 @@ def report(
     for n, r in enumerate(layout):
         bus = BUS[r["gpus"][r["device"]] % len(BUS)] if r["device"] < len(r["gpus"]) else 0
         pid, host, device = r["pid"] + r["device"], r["hostname"], r["device"]
-        if old:
+        # `Group` from v2.13.4 (d313d20), the PCI domain and device from v2.14.1 (b4300cc)
+        where = f"[0x{bus:02x}]" if v < (2, 14, 1) else f"[{0:04x}:{bus:02x}:{0:02x}]"
+        if v < (2, 13, 4):
             lines.append(
                 f"#   Rank {n:2d} Pid {pid:6d} on {host:>10} device {device:2d} "
-                f"[0x{bus:02x}] {r['product']}"
+                f"{where} {r['product']}"
             )
             continue
         lines.append(
             f"#  Rank {n:2d} Group {0:2d} Pid {pid:6d} on {host:>10} device "
-            f"{device:2d} [{0:04x}:{bus:02x}:{0:02x}] {r['product']}"
+            f"{device:2d} {where} {r['product']}"
         )
     memory = min((int(r.get("memoryMiB") or 0) for r in layout), default=0)
     top = reduced_max(hi, memory, v, bool(args["c"]))
+    if v < (2, 10) and memory and (3 if args["c"] else 2) * hi > memory << 20:
+        # v2.9.0 AllocateBuffs: cudaMalloc of send, recv (and expected) at maxBytes, each
+        # through CUDACHECK, which prints and returns testCudaError (2) up to main
+        host = layout[0]["hostname"] if layout else "localhost"
+        lines += [
+            f"{host}: Test CUDA failure common.cu:{561 if 2 * hi > memory << 20 else 562} "
+            "'out of memory'",
+            f" .. {host}: Test failure common.cu:767",
+            "",
+        ]
+        return "\n".join(lines) + "\n", 2
     if top < hi:
         lines += ["#", f"# Reducing maxBytes to {top} due to memory limitation"]
         lo = min(lo, top) if v >= (2, 16, 6) else lo
