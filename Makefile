@@ -7,7 +7,9 @@ BIN := $(VENV)/bin
 
 # Test processes: each runs its own simulated cluster (tests/cluster/conftest.py).
 # Whole test files go to one worker, so a module's components start once there.
-WORKERS ?= 2
+# Three, though the machine has two cores: the suite mostly waits on its clusters
+# (docs/development.md#tests has the measured figures).
+WORKERS ?= 3
 XDIST := -n $(WORKERS) --dist loadfile
 N ?= 3
 
