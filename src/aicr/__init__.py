@@ -2,27 +2,13 @@
 
 from __future__ import annotations
 
-import functools
+# The version pyproject.toml gives the package, as a literal: looking it up through
+# importlib.metadata imports email, zipfile, csv and socket (about 95 M instructions, more
+# than click) in every run and check pod. tests/unit/test_version.py fails when this and
+# the installed metadata (or pyproject.toml) disagree.
+__version__ = "0.1.0"
 
 
-@functools.cache
 def version() -> str:
-    """The installed version, looked up on first use.
-
-    importlib.metadata costs about 50 ms to import, which every check process
-    and ``aicr --help`` would otherwise pay at start-up.
-    """
-    from importlib.metadata import PackageNotFoundError
-    from importlib.metadata import version as installed
-
-    try:
-        return installed("aicr")
-    except PackageNotFoundError:  # running from a source tree that was never installed
-        return "0.0.0"
-
-
-def __getattr__(name: str) -> str:
-    """``aicr.__version__``, computed by ``version()`` when first asked for."""
-    if name == "__version__":
-        return version()
-    raise AttributeError(f"module 'aicr' has no attribute {name!r}")
+    """The installed version (``aicr.__version__``)."""
+    return __version__

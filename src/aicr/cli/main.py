@@ -30,10 +30,31 @@ def _root_help(argv: list[str]) -> bool:
     return True
 
 
+def _no_pydantic_plugins() -> None:
+    """Give pydantic its empty plugin list without the import of importlib.metadata.
+
+    pydantic (2.x) asks ``pydantic.plugin._loader.get_plugins()`` for plugins each time
+    it builds a validator; with none it builds a plain ``SchemaValidator``. That module
+    imports importlib.metadata (email, zipfile, csv, socket: about 95 M instructions)
+    before it reads PYDANTIC_DISABLE_PLUGINS, pydantic's documented switch, so even the
+    switch costs the import. aicr declares no plugin, and its file formats must validate
+    the same whatever else is installed beside it, so the CLI answers as that switch set
+    to ``__all__`` does: no plugins. Only where pydantic has not loaded its own loader.
+    """
+    name = "pydantic.plugin._loader"
+    if name not in sys.modules:
+        import types
+
+        loader = types.ModuleType(name, "aicr's answer: no pydantic plugins (aicr.cli.main).")
+        loader.__dict__["get_plugins"] = lambda: ()
+        sys.modules[name] = loader
+
+
 def run(argv: list[str] | None = None) -> int:
     """Run the CLI and return the exit code; errors become one message each on stderr."""
     if _root_help(sys.argv[1:] if argv is None else list(argv)):
         return 0
+    _no_pydantic_plugins()
     # imported here, past the shortcut: click, dataclasses and typing cost more than it does
     import click
 

@@ -36,6 +36,8 @@ HEAVY = (
     "aicr.attestation.keys",
     "aicr.attestation.signing",
     "aicr.snapshot.redaction",
+    # email, zipfile, csv, socket: pydantic's plugin loader and a version lookup pulled it in
+    "importlib.metadata",
 )
 # --help needs click alone: no models, no YAML, no tables, no logging.
 HELP_HEAVY = (*HEAVY, "pydantic", "yaml", "rich", "logging", "aicr.config", "aicr.catalog")
@@ -118,3 +120,31 @@ def test_a_check_pod_loads_nothing_of_the_orchestrator(tmp_path: Path) -> None:
     assert proc.returncode == 3, proc.stderr
     assert "unusable run inputs" not in proc.stdout
     assert proc.stderr.splitlines()[-1] == "HEAVY=", proc.stderr
+
+
+def test_pydantic_builds_plain_validators_without_its_plugin_loader() -> None:
+    """The CLI's stand-in for pydantic's loader is the one pydantic asks, and says none.
+
+    Should pydantic look plugins up elsewhere, importlib.metadata comes back on the CLI's
+    path and test_no_heavy_modules fails; this one fails when the lookup moved.
+    """
+    import inspect
+
+    from pydantic.plugin import _schema_validator
+
+    assert "from ._loader import get_plugins" in inspect.getsource(
+        _schema_validator.create_schema_validator)
+    probe = PROBE.format(args=["validate", "-r", str(DATA / "recipes/small.yaml"), "--no-cluster",
+                               "--phase", "deployment", "-s", str(DATA / "snapshots/ok.yaml")],
+                         heavy=HEAVY, check_code=CHECK_CODE) + (
+        "\nfrom pydantic_core import SchemaValidator\n"
+        "from aicr.catalog import load_catalog\n"
+        "loader = sys.modules['pydantic.plugin._loader']\n"
+        "print('PLUGINS=', list(loader.get_plugins()), file=sys.stderr)\n"
+        "print('PLAIN=', type(type(load_catalog()).__pydantic_validator__) is SchemaValidator,"
+        " file=sys.stderr)\n")
+    probe = probe.replace("sys.exit(code)\n", "") + "sys.exit(code)\n"
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.splitlines()[-3:] == ["HEAVY=", "PLUGINS= []", "PLAIN= True"]
