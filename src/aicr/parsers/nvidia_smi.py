@@ -18,7 +18,12 @@ virtual GPU from a physical one: ``GPU Virtualization Mode`` (``Virtualization
 Mode`` ``None``, ``Pass-Through``, ``VGPU``, ``Host VGPU``; ``Host VGPU Mode``)
 and ``vGPU Software Licensed Product`` (``Product Name``, ``License Status``),
 which guests of a vGPU host print, and where ``Product Name`` is the vGPU type
-(``GRID V100D-8C``). Proven on a vGPU guest's log (``tests/data/real/``).
+(``GRID V100D-8C``). ``License Status`` is one of NVML's licence states as the tool
+names them (``nvmlGridLicenseState``; DCGM's ``dcgmlib/src/DcgmVgpu.cpp`` spells
+the same names): ``Licensed`` with ``(Expiry: 2025-3-19 7:29:4 GMT)`` after it,
+``Unlicensed (Unrestricted)`` (the grace period), ``Unlicensed (Restricted)``,
+``Unlicensed``. Proven on vGPU guests' logs, one licensed and two unlicensed
+(``tests/data/real/``).
 
 ``nvidia-smi -L`` lists one ``GPU N: NAME (UUID: GPU-...)`` line per GPU and, with
 MIG, each of its MIG devices indented under it: ``  MIG 1g.10gb     Device  0:
@@ -186,6 +191,9 @@ def parse_list(text: str) -> list[ListedGpu]:
     return gpus
 
 
+LICENSED = "Licensed"  # the one licence state a vGPU runs unrestricted in for good
+
+
 @dataclass(frozen=True)
 class QueriedGpu:
     """One GPU of a ``nvidia-smi -q`` log; ``None`` where it prints N/A or nothing."""
@@ -199,6 +207,12 @@ class QueriedGpu:
     host_vgpu_mode: str | None  # on a vGPU host: "SR-IOV", "Non SR-IOV"
     licensed_product: str | None  # vGPU Software Licensed Product / Product Name
     license_status: str | None  # "Licensed (Expiry: ...)", "Unlicensed (Restricted)"
+
+    @property
+    def licensed(self) -> bool:
+        """True only when License Status reads ``Licensed``, alone or with its expiry."""
+        status = self.license_status or ""
+        return status == LICENSED or status.startswith(f"{LICENSED} (")
 
 
 BANNER = "==============NVSMI LOG=============="

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from aicr.parsers import ParseError
@@ -139,6 +141,66 @@ def test_query_reads_a_vgpu_guests_virtualization_and_licence() -> None:
             license_status="Licensed (Expiry: 2025-3-19 7:29:4 GMT)",
         )
     ]
+
+
+@pytest.mark.parametrize(
+    ("name", "gpu"),
+    [
+        (
+            "a100-4c-vgpu-guest-unlicensed-q.txt",
+            QueriedGpu(
+                bus_id="00000000:02:01.0",
+                name="GRID A100-4C",
+                brand="NVIDIA Virtual Compute Server",
+                uuid="GPU-62f13b27-1eda-11b2-a8b5-0869ebe25264",
+                driver_version="510.47.03",
+                virtualization_mode="VGPU",
+                host_vgpu_mode=None,
+                licensed_product="NVIDIA Virtual Compute Server",
+                license_status="Unlicensed (Unrestricted)",
+            ),
+        ),
+        (
+            "rtxa6000-24q-vgpu-guest-unlicensed-q.txt",
+            QueriedGpu(
+                bus_id="00000000:00:10.0",
+                name="NVIDIA RTXA6000-24Q",
+                brand="NVIDIA RTX Virtual Workstation",
+                uuid="GPU-bf0881b6-032a-11f0-825b-5c07a73a413d",
+                driver_version="535.183.06",
+                virtualization_mode="VGPU",
+                host_vgpu_mode=None,
+                licensed_product="NVIDIA RTX Virtual Workstation",
+                license_status="Unlicensed (Unrestricted)",
+            ),
+        ),
+    ],
+    ids=["510-vcs", "535-vws-whole-log"],
+)
+def test_query_reads_an_unlicensed_vgpu_guests_state(name: str, gpu: QueriedGpu) -> None:
+    # the grace period: it runs at full speed now, and it is not licensed
+    [got] = parse_query(capture("nvidia-smi", name))
+    assert (got, got.licensed) == (gpu, False)
+
+
+@pytest.mark.parametrize(
+    ("status", "licensed"),
+    [
+        ("Licensed (Expiry: 2025-3-19 7:29:4 GMT)", True),
+        ("Licensed", True),
+        ("Unlicensed (Unrestricted)", False),
+        ("Unlicensed (Restricted)", False),
+        ("Unlicensed", False),
+        ("Unknown", False),
+        ("Licensedish", False),
+        (None, False),
+    ],
+    ids=["expiry", "bare", "grace", "restricted", "unlicensed", "unknown", "prefix", "none"],
+)
+def test_only_a_licensed_state_is_licensed(status: str | None, licensed: bool) -> None:
+    [real] = parse_query(capture("nvidia-smi", VGPU_GUEST))
+    assert real.licensed  # the real licensed guest
+    assert dataclasses.replace(real, license_status=status).licensed is licensed
 
 
 def test_query_keys_are_read_in_their_section_only() -> None:
