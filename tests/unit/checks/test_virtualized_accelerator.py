@@ -22,6 +22,10 @@ from real_captures import capture
 Obj = dict[str, Any]
 GUEST = capture("nvidia-smi", "tkgi-v100d-8c-vgpu-guest-q.txt")  # a real vGPU guest's log
 PASSTHROUGH = GUEST.replace(": VGPU\n", ": Pass-Through\n")
+# real guests in the grace period, unlicensed at full speed (510 vCS; 535 vWS, its whole log)
+UNLICENSED = capture("nvidia-smi", "a100-4c-vgpu-guest-unlicensed-q.txt")
+UNLICENSED_WHOLE = capture("nvidia-smi", "rtxa6000-24q-vgpu-guest-unlicensed-q.txt")
+LICENSE_LINE = f"{'        License Status':<42}: Licensed (Expiry: 2025-3-19 7:29:4 GMT)\n"
 VGPU = {"nvidia.com/vgpu.present": "true", "nvidia.com/gpu.product": "GRID-V100D-8C",
         "nvidia.com/vgpu.host-driver-version": "535.216.01",
         "nvidia.com/vgpu.host-driver-branch": "r535_00"}  # fmt: skip
@@ -85,9 +89,28 @@ def test_judge_passes_a_real_vgpu_guests_log() -> None:
      (127, "", ["the pod given 1 nvidia.com/gpu sees no GPU: nvidia-smi was not injected"]),
      (9, "NVIDIA-SMI has failed\n", ["nvidia-smi -q exited 9: NVIDIA-SMI has failed"]),
      (0, "garbage\n", ["cannot read nvidia-smi -q: no NVSMI LOG banner: not nvidia-smi -q "
-                       "output"])],
+                       "output"]),
+     (0, UNLICENSED, ["its vGPU GPU-62f13b27-1eda-11b2-a8b5-0869ebe25264 (GRID A100-4C) is not "
+                      "licensed: License Status Unlicensed (Unrestricted) (NVIDIA Virtual Compute "
+                      "Server); an unlicensed vGPU is degraded after a 20-minute grace period"]),
+     (0, UNLICENSED_WHOLE, ["its vGPU GPU-bf0881b6-032a-11f0-825b-5c07a73a413d (NVIDIA "
+                            "RTXA6000-24Q) is not licensed: License Status Unlicensed "
+                            "(Unrestricted) (NVIDIA RTX Virtual Workstation); an unlicensed vGPU "
+                            "is degraded after a 20-minute grace period"]),
+     (0, GUEST.replace(LICENSE_LINE, LICENSE_LINE.replace(
+         "Licensed (Expiry: 2025-3-19 7:29:4 GMT)", "Unlicensed (Restricted)")),
+      ["its vGPU GPU-57abc772-1dd3-11b2-8fae-e31710b8f307 (GRID V100D-8C) is not licensed: "
+       "License Status Unlicensed (Restricted) (NVIDIA Virtual Compute Server); an unlicensed "
+       "vGPU is degraded after a 20-minute grace period"]),
+     (0, GUEST.replace(LICENSE_LINE, "").replace(
+         "    vGPU Software Licensed Product\n"
+         "        Product Name                      : NVIDIA Virtual Compute Server\n", ""),
+      ["its vGPU GPU-57abc772-1dd3-11b2-8fae-e31710b8f307 (GRID V100D-8C) is not licensed: "
+       "License Status not printed (no licensed product); an unlicensed vGPU is degraded "
+       "after a 20-minute grace period"])],
     ids=["passthrough", "no-mode", "no-type", "two-gpus", "no-gpu", "not-injected", "smi-fails",
-         "unreadable"],
+         "unreadable", "unlicensed-grace-510", "unlicensed-grace-535", "restricted",
+         "no-licence-printed"],
 )  # fmt: skip
 def test_judge_fails_what_is_not_one_vgpu(code: int, log: str, problems: list[str]) -> None:
     assert build.judge(code, log)[0] == problems
@@ -158,6 +181,26 @@ def test_a_vgpu_label_over_a_passthrough_gpu_fails_naming_type_and_node() -> Non
         Status.FAILED, "1/1 virtualized accelerators failed: GRID-V100D-8C on v0: its GPU "
         "GPU-57abc772-1dd3-11b2-8fae-e31710b8f307 (GRID V100D-8C) reports virtualization mode "
         "Pass-Through, not VGPU")  # fmt: skip
+
+
+def test_an_unlicensed_vgpu_fails_naming_its_state_and_cleans_up() -> None:
+    kube = fake([node("v0", VGPU, **{"nvidia.com/gpu": "1"})], {"vgpu-grid-v100d-8c": UNLICENSED})
+    result = run(kube)
+    assert (result.status, result.message) == (
+        Status.FAILED,
+        "1/1 virtualized accelerators failed: GRID-V100D-8C on v0: its vGPU "
+        "GPU-62f13b27-1eda-11b2-a8b5-0869ebe25264 (GRID A100-4C) is not licensed: License Status "
+        "Unlicensed (Unrestricted) (NVIDIA Virtual Compute Server); an unlicensed vGPU is "
+        "degraded after a 20-minute grace period",
+    )
+    step = {s.title: s for s in result.evidence}["GRID-V100D-8C on v0"]
+    assert step.status.value == "failed"
+    assert step.answer == (
+        "GPU-62f13b27-1eda-11b2-a8b5-0869ebe25264 GRID A100-4C (virtualization mode VGPU; "
+        "NVIDIA Virtual Compute Server: Unlicensed (Unrestricted))"
+    )
+    made = [c[3] for c in kube.calls if c[0] == "create"]
+    assert [c[3] for c in kube.calls if c[0] == "delete"] == made == ["vgpu-grid-v100d-8c"]
 
 
 def test_no_free_vgpu_and_kubevirt_alone_are_other() -> None:

@@ -5,12 +5,14 @@ What it proves, for each vGPU type found on the nodes (GPU feature discovery's
 ``build``), on one schedulable node of that type with a free ``nvidia.com/gpu``: a
 pod asking for one ``nvidia.com/gpu``, scheduled as any GPU pod is (the same
 resource, the same device plugin), runs, and its ``nvidia-smi -q`` lists exactly
-one GPU whose virtualization mode is ``VGPU`` and whose product name is the vGPU
-type. The evidence records the node's host driver labels and the guest's licensed
-product and license status.
+one GPU whose virtualization mode is ``VGPU``, whose product name is the vGPU
+type, and whose license status is ``Licensed`` (an unlicensed vGPU runs at full
+speed for a 20-minute grace period and is degraded after it; see ``build``). The
+evidence records the node's host driver labels and the guest's licensed product
+and license status.
 
-What it does not: that a vGPU is licensed, isolated or performs to its type (the
-license status is recorded, not judged), vGPU types on nodes other than the one
+What it does not: that a vGPU is isolated or performs to its type, that its
+licence stays renewed after the probe, vGPU types on nodes other than the one
 probed per type, KubeVirt's mediated devices (found and named, but proving them
 needs a VirtualMachineInstance, which it does not create), or DRA devices, which
 it does not examine.
@@ -18,6 +20,8 @@ it does not examine.
 How it fails: a vGPU type advertised but not delivered, naming it and the node: a
 pod that sees no GPU or several, a GPU whose virtualization mode is not ``VGPU``
 (a passthrough or bare-metal GPU behind the vGPU labels), a vGPU naming no type, a
+vGPU whose license status is anything but ``Licensed`` (named: ``Unlicensed
+(Unrestricted)``, ``Unlicensed (Restricted)``, ``Unlicensed``, or none printed), a
 pod that never runs, or a log that cannot be read. A type no schedulable node has
 room to prove, or KubeVirt mediated devices alone, end ``other``. Nothing
 advertised is a skip, "no virtualized accelerator advertised": the requirement
@@ -60,7 +64,7 @@ def _prove(ctx: CheckContext, vgpu: build.VgpuNode, image: str) -> None:
         container=build.CONTAINER,
         asked=f"({image}, 1 {GPU_RESOURCE}): nvidia-smi -q",
         judge=build.judge,
-        passed=f"a pod given 1 {GPU_RESOURCE} sees one vGPU, {vgpu.vgpu_type}",
+        passed=f"a pod given 1 {GPU_RESOURCE} sees one licensed vGPU, {vgpu.vgpu_type}",
     )
     ctx.probes.prove(ctx.step, [probe], budget=ctx.params.probe_seconds)
 

@@ -16,7 +16,13 @@ tested as tables. What is read:
 - A vGPU pod's ``nvidia-smi -q``: ``GPU Virtualization Mode / Virtualization Mode``
   reads ``VGPU`` in a vGPU guest (``Pass-Through`` for a whole GPU given to a VM,
   ``None`` on bare metal), and ``Product Name`` is the vGPU type
-  (``aicr.parsers.nvidia_smi.parse_query``).
+  (``aicr.parsers.nvidia_smi.parse_query``). ``vGPU Software Licensed Product /
+  License Status`` must read ``Licensed``: NVIDIA AI Enterprise's vGPU for Compute
+  licensing page says "an unlicensed vGPU for Compute VM starts at full capability
+  but enters a degraded state after a 20-minute grace period", compute "reduced to
+  an idle level until a valid license is acquired". ``Unlicensed (Unrestricted)``
+  is that grace period: a workload runs at full speed now and is throttled later,
+  so it fails like any other unlicensed state, and so does a vGPU printing none.
 """
 
 from __future__ import annotations
@@ -148,7 +154,7 @@ def _seen(gpus: list[QueriedGpu]) -> str:
 
 
 def judge(exit_code: int | None, log: str) -> tuple[list[str], str]:
-    """``(problems, what the pod saw)``: exactly one GPU, a vGPU, with its type named."""
+    """``(problems, what the pod saw)``: exactly one GPU, a vGPU, its type named, licensed."""
     if exit_code == NOT_INJECTED:
         return [f"the pod given 1 {GPU_RESOURCE} sees no GPU: nvidia-smi was not injected"], (
             "no GPU"
@@ -172,4 +178,11 @@ def judge(exit_code: int | None, log: str) -> tuple[list[str], str]:
         ], seen
     if not gpu.name:
         return [f"its vGPU {gpu.uuid} names no vGPU type (Product Name)"], seen
+    if not gpu.licensed:
+        product = gpu.licensed_product or "no licensed product"
+        return [
+            f"its vGPU {gpu.uuid} ({gpu.name}) is not licensed: License Status "
+            f"{gpu.license_status or 'not printed'} ({product}); an unlicensed vGPU is "
+            "degraded after a 20-minute grace period"
+        ], seen
     return [], seen
