@@ -291,6 +291,12 @@ FAULTS: tuple[Fault, ...] = (
         "is a whole GPU passed through: a pod's nvidia-smi -q names the physical GPU and "
         "Pass-Through",
     ),
+    _gpu_fault(
+        "vgpu-unlicensed",
+        "the vGPU guest holds no licence (no license server reachable or configured): a pod's "
+        "nvidia-smi -q reads License Status Unlicensed (Unrestricted), full speed for a "
+        "20-minute grace period, degraded after it",
+    ),
     Fault(
         "no-sandbox-handler",
         "containerd on the node has no gVisor runtime configured: pods whose RuntimeClass "

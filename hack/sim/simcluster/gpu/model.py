@@ -37,6 +37,7 @@ FAULTS = (
     "mig-not-applied",
     "replicas-not-shared",
     "vgpu-not-attached",
+    "vgpu-unlicensed",
 )
 SMI_SCRIPT = Path(__file__).resolve().parent / "smi.py"
 PROFTESTER = "dcgmproftester12"  # the GPU model's stand-in: the dcgm-exporter page shows it busy

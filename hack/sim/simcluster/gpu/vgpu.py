@@ -27,9 +27,14 @@ What is modelled (and nothing more):
   declaration print `Pass-Through`: the profile's nodes are EC2 instances, VMs to
   which the Nitro hypervisor passes whole GPUs.
 
-Fault of a node (simcluster.faults): `vgpu-not-attached` (GFD's labels say vGPU,
+Faults of a node (simcluster.faults): `vgpu-not-attached` (GFD's labels say vGPU,
 but the VM's GPU is a whole GPU passed through: the pod's nvidia-smi -q names the
-physical GPU and `Pass-Through`).
+physical GPU and `Pass-Through`); `vgpu-unlicensed` (the guest's licensing daemon
+holds no licence, no license server being reachable or configured: License Status
+reads `Unlicensed (Unrestricted)`, the state a real guest prints in its 20-minute
+grace period at full speed, as two real unlicensed guests do,
+tests/data/real/nvidia-smi/*-unlicensed-q.txt; the licensed product stays the one
+the guest asks for).
 
 `reconcile` applies the labels to every declared node through the API server
 (after `simcluster.gpu.sharing`, whose labels it then overrides); it runs when a
@@ -48,6 +53,8 @@ from simcluster.cluster import kube
 ANNOTATION = "sim.aicr.dev/vgpu"
 PHYSICAL_ANNOTATION = "sim.aicr.dev/vgpu-physical-product"  # the GPU behind, for the fault
 NOT_ATTACHED = "vgpu-not-attached"
+UNLICENSED = "vgpu-unlicensed"
+UNLICENSED_STATUS = "Unlicensed (Unrestricted)"  # nvidia-smi's License Status in the grace period
 KEYS = ("type", "brand", "memoryMiB", "licensedProduct", "licenseStatus",
         "hostDriverVersion", "hostDriverBranch")  # fmt: skip
 
@@ -101,11 +108,10 @@ def smi_view(node: dict[str, Any], faults: list[str]) -> dict[str, Any]:
     if NOT_ATTACHED in faults:
         physical = str(notes.get(PHYSICAL_ANNOTATION) or "").replace("-", " ")
         return {"product": physical} if physical else {}
-    return {
-        "product": str(decl["type"]),
-        "memoryMiB": int(decl["memoryMiB"]),
-        "vgpu": {k: decl[k] for k in ("brand", "licensedProduct", "licenseStatus")},
-    }
+    licensing = {k: decl[k] for k in ("brand", "licensedProduct", "licenseStatus")}
+    if UNLICENSED in faults:
+        licensing["licenseStatus"] = UNLICENSED_STATUS
+    return {"product": str(decl["type"]), "memoryMiB": int(decl["memoryMiB"]), "vgpu": licensing}
 
 
 def reconcile(api: client.ApiClient, base: dict[str, dict[str, str]]) -> None:
