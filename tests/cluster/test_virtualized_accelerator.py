@@ -1,5 +1,6 @@
 """virtualized-accelerator on the simulated cluster: plain GPUs (Not Implemented), a vGPU node
-delivered (Implemented), and vGPU labels over a GPU that is not one (the issue's fault)."""
+delivered (Implemented), vGPU labels over a GPU that is not one (the issue's fault), and a
+vGPU the guest holds no licence for."""
 
 from __future__ import annotations
 
@@ -29,6 +30,14 @@ def _left(cluster: SimCluster) -> list[str]:
         label_selector=f"aicr.dev/check={CHECK}"
     )
     return [p.metadata.name for p in pods.items]
+
+
+def _gpu_named(message: str, prefix: str) -> str:
+    """The GPU UUID after ``prefix``: the device plugin hands out any of the node's 8 GPUs."""
+    assert message.startswith(prefix), message
+    uuid = message[len(prefix) :].split(" ", 1)[0]
+    assert uuid in {gpu_uuid(NODE, i) for i in range(8)}, message
+    return uuid
 
 
 @contextlib.contextmanager
@@ -80,16 +89,34 @@ def test_vgpu_labels_over_a_passed_through_gpu_fail_naming_type_and_node(
         cluster.fault("vgpu-not-attached", NODE)
         test = run_check(cluster, tmp_path, CHECK, RECIPE, phase="conformance")
     assert test["status"] == "failed"
-    # the device plugin hands out any of the node's 8 GPUs: the one the pod got is named
-    prefix = f"1/1 virtualized accelerators failed: {TYPE} on {NODE}: its GPU "
-    assert test["message"].startswith(prefix), test["message"]
-    uuid = test["message"][len(prefix) :].split(" ", 1)[0]
-    assert uuid in {gpu_uuid(NODE, i) for i in range(8)}
+    _gpu_named(test["message"], f"1/1 virtualized accelerators failed: {TYPE} on {NODE}: its GPU ")
     assert test["message"].endswith(
         " (NVIDIA H100 80GB HBM3) reports virtualization mode Pass-Through, not VGPU"
     )
     assert test["requirements"]["virtualized_accelerator"] == "Not Implemented"
     assert _left(cluster) == []
+
+
+def test_an_unlicensed_vgpu_fails_naming_its_license_status(
+    cluster: SimCluster, tmp_path: Path
+) -> None:
+    with vgpu(cluster):
+        cluster.fault("vgpu-unlicensed", NODE)
+        test = run_check(cluster, tmp_path, CHECK, RECIPE, phase="conformance")
+    assert test["status"] == "failed"
+    prefix = f"1/1 virtualized accelerators failed: {TYPE} on {NODE}: its vGPU "
+    uuid = _gpu_named(test["message"], prefix)
+    assert test["message"].endswith(
+        " (NVIDIA H100-80C) is not licensed: License Status Unlicensed (Unrestricted) (NVIDIA "
+        "Virtual Compute Server); an unlicensed vGPU is degraded after a 20-minute grace period"
+    ), test["message"]
+    assert test["requirements"]["virtualized_accelerator"] == "Not Implemented"
+    steps = {s["title"]: s for s in test["extra"]["evidence"]}
+    assert steps[f"{TYPE} on {NODE}"]["answer"] == (
+        f"{uuid} NVIDIA H100-80C (virtualization mode VGPU; NVIDIA Virtual Compute Server: "
+        "Unlicensed (Unrestricted))"
+    )
+    assert steps["workloads"]["status"] == "passed" and _left(cluster) == []
 
 
 def test_a_vgpu_whose_driver_is_not_loaded_fails(cluster: SimCluster, tmp_path: Path) -> None:
