@@ -212,11 +212,27 @@ def test_metrics_are_vllm_0_11_names_types_and_help(serve: Any) -> None:
     assert tokens[:4] == ["1.0", "2.0", "5.0", "10.0"] and tokens[-2:] == ["2000.0", "+Inf"]
 
 
+def _settled(port: int) -> dict[str, Any]:
+    """The metrics once no request is running.
+
+    The server records a request's end after its last byte is sent, as vLLM does: its
+    output handler pushes a request's outputs to the API server's queue before it records
+    that iteration's stats (vllm/v1/engine/async_llm.py, `_run_output_handler`). A client
+    can thus hold the whole answer before the counters move; read them once the running
+    gauge, updated under the same lock as the counters, says every request has ended.
+    """
+    deadline = time.monotonic() + 10
+    while (families := _families(port)) and _value(families["vllm:num_requests_running"]):
+        assert time.monotonic() < deadline, "requests still running 10 s after their answers"
+        time.sleep(0.01)
+    return families
+
+
 def test_metrics_count_what_the_requests_did(serve: Any) -> None:
     port = serve("--tokens-per-second", "1000", "--first-token-ms", "30")
     call(port, "POST", "/v1/chat/completions", {**CHAT, "stream": True})
     call(port, "POST", "/v1/chat/completions", CHAT)
-    families = _families(port)
+    families = _settled(port)
     assert _value(families["vllm:generation_tokens"], "_total") == 10
     assert _value(families["vllm:prompt_tokens"], "_total") == 6
     assert _value(families["vllm:request_success"], "_total", finished_reason="length") == 2
