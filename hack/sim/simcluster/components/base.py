@@ -71,6 +71,13 @@ class Context:
     # Helm values by component name (a recipe's valuesFile and overrides); a component
     # without an entry reads the values file the example recipes reference.
     values: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    # Helm release names by chart (AICR installs each componentRef as a release named as
+    # the ref); a chart without an entry is installed as a release of its own name.
+    releases: Mapping[str, str] = field(default_factory=dict)
+
+    def release(self, chart: str) -> str:
+        """The release name the chart is installed as."""
+        return self.releases.get(chart, chart)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import subprocess
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from simcluster.cluster import kube, paths
@@ -79,8 +79,16 @@ def _record(sim: Sim, data: dict[str, list[dict[str, Any]]]) -> None:
     tmp.replace(sim.dir / JOURNAL)
 
 
-def install(sim: Sim, components: list[Component], timeout: float = 180.0) -> None:
+def install(
+    sim: Sim,
+    components: list[Component],
+    timeout: float = 180.0,
+    values: Mapping[str, Mapping[str, Any]] | None = None,
+    releases: Mapping[str, str] | None = None,
+) -> None:
     """Apply each component once the ones it requires or follows are ready; wait for all.
+
+    `values` and `releases` (by chart) are a recipe's (`Context`), for `sim recipe`.
 
     A component waits only for those (their addresses go into its manifests); the
     others start side by side, since most of an install is waiting for readiness
@@ -99,7 +107,12 @@ def install(sim: Sim, components: list[Component], timeout: float = 180.0) -> No
         for c in [c for c in waiting if _followed_ready(c, selected, ready)]:
             running = [registry.BY_NAME[n] for n in ready if n in registry.BY_NAME]
             addresses = {r.name: a for r in running if r.address and (a := r.address(api))}
-            ctx = Context(selected=selected, addresses=addresses)
+            ctx = Context(
+                selected=selected,
+                addresses=addresses,
+                values=values or {},
+                releases=releases or {},
+            )
             applied = scenario.apply(sim, c.manifests(ctx))
             done[c.name] = [workloads.ref(o) for o in applied]
             _record(sim, done)

@@ -167,13 +167,14 @@ def apply_mode(api: client.ApiClient, node: str, count: int, mode: Mode) -> None
     _set_node_gpus(api, node, None if mode == "dra" else count)
 
 
-def set_mode(api: client.ApiClient, mode: Mode) -> None:
-    """Switch every GPU node to `mode` (idempotent)."""
+def set_mode(api: client.ApiClient, mode: Mode, given: Mapping[str, Any] | None = None) -> None:
+    """Switch every GPU node to `mode` (idempotent), the DeviceClasses rendered from the DRA
+    driver's values ``given`` (a recipe's; else the demo recipe's file)."""
     if mode not in MODES:
         raise ValueError(f"unknown GPU mode {mode!r}; expected one of {MODES}")
     dyn = kube.dynamic(api)
     dc = dyn.resources.get(api_version=DRA_API, kind="DeviceClass")
-    wanted = device_classes(dra_values(mode))
+    wanted = device_classes(dra_values(mode, given))
     for body in wanted:
         dc.server_side_apply(body=body, field_manager="aicr-sim", force_conflicts=True)
     for name in set(CLASS_NAMES) - {b["metadata"]["name"] for b in wanted}:

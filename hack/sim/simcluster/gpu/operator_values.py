@@ -173,3 +173,123 @@ def manifests(header: Mapping[str, Any], where: Path | str) -> list[Manifest]:
     v = values(header.get("valuesFile"), overrides)
     config = plugin_config_map(v)
     return [*([config] if config else []), cluster_policy(v), runtime_class(v)]
+
+
+# ---- the operator and its per-node operands, for `sim recipe` -----------------------------
+# gpu-operator v25.10.1: (values block, DaemonSet and its `app` label, deploy label, image
+# in values.yaml). The DaemonSets select nodes labelled nvidia.com/gpu.deploy.<label>=true
+# (assets/state-*/0500_daemonset.yaml, gpu-feature-discovery/0500_daemonset.yaml,
+# state-node-status-exporter/0700_daemonset.yaml). The DCGM exporter's is the
+# `dcgm-exporter` component; the validator runs whatever the values say.
+OPERAND_DAEMONSETS = (
+    ("driver", "nvidia-driver-daemonset", "driver", "nvcr.io/nvidia/driver:580.105.08"),
+    ("toolkit", "nvidia-container-toolkit-daemonset", "container-toolkit",
+     "nvcr.io/nvidia/k8s/container-toolkit:v1.18.1"),
+    ("devicePlugin", "nvidia-device-plugin-daemonset", "device-plugin",
+     "nvcr.io/nvidia/k8s-device-plugin:v0.18.1"),
+    ("gfd", "gpu-feature-discovery", "gpu-feature-discovery",
+     "nvcr.io/nvidia/k8s-device-plugin:v0.18.1"),
+    ("dcgm", "nvidia-dcgm", "dcgm", "nvcr.io/nvidia/cloud-native/dcgm:4.4.2-1-ubuntu22.04"),
+    ("nodeStatusExporter", "nvidia-node-status-exporter", "node-status-exporter",
+     "nvcr.io/nvidia/gpu-operator:v25.10.1"),
+    (None, "nvidia-operator-validator", "operator-validator",
+     "nvcr.io/nvidia/gpu-operator:v25.10.1"),
+)  # fmt: skip
+OPERATOR_IMAGE = "nvcr.io/nvidia/gpu-operator:v25.10.1"  # values.yaml operator.*
+
+
+def cluster_policy_crd() -> Manifest:
+    """The ClusterPolicy CRD the chart installs (its schema left open: nothing here validates)."""
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "clusterpolicies.nvidia.com"},
+        "spec": {
+            "group": "nvidia.com",
+            "scope": "Cluster",
+            "names": {
+                "plural": "clusterpolicies",
+                "singular": "clusterpolicy",
+                "kind": "ClusterPolicy",
+                "listKind": "ClusterPolicyList",
+            },
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {
+                        "openAPIV3Schema": {
+                            "type": "object",
+                            "x-kubernetes-preserve-unknown-fields": True,
+                        }
+                    },
+                }
+            ],
+        },
+    }
+
+
+def operator_deployment() -> Manifest:
+    """The operator's Deployment: `gpu-operator` whatever the fullname
+    (templates/operator.yaml names it literally), labelled `app: gpu-operator`."""
+    labels = {"app": "gpu-operator", "app.kubernetes.io/component": "gpu-operator"}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {
+            "name": "gpu-operator",
+            "namespace": NAMESPACE,
+            "labels": {**labels, "app.kubernetes.io/version": OPERATOR_IMAGE.rsplit(":", 1)[1]},
+        },
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "gpu-operator", "image": OPERATOR_IMAGE}]},
+            },
+        },
+    }
+
+
+def operand_daemon_sets(v: Mapping[str, Any]) -> list[Manifest]:
+    """The DaemonSet of every per-node operand the values switch on (the DCGM exporter's aside)."""
+    out: list[Manifest] = []
+    for block, name, label, image in OPERAND_DAEMONSETS:
+        if block is not None and not dig(v, block, "enabled"):
+            continue
+        labels = {"app": name}
+        out.append(
+            {
+                "apiVersion": "apps/v1",
+                "kind": "DaemonSet",
+                "metadata": {"name": name, "namespace": NAMESPACE, "labels": labels},
+                "spec": {
+                    "selector": {"matchLabels": labels},
+                    "template": {
+                        "metadata": {"labels": labels},
+                        "spec": {
+                            "nodeSelector": {f"nvidia.com/gpu.deploy.{label}": "true"},
+                            "tolerations": [{"operator": "Exists"}],
+                            "containers": [{"name": name, "image": image}],
+                        },
+                    },
+                },
+            }
+        )
+    return out
+
+
+def from_values(v: Mapping[str, Any]) -> list[Manifest]:
+    """What the chart and the operator make from merged values ``v`` (see `values`): the CRD,
+    the operator, the device plugin's ConfigMap, ClusterPolicy, RuntimeClass and operands."""
+    config = plugin_config_map(v)
+    return [
+        cluster_policy_crd(),
+        operator_deployment(),
+        *([config] if config else []),
+        cluster_policy(v),
+        runtime_class(v),
+        *operand_daemon_sets(v),
+    ]

@@ -91,9 +91,9 @@ def current_mode(sim: Sim) -> str:
     return gpu_modes.recorded_mode(sim.dir)
 
 
-def set_mode(sim: Sim, mode: gpu_modes.Mode) -> None:
-    """Switch the GPU allocation mode of every GPU node."""
-    gpu_modes.set_mode(kube.api_client(sim.kubeconfig), mode)
+def set_mode(sim: Sim, mode: gpu_modes.Mode, dra_values: dict[str, Any] | None = None) -> None:
+    """Switch the GPU allocation mode of every GPU node (DeviceClasses from `dra_values`)."""
+    gpu_modes.set_mode(kube.api_client(sim.kubeconfig), mode, dra_values)
     gpu_modes.record_mode(sim.dir, mode)
 
 
@@ -145,14 +145,19 @@ def apply(sim: Sim, manifests: Any, namespace: str | None = None) -> list[dict[s
 
 def _wait_crd(dyn: Any, name: str, timeout: float = 30) -> None:
     crds = dyn.resources.get(api_version="apiextensions.k8s.io/v1", kind="CustomResourceDefinition")
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    start = time.monotonic()
+    conds: list[dict[str, Any]] = []
+    while time.monotonic() < start + timeout:
         conds = crds.get(name=name).to_dict().get("status", {}).get("conditions") or []
         if any(c["type"] == "Established" and c["status"] == "True" for c in conds):
             dyn.resources.invalidate_cache() if hasattr(dyn.resources, "invalidate_cache") else None
             return
         time.sleep(0.1)
-    raise TimeoutError(f"CRD {name} not established")
+    seen = "; ".join(f"{c['type']}={c['status']} {c.get('reason') or ''}".strip() for c in conds)
+    raise TimeoutError(
+        f"CRD {name} not established in {time.monotonic() - start:.0f} s "
+        f"(conditions: {seen or 'none yet'})"
+    )
 
 
 def reset_nodes(sim: Sim) -> None:

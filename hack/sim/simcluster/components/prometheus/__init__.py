@@ -37,35 +37,20 @@ from simcluster.components.base import (
     service_account,
     workload,
 )
+from simcluster.components.prometheus import chart
 
 NAMESPACE = "monitoring"
 CHART = "kube-prometheus-stack"
 
 
-def _trunc(name: str, size: int) -> str:
-    return name[:size].rstrip("-")
-
-
 def chart_fullname(values: dict[str, Any], release: str) -> str:
-    """The chart's ``kube-prometheus-stack.fullname`` (templates/_helpers.tpl, chart 82.8.0).
-
-    ``fullnameOverride`` wins; else the release name when it contains the chart's name
-    (or ``nameOverride``), else ``<release>-<name>``; cut to 26 characters.
-    """
-    if values.get("fullnameOverride"):
-        return _trunc(str(values["fullnameOverride"]), 26)
-    name = str(values.get("nameOverride") or CHART)
-    return _trunc(release if name in release else f"{release}-{name}", 26)
+    """The chart's ``kube-prometheus-stack.fullname`` (see `chart.fullname`)."""
+    return chart.fullname(values, release)
 
 
 def prometheus_name(values: dict[str, Any], release: str) -> str:
-    """The chart's Prometheus object (``prometheus.crname``): ``<fullname>-prometheus``.
-
-    With ``cleanPrometheusOperatorObjectNames`` it is the fullname alone. The
-    operator names the StatefulSet ``prometheus-<object>``.
-    """
-    full = chart_fullname(values, release)
-    return full if values.get("cleanPrometheusOperatorObjectNames") else f"{full}-prometheus"
+    """The chart's Prometheus object (``prometheus.crname``, see `chart.prometheus_name`)."""
+    return chart.prometheus_name(values, release)
 
 
 # The sim installs the chart as release kube-prometheus-stack with the chart's defaults.
@@ -138,8 +123,9 @@ def rbac(name: str, namespace: str) -> list[Manifest]:
     )
 
 
-def services() -> list[Manifest]:
-    """`prometheus-operated` (headless, as the operator makes it) and the chart's Service."""
+def services(name: str = NAME, selector: dict[str, str] | None = None) -> list[Manifest]:
+    """`prometheus-operated` (headless, as the operator makes it) and the chart's Service
+    `name` (``<fullname>-prometheus``) selecting `selector` (default: the sim's labels)."""
     port = [{"name": "http-web", "port": PORT, "targetPort": PORT}]
     return [
         {
@@ -159,8 +145,8 @@ def services() -> list[Manifest]:
         {
             "apiVersion": "v1",
             "kind": "Service",
-            "metadata": {"name": NAME, "namespace": NAMESPACE, "labels": {"app": NAME}},
-            "spec": {"selector": LABELS, "ports": port},
+            "metadata": {"name": name, "namespace": NAMESPACE, "labels": {"app": name}},
+            "spec": {"selector": selector or LABELS, "ports": port},
         },
     ]
 
@@ -209,7 +195,14 @@ def statefulset(ctx: Context) -> Manifest:
 
 
 def manifests(ctx: Context) -> list[Manifest]:
-    """Everything the install creates: the server itself, or a `Prometheus` for the operator."""
+    """Everything the install creates: the server itself, or a `Prometheus` for the operator.
+
+    With a recipe's kube-prometheus-stack values (``ctx.values``) and the operator, the
+    objects are named and the `Prometheus` selects as the chart renders those values
+    (`chart`), with the values' additional scrape configuration Secret if they give one.
+    """
+    if OPERATOR in ctx.selected and CHART in ctx.values:
+        return from_chart(ctx)
     if OPERATOR in ctx.selected:
         from simcluster.components.prometheus_operator import prometheus_object
 
@@ -222,6 +215,36 @@ def manifests(ctx: Context) -> list[Manifest]:
         "data": {"prometheus.yml": yaml.safe_dump(scrape_config(ctx), sort_keys=False)},
     }
     return [namespace(), *rbac(NAME, NAMESPACE), config, *services(), statefulset(ctx)]
+
+
+def from_chart(ctx: Context) -> list[Manifest]:
+    """The chart's objects for the recipe's values: ServiceAccount, RBAC, Service, Prometheus."""
+    from simcluster.components.prometheus_operator import prometheus_object
+
+    release = ctx.release(CHART)
+    v = chart.values(ctx.values[CHART])
+    name = chart.prometheus_name(v, release)
+    account = chart.service_account(v, release)
+    full = f"{chart.fullname(v, release)}-prometheus"
+    made = prometheus_object(ctx, name, account, {"app.kubernetes.io/name": "prometheus"}, IMAGE)
+    made["spec"].update(chart.selectors(v, release))
+    secret = chart.scrape_secret(v, release, NAMESPACE)
+    if secret is not None:
+        made["spec"]["additionalScrapeConfigs"] = {
+            "name": secret["metadata"]["name"],
+            "key": chart.SCRAPE_KEY,
+        }
+    rbac_docs = rbac(full, NAMESPACE)
+    rbac_docs[0]["metadata"]["name"] = account
+    rbac_docs[2]["subjects"][0]["name"] = account
+    selector = {"app.kubernetes.io/name": "prometheus", "operator.prometheus.io/name": name}
+    return [
+        namespace(),
+        *rbac_docs,
+        services(full, selector)[1],
+        *([secret] if secret else []),
+        made,
+    ]
 
 
 def namespace() -> Manifest:

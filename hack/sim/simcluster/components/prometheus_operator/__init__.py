@@ -10,7 +10,11 @@ a kubelet Service (node addresses are loopback in the sim). When `prometheus`
 is installed with it, the Prometheus server is a `Prometheus` object the
 operator turns into the StatefulSet `prometheus-kube-prometheus-stack-prometheus`
 with the config reloader beside it, selecting every ServiceMonitor and
-PodMonitor in every namespace, as the chart does by default.
+PodMonitor in every namespace (the chart's selectors with
+`*SelectorNilUsesHelmValues: false`; its defaults select only objects labelled
+`release: <release>`). `sim recipe` names the operator and the Prometheus and
+renders their selectors from the recipe's kube-prometheus-stack values instead
+(`simcluster.components.prometheus.chart`).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from typing import Any
 
 import yaml
 
+from simcluster.components import objects
 from simcluster.components.base import (
     POD_IP_ENV,
     Component,
@@ -38,7 +43,7 @@ RELOADER_IMAGE = f"quay.io/prometheus-operator/prometheus-config-reloader:{VERSI
 PORT = 10250  # the chart's operator port; TLS off here
 
 
-class _Loader(yaml.SafeLoader):
+class _Loader(objects.LOADER):  # type: ignore[misc,valid-type]
     """YAML 1.1 reads a bare `=` as the "value" tag, which the CRDs' enums hold as a string."""
 
 
@@ -53,9 +58,9 @@ def published_manifests(folder: Path) -> list[Manifest]:
     return docs
 
 
-def deployment() -> Manifest:
-    """The operator's Deployment."""
-    labels = {"app": NAME, "app.kubernetes.io/name": "prometheus-operator"}
+def deployment(name: str = NAME) -> Manifest:
+    """The operator's Deployment `name` (the chart's ``operator.fullname``)."""
+    labels = {"app": name, "app.kubernetes.io/name": "prometheus-operator"}
     container = {
         "name": "kube-prometheus-stack",
         "image": IMAGE,
@@ -71,19 +76,31 @@ def deployment() -> Manifest:
     }
     return workload(
         "Deployment",
-        NAME,
+        name,
         NAMESPACE,
         labels,
         {
-            "serviceAccountName": NAME,
+            "serviceAccountName": name,
             "nodeSelector": {"aicr.dev/node-group": "system"},
             "containers": [container],
         },
     )
 
 
+def operator_name(ctx: Context) -> str:
+    """The operator's name: the chart's ``operator.fullname`` for a recipe's values, else the
+    default release's."""
+    from simcluster.components.prometheus import chart
+
+    given = ctx.values.get(chart.CHART)
+    if given is None:
+        return NAME
+    return chart.operator_name(chart.values(given), ctx.release(chart.CHART))
+
+
 def manifests(ctx: Context) -> list[Manifest]:
-    """CRDs, RBAC and the operator's Deployment."""
+    """CRDs, RBAC and the operator's Deployment (its ServiceAccount and binding named as it)."""
+    own = operator_name(ctx)
     published = published_manifests(COMPONENT.bin_dir().parent / "manifests")
     role = next(d for d in published if d["kind"] == "ClusterRole")
     return [
@@ -92,10 +109,10 @@ def manifests(ctx: Context) -> list[Manifest]:
         {
             "apiVersion": "v1",
             "kind": "ServiceAccount",
-            "metadata": {"name": NAME, "namespace": NAMESPACE},
+            "metadata": {"name": own, "namespace": NAMESPACE},
         },
-        binding(NAME, role["metadata"]["name"], NAMESPACE),
-        deployment(),
+        binding(own, role["metadata"]["name"], NAMESPACE),
+        deployment(own),
     ]
 
 
