@@ -3,7 +3,8 @@
 Exit codes: 0 done; 1 `status` says down; 2 bad input (an unknown fault,
 node, component, platform or scenario, an unreadable manifest file, `up
 --platform` of another profile than the running one's: one line on stderr,
-nothing created); 3 the cluster cannot run or is not running, or a component
+nothing created; `recipe`: an unreadable recipe or values file, an unknown
+field); 3 the cluster cannot run or is not running, or a component
 or scenario did not become ready.
 """
 
@@ -148,6 +149,25 @@ def apply_(sim: Sim, args: argparse.Namespace) -> int:
     )
 
 
+def recipe_(sim: Sim, args: argparse.Namespace) -> int:
+    """Install what the sim plays of a hydrated recipe, configured from its values; say per
+    component what it played and what it could not, then wait until ready."""
+    from pathlib import Path
+
+    from simcluster.scenarios import recipe
+
+    def load() -> recipe.Plan:
+        data = Path(args.data) if args.data is not None else Path(args.file).parent
+        plan = recipe.load(Path(args.file), data)
+        for line in plan.lines():
+            print(line)
+        return plan
+
+    return _load_and_run(
+        sim, "sim recipe", args.file, load, lambda p: recipe.run(sim, p), recipe.build
+    )
+
+
 def _load_and_run(
     sim: Sim,
     verb: str,
@@ -173,7 +193,7 @@ def _load_and_run(
         if not _running(sim, verb):
             return EXIT_UNAVAILABLE
         run(loaded)
-    except install.ComponentError as e:
+    except (install.ComponentError, TimeoutError) as e:
         print(f"{verb}: {subject}: {e}", file=sys.stderr)
         return EXIT_UNAVAILABLE
     print(f"{subject}: ready in {time.monotonic() - start:.1f} s")
@@ -298,6 +318,17 @@ def parser() -> argparse.ArgumentParser:
     a = sub.add_parser("apply", help="apply a manifest file and wait for its workloads")
     a.add_argument("file")
     a.set_defaults(run=apply_)
+    r = sub.add_parser(
+        "recipe",
+        help="install what the sim plays of a hydrated recipe, from its values; wait",
+    )
+    r.add_argument("file", help="a hydrated recipe (kind RecipeResult)")
+    r.add_argument(
+        "--data",
+        metavar="DIR",
+        help="where its valuesFile paths are (AICR's --data layout; default: the recipe's folder)",
+    )
+    r.set_defaults(run=recipe_)
     m = sub.add_parser("mode", help="switch the GPU allocation mode")
     m.add_argument("mode", choices=["device-plugin", "dra", "dual"])
     m.set_defaults(run=mode)

@@ -14,6 +14,7 @@ KubeRay, Kubeflow's CRDs, prometheus-operator) are listed once the cache is buil
 from __future__ import annotations
 
 import functools
+import json
 from fnmatch import fnmatch
 from pathlib import Path
 
@@ -49,6 +50,11 @@ SOURCES: dict[tuple[str, str, str], str] = {
     # Prometheus as kube-prometheus-stack lays it out
     ("prometheus", "Namespace", "monitoring"): CHART,
     ("prometheus", "ServiceAccount", "monitoring/kube-prometheus-stack-prometheus"): CHART,
+    # ... and named from the recipes' values (fullnameOverride: kube-prometheus) by `sim recipe`
+    ("prometheus", "ServiceAccount", "monitoring/kube-prometheus-prometheus"): VALUES,
+    ("prometheus", "ClusterRole", "kube-prometheus-prometheus"): VALUES,
+    ("prometheus", "ClusterRoleBinding", "kube-prometheus-prometheus"): VALUES,
+    ("prometheus", "Prometheus", "monitoring/kube-prometheus-prometheus"): VALUES,
     ("prometheus", "ClusterRole", "kube-prometheus-stack-prometheus"): CHART,
     ("prometheus", "ClusterRoleBinding", "kube-prometheus-stack-prometheus"): CHART,
     ("prometheus", "Service", "monitoring/*"): CHART,
@@ -173,8 +179,30 @@ SOURCES: dict[tuple[str, str, str], str] = {
     ("prometheus-operator", "ClusterRoleBinding", "kube-prometheus-stack-operator"): CHART,
     ("prometheus-operator", "ServiceAccount", "monitoring/kube-prometheus-stack-operator"): CHART,
     ("prometheus-operator", "Deployment", "monitoring/kube-prometheus-stack-operator"): CHART,
+    ("prometheus-operator", "ClusterRoleBinding", "kube-prometheus-operator"): VALUES,
+    ("prometheus-operator", "ServiceAccount", "monitoring/kube-prometheus-operator"): VALUES,
+    ("prometheus-operator", "Deployment", "monitoring/kube-prometheus-operator"): VALUES,
     # Kubeflow's CRDs: the APIs served, nothing reconciling them (documented in the module)
     ("kubeflow-crds", "CustomResourceDefinition", "*.kubeflow.org"): RELEASE,
+    # `sim recipe`: what the recipes' GPU Operator and DRA driver values render
+    # (simcluster.gpu.operator_values, simcluster.scenarios.recipe)
+    ("recipe", "Namespace", "gpu-operator"): CHART,
+    ("recipe", "CustomResourceDefinition", "clusterpolicies.nvidia.com"): RELEASE,
+    ("recipe", "Deployment", "gpu-operator/gpu-operator"): CHART,
+    ("recipe", "ClusterPolicy", "cluster-policy"): VALUES,
+    ("recipe", "RuntimeClass", "nvidia"): VALUES,
+    ("recipe", "DaemonSet", "gpu-operator/*"): VALUES,  # the operands the values switch on
+    ("recipe", "Namespace", "nvidia-dra-driver"): CHART,
+    ("recipe", "Deployment", "nvidia-dra-driver/nvidia-dra-driver-gpu-controller"): VALUES,
+}
+RECIPES = Path(__file__).resolve().parents[3] / "recipes"
+# the components whose objects `Context.values`/`releases` change (the others: as installed
+# alone), and the chart whose values they read
+TAKE_VALUES = {
+    "prometheus": "kube-prometheus-stack",
+    "prometheus-operator": "kube-prometheus-stack",
+    "prometheus-adapter": "prometheus-adapter",
+    "dcgm-exporter": "gpu-operator",
 }
 CACHED = ("kueue", "kuberay", "kubeflow-crds", "prometheus-operator")
 SCENARIO = Path(__file__).resolve().parents[3] / "hack" / "sim" / "scenarios" / "gpu-platform.yaml"
@@ -228,7 +256,39 @@ def _objects() -> tuple[list[tuple[str, str, str]], list[str]]:
                 found.add((comp.name, d["kind"], where))
         if not rendered:
             unrendered.append(comp.name)
+    found |= _recipe_objects()
     return sorted(found), unrendered
+
+
+def _recipe_objects() -> set[tuple[str, str, str]]:
+    """What `sim recipe` installs for each shipped recipe: its components configured from the
+    recipe's values (`recipe` for the objects it renders itself)."""
+    from simcluster.scenarios import recipe
+
+    found: set[tuple[str, str, str]] = set()
+    seen: set[tuple[str, str]] = set()
+    for path in sorted(RECIPES.glob("*.yaml")):
+        plan = recipe.load(path, RECIPES)
+        ctx = Context(frozenset(plan.components), addresses={"prometheus": "http://10.244.0.5:9090"},
+                      values=plan.values, releases=plan.releases)  # fmt: skip
+        made = [("recipe", d) for d in plan.manifests]
+        for comp in plan.resolved():
+            if comp.name not in TAKE_VALUES:
+                continue  # rendered alone above: what it makes does not depend on values
+            key = (comp.name, json.dumps(plan.values.get(TAKE_VALUES[comp.name]), sort_keys=True))
+            if key in seen:
+                continue  # the same values as another recipe's
+            seen.add(key)
+            try:
+                made += [(comp.name, d) for d in comp.manifests(ctx)]
+            except (FileNotFoundError, StopIteration):
+                continue
+        for name, d in made:
+            meta = d["metadata"]
+            where = f"{meta['namespace']}/{meta['name']}" if meta.get("namespace") else (
+                meta["name"])  # fmt: skip
+            found.add((name, d["kind"], where))
+    return found
 
 
 def _source(obj: tuple[str, str, str]) -> str | None:
