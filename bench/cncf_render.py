@@ -5,6 +5,8 @@
 (a) realistic: 15 checks with 300 KiB of captured output each (goal <= 0.25 s);
 (b) large: 1,000 checks with 100 KiB each (goal <= 2 s). The cost should be linear in
 the output size: each line prints MiB/s at the median so a regression shows as a drop.
+After its timed runs, each case renders once more under tracemalloc for its peak memory:
+the most the render holds at once beyond its inputs, against twice the captured size.
 Each case's written files are compared with the digests main gave before the speed work
 (tests/data/golden/bench/render-<case>.sha256): a figure for different output is no figure.
 """
@@ -18,6 +20,7 @@ import random
 import sys
 import tempfile
 import time
+import tracemalloc
 from pathlib import Path
 
 from aicr import ctrf
@@ -164,6 +167,25 @@ def run(label: str, checks: int, size_kib: int, goal: float, runs: int, update: 
     print(figures.line(f"render {label} {checks}x{size_kib} KiB", samples, goal,
                note=f"{rate:.1f} MiB/s; {mib:.1f} MiB in, {written:.1f} MiB out, "
                f"{redactions} redactions; output {output}"))
+    peak = peak_memory(case) / 2**20
+    ratio = peak / mib
+    print(f"{'  peak memory':34s} {peak:.1f} MiB beyond the inputs, {ratio:.2f}x the captured"
+          f" {mib:.1f} MiB  goal <= 2x  {'ok' if ratio <= 2 else 'OVER'}")
+
+
+def peak_memory(case: Inputs) -> int:
+    """Bytes the render holds at its peak beyond its inputs (tracemalloc, an untimed run).
+
+    tracemalloc sees every Python allocation, RE2's and expat's buffers not; it slows
+    the run, which is why this run is not one of the timed ones.
+    """
+    with tempfile.TemporaryDirectory() as tmp:
+        tracemalloc.start()
+        try:
+            render(Path(tmp), *case)
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
 
 
 def main() -> int:
