@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import re
 from datetime import timedelta
-from importlib import resources
 from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -13,7 +12,7 @@ from pydantic import Field, field_validator, model_validator
 from aicr import durations, version
 from aicr.document import Document, refuse_duplicates, validate
 from aicr.phases import PHASE_ORDER, Phase
-from aicr.yaml_io import parse
+from aicr.yaml_io import parse, parse_package_file
 
 # Verbs RBAC cannot match against resourceNames: a rule naming objects would deny them.
 UNNAMED_VERBS = frozenset({"create", "list", "watch", "deletecollection", "*"})
@@ -233,8 +232,7 @@ def parse_catalog(text: str, source: str = "catalog.yaml") -> Catalog:
 @functools.cache
 def load_catalog() -> Catalog:
     """The catalog shipped in the package."""
-    text = resources.files("aicr.catalog").joinpath("catalog.yaml").read_text(encoding="utf-8")
-    return parse_catalog(text, "aicr/catalog/catalog.yaml")
+    return validate(Catalog, parse_package_file("aicr.catalog", "catalog.yaml"))
 
 
 def workload_pod_security(spec: CheckSpec) -> str:

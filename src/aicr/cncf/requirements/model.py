@@ -6,7 +6,6 @@ import functools
 import re
 from dataclasses import dataclass
 from enum import StrEnum
-from importlib import resources
 
 from pydantic import Field
 
@@ -15,7 +14,7 @@ from aicr.config import ValidateConfig
 from aicr.document import Document, validate
 from aicr.errors import InputError, Problem, SchemaError, UnsupportedVersionError
 from aicr.snapshot import Snapshot
-from aicr.yaml_io import parse
+from aicr.yaml_io import LoadedYaml, parse, parse_package_file
 
 # Order is data: every version aicr holds requirement data for, oldest first.
 SUPPORTED_VERSIONS: tuple[str, ...] = ("1.33", "1.34", "1.35", "1.36", "1.37", "1.38")
@@ -107,7 +106,11 @@ def parse_requirements(text: str, source: str, catalog: Catalog) -> RequirementS
     entry names (``CheckSpec.requirements``); the data file lists no checks, and one
     that does is refused, so the two can never disagree.
     """
-    loaded = parse(text, source)
+    return _requirements(parse(text, source), catalog)
+
+
+def _requirements(loaded: LoadedYaml, catalog: Catalog) -> RequirementSet:
+    source = loaded.source
     reqs = validate(RequirementSet, loaded)
     listed = [i for i, r in enumerate(reqs.requirements) if "checks" in r.model_fields_set]
     if listed:
@@ -145,9 +148,8 @@ def load_requirements(version: str) -> RequirementSet:
                 hint="supported: " + ", ".join(SUPPORTED_VERSIONS),
             )
         )
-    name = f"v{version}.yaml"
-    text = resources.files("aicr.cncf.requirements").joinpath(name).read_text(encoding="utf-8")
-    return parse_requirements(text, f"aicr/cncf/requirements/{name}", load_catalog())
+    loaded = parse_package_file("aicr.cncf.requirements", f"v{version}.yaml")
+    return _requirements(loaded, load_catalog())
 
 
 @dataclass(frozen=True)
