@@ -148,6 +148,14 @@ class ValidateConfig(Document):
         return self.spec.validate_.checks.get(name, CheckSettings())
 
 
+# Every section defaults to a model made by its own validator, so a validator is built per
+# section, each with its place in the parent's. Built leaves first, each parent reuses its
+# sections' built schemas instead of generating them again (pydantic takes a built model's
+# schema as it is): 21 M fewer instructions of a no-cluster run's 1.44 G (issue 34).
+# EMPTY_CONFIG, made below, needs every one of them anyway.
+_SECTIONS = (Vendor, Cncf, Evidence, Redaction, Images, CheckSettings, ValidateSection, ConfigSpec)
+for _section in _SECTIONS:
+    _section.model_rebuild()
 EMPTY_CONFIG = ValidateConfig(kind="ValidateConfig", api_version="aicr.nvidia.com/v1alpha1")
 
 
