@@ -13,9 +13,9 @@ later phases.
 from __future__ import annotations
 
 import time
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from aicr.ctrf import Status
 from aicr.plan import Plan, PlannedCheck
@@ -24,6 +24,9 @@ from aicr.runner.context import RunContext
 from aicr.runner.events import Event, EventKind, EventSink, discard
 from aicr.runner.executor import Executor
 from aicr.runner.gpu_pool import GpuPool
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 POLL_SECONDS = 0.2  # how often the loop looks at the cancel flag and the run deadline
 
@@ -131,6 +134,10 @@ class _PhaseRun:
         return True
 
     def run(self, checks: list[PlannedCheck]) -> dict[str, CheckResult]:
+        # here, not at the top: a no-cluster run reads PlanResults and runs no check, and
+        # concurrent.futures brings logging with it
+        from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+
         done: dict[str, CheckResult] = {}
         pending = [c for c in checks if c.skip_reason is None]
         for check in checks:

@@ -38,9 +38,12 @@ HEAVY = (
     "aicr.snapshot.redaction",
     # email, zipfile, csv, socket: pydantic's plugin loader and a version lookup pulled it in
     "importlib.metadata",
+    # and logging with it: only a run of checks needs the thread pool (runner.orchestrate)
+    "concurrent.futures",
+    "logging",
 )
-# --help needs click alone: no models, no YAML, no tables, no logging.
-HELP_HEAVY = (*HEAVY, "pydantic", "yaml", "rich", "logging", "aicr.config", "aicr.catalog")
+# --help needs click alone: no models, no YAML, no tables.
+HELP_HEAVY = (*HEAVY, "pydantic", "yaml", "rich", "aicr.config", "aicr.catalog")
 # A check's own code (its package, not its params.py) is what its pod runs: planning reads
 # only params.py (aicr.catalog.registry.declaration), so no plan loads a check package.
 CHECK_CODE = r"^aicr\.checks\.(deployment|performance|conformance)\.\w+(\.(?!params$)\w+)*$"
