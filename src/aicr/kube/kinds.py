@@ -189,6 +189,7 @@ KINDS: dict[str, Kind] = {
         Kind("NodePool", "karpenter.sh/v1", "nodepools", False),
         Kind("NodeClaim", "karpenter.sh/v1", "nodeclaims", False),
         Kind("PodMonitor", "monitoring.coreos.com/v1", "podmonitors"),
+        Kind("ServiceMonitor", "monitoring.coreos.com/v1", "servicemonitors"),
         Kind("Prometheus", "monitoring.coreos.com/v1", "prometheuses"),
         Kind("KubeVirt", "kubevirt.io/v1", "kubevirts"),
     )
