@@ -41,8 +41,14 @@ API_SERVICE = "v1beta1.custom.metrics.k8s.io"
 METRIC = "gpu_utilization"
 VALUES = Path(__file__).parents[2] / "recipes" / "components" / "prometheus-adapter" / "values.yaml"
 # The sim's pipeline is fast but for the adapter's 30 s relist (the values'): the load
-# outlasts the first pod's start, a relist, the HPA's read and the scale-up.
-FAST = {"loadSeconds": 75, "metricSeconds": 60, "scaleUpSeconds": 60, "scaleDownSeconds": 45}
+# outlasts the first pod's start, a relist, the HPA's read and the scale-up. The metric
+# window is the derived one, so the wait for the metric ends with the load.
+FAST = {"loadSeconds": 75, "scaleUpSeconds": 60, "scaleDownSeconds": 45}
+# What the sim shows of the pipeline: the exporter's interval (the sim's 1 s knob in its
+# pod's env), no ServiceMonitor and no Prometheus object (Prometheus runs from its
+# prometheus.yml), the adapter's args (the values' 30 s) and no kube-controller-manager pod.
+WINDOW = ("136s = exporter collection 1s + scrape 60s (default) + adapter relist 30s + HPA "
+          "sync 15s (default) + margin 30s")  # fmt: skip
 
 
 def _validate(cluster: SimCluster, tmp_path: Path, finished: Callable[[], Any] | None = None,
@@ -117,6 +123,19 @@ def test_healthy_cluster_scales_gpu_pods_up_and_down(
     api = _section(test, "custom metrics API")["answer"]
     assert api.startswith(f"APIService {API_SERVICE} (service monitoring/prometheus-adapter:443): "
                           "Available; per-pod metrics: "), api  # fmt: skip
+    window = _section(test, "metric window")
+    assert window["verdict"] == f"the metric window: {WINDOW}", window
+    assert re.fullmatch(
+        r"exporter collection: 1s, DCGM_EXPORTER_INTERVAL=1000 of pod "
+        r"gpu-operator/nvidia-dcgm-exporter-\S+\n"
+        r"scrape: 60s, no ServiceMonitor or PodMonitor selects the exporter pods and there is "
+        r"no Prometheus object: Prometheus' default 60s\n"
+        r"adapter relist: 30s, --metrics-relist-interval=30s of Deployment "
+        r"monitoring/prometheus-adapter\n"
+        r"HPA sync: 15s, the cluster shows no kube-controller-manager \(kube-system pods "
+        r"labelled component=kube-controller-manager: none; a managed or off-cluster control "
+        r"plane\): kube-controller-manager's default 15s\n"
+        r"margin: 30s", window["answer"]), window["answer"]
     found = _section(test, "metric for the pod")["answer"]
     assert re.fullmatch(rf"{METRIC} = 100 for pod gpu-autoscaled-\S+", found), found
     up = _section(test, "scale up")["answer"]
@@ -139,7 +158,8 @@ def test_adapter_down_fails_naming_what_the_custom_metrics_api_said(
     assert test["status"] == "failed", test["message"]
     assert re.match(
         r"1/2 autoscaling steps failed: metric for the pod: the custom metrics API served none "
-        r"of workload_gpu_utilization, gpu_utilization for pod gpu-autoscaled-\S+ within 15s "
+        r"of workload_gpu_utilization, gpu_utilization for pod gpu-autoscaled-\S+ within the "
+        rf"metric window \(15s: params.metricSeconds; from the cluster {re.escape(WINDOW)}\) "
         r"\(workload_gpu_utilization: HTTP 503 ", test["message"]), test["message"]
     assert _section(test, "custom metrics API")["answer"].startswith(
         f"APIService {API_SERVICE} (service monitoring/prometheus-adapter:443): not Available")

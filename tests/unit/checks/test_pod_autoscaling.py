@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,14 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 from fakes import FakeKube
+from test_pod_autoscaling_window import (
+    ADAPTER_SERVICE,
+    SERVICE,
+    adapter,
+    exporter_pod,
+    prometheus,
+    service_monitor,
+)
 
 from aicr.checks import RunInputs, entrypoint
 from aicr.checks.conformance.pod_autoscaling import build
@@ -101,12 +110,31 @@ class Cluster(FakeKube):
         return super().create(obj, dry_run)
 
     def made(self, kind: str) -> Obj:
-        return next(o for o in self.objects if o["kind"] == kind)
+        return next(o for o in self.objects if o["kind"] == kind and mine(o))
 
     def delete(self, kind: str, name: str, namespace: str | None = None) -> None:
         super().delete(kind, name, namespace)
         if kind == "Deployment":  # the garbage collector takes its pods
-            self.objects = [o for o in self.objects if o["kind"] != "Pod"]
+            self.objects = [o for o in self.objects if not (o["kind"] == "Pod" and mine(o))]
+
+
+def mine(obj: Obj) -> bool:
+    """One of the check's objects (not the platform's)."""
+    return str(obj["metadata"]["name"]).startswith("gpu-autoscaled")
+
+
+def left(kube: FakeKube, kinds: tuple[str, ...] = ("Pod", "Deployment")) -> list[Obj]:
+    return [o for o in kube.objects if o["kind"] in kinds and mine(o)]
+
+
+# AICR's recipes on a managed control plane: the GPU Operator's exporter (its default
+# interval) and ServiceMonitor (the values' 30s), kube-prometheus-stack's Prometheus object,
+# prometheus-adapter with the values' 30s relist; no kube-controller-manager pod shown.
+PLATFORM = [exporter_pod(), SERVICE, service_monitor("30s"), prometheus(), ADAPTER_SERVICE,
+            adapter("--metrics-relist-interval=30s")]  # fmt: skip
+WINDOW = ("135s = exporter collection 30s (default) + scrape 30s + adapter relist 30s + HPA "
+          "sync 15s (default) + margin 30s")  # fmt: skip
+GIVEN = f"0.3s: params.metricSeconds; from the cluster {WINDOW}"
 
 
 PARAMS = {"metricSeconds": 0.3, "scaleUpSeconds": 0.3, "scaleDownSeconds": 0.3,
@@ -129,7 +157,8 @@ def steps(result: CheckResult) -> list[tuple[str, StepStatus]]:
 
 
 def healthy(metric: str = METRIC) -> Cluster:
-    return Cluster([API, node("g0"), node("g1"), node("cpu", gpu=False)], metric=metric)
+    return Cluster([API, node("g0"), node("g1"), node("cpu", gpu=False), *PLATFORM],
+                   metric=metric)  # fmt: skip
 
 
 def test_healthy_scales_up_and_back_down_on_the_served_gpu_metric() -> None:
@@ -139,7 +168,8 @@ def test_healthy_scales_up_and_back_down_on_the_served_gpu_metric() -> None:
         Status.PASSED, f"HPA on {METRIC} (custom metrics API) scaled GPU pods 1 -> 2 -> 1 "
         "(device plugin)")  # fmt: skip
     assert steps(result) == [
-        ("custom metrics API", StepStatus.INFO), ("workload", StepStatus.PASSED),
+        ("custom metrics API", StepStatus.INFO), ("metric window", StepStatus.INFO),
+        ("workload", StepStatus.PASSED),
         ("metric for the pod", StepStatus.PASSED), ("metric read by the HPA", StepStatus.PASSED),
         ("scale up", StepStatus.PASSED), ("scale down", StepStatus.PASSED),
         ("HPA timeline", StepStatus.INFO), ("workloads", StepStatus.PASSED)]  # fmt: skip
@@ -168,7 +198,7 @@ def test_healthy_scales_up_and_back_down_on_the_served_gpu_metric() -> None:
                    "target": {"type": "AverageValue", "averageValue": "50"}}  # fmt: skip
     assert ("pod_metric", VERSION, ns, f"gpu-autoscaled-a/{METRIC}") in kube.calls
     assert ("delete", "HorizontalPodAutoscaler", ns, "gpu-autoscaled") in kube.calls
-    assert not [o for o in kube.objects if o["kind"] in ("Pod", "Deployment")]
+    assert not left(kube)
 
 
 def test_the_first_metric_served_for_the_pod_is_used() -> None:
@@ -190,11 +220,13 @@ def test_no_served_metric_for_the_pod_fails_naming_what_is_served() -> None:
     assert (result.status, result.message) == (
         Status.FAILED, "1/2 autoscaling steps failed: metric for the pod: the custom metrics "
         "API served none of workload_gpu_utilization, gpu_utilization for pod gpu-autoscaled-a "
-        "within 0.3s (workload_gpu_utilization: not served for this pod; gpu_utilization: HTTP 503 "
+        f"within the metric window ({GIVEN}) (workload_gpu_utilization: not served for this "
+        "pod; gpu_utilization: HTTP 503 "
         "ServiceUnavailable: the server is currently unable to handle the request); its "
-        "per-pod metrics: gpu_memory_used, gpu_utilization, workload_gpu_utilization")
+        "discovery lists workload_gpu_utilization, gpu_utilization, with no value for the pod "
+        "(per-pod metrics: gpu_memory_used, gpu_utilization, workload_gpu_utilization)")
     assert "HorizontalPodAutoscaler" not in kube.bodies
-    assert not [o for o in kube.objects if o["kind"] in ("Pod", "Deployment")]
+    assert not left(kube)
 
 
 def client_error(status: int, reason: str, message: str) -> Exception:
@@ -213,13 +245,15 @@ def test_no_custom_metrics_api_fails_before_creating_anything() -> None:
 
 
 def test_a_metric_the_hpa_cannot_read_fails_with_its_condition() -> None:
-    kube = Cluster([API, node("g0"), node("g1")], active=UNREAD)
+    kube = Cluster([API, node("g0"), node("g1"), *PLATFORM], active=UNREAD)
     result = run(kube)
     assert result.status == Status.FAILED
-    assert result.message == (
-        f"1/3 autoscaling steps failed: metric read by the HPA: the HPA could not read {METRIC} "
-        f"within 0.3s: ScalingActive=False FailedGetPodsMetric: {UNREAD['message']}")
-    assert ("delete", "Deployment", result.evidence[1].asked.split()[1].split("/")[0],
+    assert re.fullmatch(
+        rf"1/3 autoscaling steps failed: metric read by the HPA: the HPA could not read {METRIC} "
+        rf"within the 0\.[23]s left of the metric window \({re.escape(GIVEN)}\): "
+        rf"ScalingActive=False FailedGetPodsMetric: {re.escape(UNREAD['message'])}",
+        result.message), result.message
+    assert ("delete", "Deployment", result.evidence[2].asked.split()[1].split("/")[0],
             "gpu-autoscaled") in kube.calls  # fmt: skip
     assert steps(result)[-1] == ("workloads", StepStatus.PASSED)
 
@@ -257,8 +291,7 @@ def test_a_raising_metrics_api_is_other_and_cleanup_still_runs() -> None:
     assert (result.status, result.message) == (
         Status.OTHER, "1/2 autoscaling steps could not be judged: metric for the pod: raised "
         "RuntimeError: boom")
-    assert not [o for o in kube.objects if o["kind"] in ("Pod", "Deployment",
-                                                         "HorizontalPodAutoscaler")]
+    assert not left(kube, ("Pod", "Deployment", "HorizontalPodAutoscaler"))
     assert steps(result)[-1] == ("workloads", StepStatus.PASSED)
 
 
@@ -400,7 +433,8 @@ def test_an_unreachable_metrics_api_fails_naming_what_it_said() -> None:
     assert (result.status, result.message) == (
         Status.FAILED, "1/2 autoscaling steps failed: metric for the pod: the custom metrics "
         "API served none of workload_gpu_utilization, gpu_utilization for pod gpu-autoscaled-a "
-        "within 0.3s (workload_gpu_utilization: HTTP 503 ServiceUnavailable: the server is "
+        f"within the metric window ({GIVEN}) (workload_gpu_utilization: HTTP 503 "
+        "ServiceUnavailable: the server is "
         "currently unable to handle the request; gpu_utilization: HTTP 503 ServiceUnavailable: "
         "the server is currently unable to handle the request); its per-pod metrics: not "
         "listed (HTTP 503 ServiceUnavailable: the server is currently unable to handle the "
@@ -424,3 +458,80 @@ def test_dcgm_refusing_to_load_without_root_fails_the_workload_naming_it() -> No
         Status.FAILED, "1/1 autoscaling steps failed: workload: pod gpu-autoscaled-a: "
         "dcgmproftester12 refused to load the GPU: exit 227, DCGM_ST_REQUIRES_ROOT (profiling "
         "requires root; the pod ran as another user)")  # fmt: skip
+
+
+# ---- the metric window ----------------------------------------------------------------------
+
+
+def test_the_metric_window_records_each_piece_and_where_it_was_read() -> None:
+    result = run(healthy())
+    section = next(s for s in result.evidence if s.title == "metric window")
+    assert section.status == StepStatus.INFO
+    assert section.answer.splitlines() == [
+        "exporter collection: 30s, dcgm-exporter's default: neither -c nor "
+        "DCGM_EXPORTER_INTERVAL of pod gpu-operator/nvidia-dcgm-exporter-4kq2x",
+        "scrape: 30s, endpoint interval 30s of ServiceMonitor gpu-operator/nvidia-dcgm-exporter",
+        "adapter relist: 30s, --metrics-relist-interval=30s of Deployment "
+        "monitoring/prometheus-adapter",
+        "HPA sync: 15s, the cluster shows no kube-controller-manager (kube-system pods labelled "
+        "component=kube-controller-manager: none; a managed or off-cluster control plane): "
+        "kube-controller-manager's default 15s",
+        "margin: 30s", "params.metricSeconds: 0.3s"]  # fmt: skip
+    assert section.verdict == f"the metric window: {GIVEN}"
+
+
+def test_without_the_param_the_derived_window_bounds_the_wait() -> None:
+    # the load (1 s) ends long before the derived 135 s: the wait ends with it, and the
+    # message names the window's pieces and what the custom metrics API lists
+    kube = healthy(metric="aicr_autoscaling_load")
+    kube.discovery[VERSION] = ["pods/gpu_memory_used"]
+    params = {k: v for k, v in PARAMS.items() if k != "metricSeconds"}
+    result = run(kube, {**params, "loadSeconds": 1})
+    assert result.status == Status.FAILED
+    assert re.fullmatch(
+        r"1/2 autoscaling steps failed: metric for the pod: the custom metrics API served none "
+        r"of workload_gpu_utilization, gpu_utilization for pod gpu-autoscaled-a within "
+        rf"[0-9.]+s, before the load's end \(the metric window: {re.escape(WINDOW)}\) "
+        r"\(workload_gpu_utilization: not served for this pod; gpu_utilization: not served for "
+        r"this pod\); its discovery lists none of them \(per-pod metrics: gpu_memory_used\)",
+        result.message,
+    ), result.message
+    window = next(s for s in result.evidence if s.title == "metric window")
+    assert window.verdict == f"the metric window: {WINDOW}"
+
+
+class Denying(Cluster):
+    """The cluster, but the check's role may not list some kinds (403)."""
+
+    def __init__(self, denied: set[tuple[str, str | None]], objects: list[Obj]) -> None:
+        super().__init__(objects)
+        self.denied = denied
+
+    def listing(self, kind: str, namespace: str | None = None,
+                label_selector: str | None = None) -> tuple[list[Obj], str]:  # fmt: skip
+        if (kind, namespace) in self.denied:
+            raise client_error(403, "Forbidden", f"{kind.lower()}s is forbidden")
+        return super().listing(kind, namespace, label_selector)
+
+
+def test_pieces_the_check_may_not_read_take_their_defaults_and_say_so() -> None:
+    kube = Denying({("ServiceMonitor", None), ("Pod", "kube-system")},
+                   [API, node("g0"), node("g1"), *PLATFORM])  # fmt: skip
+    result = run(kube)
+    assert result.status == Status.PASSED, result.message
+    section = next(s for s in result.evidence if s.title == "metric window")
+    lines = section.answer.splitlines()
+    assert lines[1] == (
+        "scrape: 60s, could not read ServiceMonitors (ServiceMonitor list: HTTP 403 Forbidden: "
+        "servicemonitors is forbidden): Prometheus' default 60s"
+    )
+    assert lines[3] == (
+        "HPA sync: 15s, kube-system pods labelled component=kube-controller-manager could not "
+        "be read (Pod list: HTTP 403 Forbidden: pods is forbidden): kube-controller-manager's "
+        "default 15s"
+    )
+    assert section.verdict == (
+        "the metric window: 0.3s: params.metricSeconds; from the cluster 165s = exporter "
+        "collection 30s (default) + scrape 60s (default) + adapter relist 30s + HPA sync 15s "
+        "(default) + margin 30s"
+    )

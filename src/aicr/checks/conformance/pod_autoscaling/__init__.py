@@ -19,11 +19,20 @@ HPA as on any platform: DCGM exporter, Prometheus, prometheus-adapter.
 What it does not: resource (CPU/memory) or external metrics, scaling past two
 replicas, or the metrics pipeline's latency.
 
+The metric has a window to reach the HPA, counted from the loaded pod's start
+(``window``): one DCGM exporter collection, one Prometheus scrape of the
+exporter, one prometheus-adapter relist and one HPA sync, each read where the
+cluster states it (the exporter pods, the ServiceMonitor/PodMonitor selecting
+them or the Prometheus object, the adapter Deployment's args,
+kube-controller-manager's pod) and otherwise the component's documented
+default, named as such, plus a 30 s margin; ``metricSeconds`` replaces it.
+
 How it fails: no APIService serves the custom metrics API (nothing is
 created); the pods do not start, or their load generator refuses to run
 without root (DCGM's exit 227, named); the custom metrics API serves none of the
-metrics for the pod (what it serves is named) within ``metricSeconds``; the
-HPA cannot read it (its own condition, e.g. ``FailedGetPodsMetric``); no
+metrics for the pod within the window (its pieces named, what it said per metric,
+and whether its discovery lists them at all); the HPA cannot read it within the
+rest of the window (its own condition, e.g. ``FailedGetPodsMetric``); no
 scale-up, or the new pod does not run on a GPU node, within
 ``scaleUpSeconds`` (nor before the load ends); no scale-down within the
 window plus ``scaleDownSeconds`` after the load ends. Each failure quotes the
@@ -38,7 +47,7 @@ from collections.abc import Callable
 
 from aicr.checks import CheckContext, dcgm_load
 from aicr.checks.allocation import AllocationMode, prepared_mode
-from aicr.checks.conformance.pod_autoscaling import build
+from aicr.checks.conformance.pod_autoscaling import build, window
 from aicr.checks.conformance.pod_autoscaling.params import Params as Params
 from aicr.checks.conformance.pod_autoscaling.params import preflight as preflight
 from aicr.checks.steps import now_iso
@@ -66,6 +75,8 @@ class Run:
         self.readings: list[build.Reading] = []
         self.hpa: build.Obj = {}
         self.load_until = 0  # epoch seconds the pods' load ends
+        self.window = window.Window(())  # how long the metric may take to reach the HPA
+        self.window_end = 0.0  # monotonic seconds: the window's end, once the pod runs
 
     def note(self, text: str) -> None:
         """A moment of the timeline: what the check did."""
@@ -101,20 +112,20 @@ class Run:
         return f"desired {desired}, current {current}; {build.conditions_text(self.hpa)}"
 
 
-def _listed(ctx: CheckContext, version: str) -> str:
-    """The per-pod metrics the API's discovery lists, comma-separated ("" for none)."""
+def _listed(ctx: CheckContext, version: str) -> list[str] | str:
+    """The per-pod metrics the API's discovery lists, or why it could not be read."""
     import httpx
 
     from aicr.kube.rest import KubeApiError
 
     try:
-        return ", ".join(build.pod_metrics(ctx.kube.served(version)))
+        return build.pod_metrics(ctx.kube.served(version))
     except (KubeApiError, httpx.HTTPError) as e:  # e.g. 503: the adapter is not reached
         return f"not listed ({e})"
 
 
-def _custom_metrics_api(ctx: CheckContext) -> str | None:
-    """The custom metrics API's group/version, or None (the step failed)."""
+def _custom_metrics_api(ctx: CheckContext) -> tuple[str, build.Obj] | None:
+    """The custom metrics API's group/version and APIService, or None (the step failed)."""
     with ctx.step("custom metrics API") as step:
         step.asked = f"APIServices for {build.CUSTOM_METRICS_GROUP}"
         api = build.custom_metrics_api(ctx.kube.list("APIService"))
@@ -128,10 +139,95 @@ def _custom_metrics_api(ctx: CheckContext) -> str | None:
         version = f"{build.CUSTOM_METRICS_GROUP}/{(api.get('spec') or {}).get('version')}"
         step.answer = build.describe_apiservice(api)
         ok, _ = build.available(api)
-        step.answer += "; per-pod metrics: " + ((_listed(ctx, version) if ok else "") or "none yet")
+        listed = _listed(ctx, version) if ok else []
+        shown = listed if isinstance(listed, str) else ", ".join(listed)
+        step.answer += "; per-pod metrics: " + (shown or "none yet")
         step.info("the HPA reads the pods' metric through it")
-        return version
+        return version, api
     return None  # the step raised: recorded as other
+
+
+def _read(
+    ctx: CheckContext, kind: str, namespace: str | None = None, selector: str | None = None
+) -> window.Listed:
+    """Objects of ``kind``, or why they could not be read (the window then takes a default)."""
+    import httpx
+
+    from aicr.kube.rest import KubeApiError
+
+    try:
+        return ctx.kube.list(kind, namespace, label_selector=selector)
+    except (KubeApiError, httpx.HTTPError) as e:  # e.g. 403: a piece of the window unread
+        return f"{kind} list: {e}"
+
+
+def _services(ctx: CheckContext, pods: window.Listed) -> window.Listed:
+    """The Services of the exporter pods' namespaces (those a ServiceMonitor may select)."""
+    if isinstance(pods, str):
+        return pods
+    found: list[build.Obj] = []
+    for ns in sorted({str((p.get("metadata") or {}).get("namespace")) for p in pods}):
+        got = _read(ctx, "Service", ns)
+        if isinstance(got, str):
+            return got
+        found += got
+    return found
+
+
+def _backend(ctx: CheckContext, api: build.Obj) -> tuple[str, build.Obj | str | None]:
+    """The APIService's Service as ``namespace/name`` ("" for none), and the Service read."""
+    import httpx
+
+    from aicr.kube.rest import KubeApiError
+
+    svc = (api.get("spec") or {}).get("service") or {}
+    if not svc.get("name"):
+        return "", None
+    backend = f"{svc.get('namespace')}/{svc.get('name')}"
+    try:
+        return backend, ctx.kube.get("Service", str(svc["name"]), svc.get("namespace"))
+    except (KubeApiError, httpx.HTTPError) as e:
+        return backend, f"Service get: {e}"
+
+
+def _window(ctx: CheckContext, run: Run, api: build.Obj) -> None:
+    """The window for the loaded pod's metric to reach the HPA, each piece read and recorded."""
+    with ctx.step("metric window") as step:
+        step.asked = (
+            "how long the loaded pod's GPU metric may take to reach the HPA: one DCGM "
+            "exporter collection, one Prometheus scrape, one prometheus-adapter relist and "
+            "one HPA sync, each where the cluster states it (else its documented default), "
+            f"plus a {window.seconds_text(window.MARGIN_SECONDS)} margin"
+        )
+        pods = _read(ctx, "Pod", selector=window.EXPORTER_SELECTOR)
+        backend, service = _backend(ctx, api)
+        namespace = backend.partition("/")[0] or None
+        deployments = _read(ctx, "Deployment", namespace) if namespace else []
+        managers = _read(
+            ctx,
+            "Pod",
+            window.CONTROLLER_MANAGER_NAMESPACE,
+            window.CONTROLLER_MANAGER_SELECTOR,
+        )
+        pieces = (
+            window.exporter_piece(pods),
+            window.scrape_piece(
+                pods,
+                _services(ctx, pods),
+                _read(ctx, "ServiceMonitor"),
+                _read(ctx, "PodMonitor"),
+                _read(ctx, "Prometheus"),
+            ),
+            window.relist_piece(backend, service, deployments),
+            window.sync_piece(managers),
+        )
+        run.window = window.Window(pieces, override=ctx.params.metric_seconds)
+        lines = [p.line for p in pieces]
+        lines.append(f"margin: {window.seconds_text(window.MARGIN_SECONDS)}")
+        if ctx.params.metric_seconds is not None:
+            lines.append(f"params.metricSeconds: {window.seconds_text(ctx.params.metric_seconds)}")
+        step.answer = "\n".join(lines)
+        step.info(f"the metric window: {run.window.summary}")
 
 
 def _refused(ctx: CheckContext, run: Run) -> str | None:
@@ -180,11 +276,13 @@ def _metric(ctx: CheckContext, run: Run, pod: build.Obj) -> bool:
 
     name = str(pod["metadata"]["name"])
     wanted = list(ctx.params.metrics)
-    budget = min(ctx.params.metric_seconds, run.load_left())
+    run.window_end = time.monotonic() + run.window.seconds
+    budget = min(run.window.seconds, run.load_left())
+    within = build.within(budget, run.window, load_first=run.load_left() < run.window.seconds)
     with ctx.step("metric for the pod") as step:
         step.asked = (
             f"{run.api_version}: {', '.join(wanted)} (first served) for pod "
-            f"{ctx.workload_namespace}/{name}, within {budget:g}s"
+            f"{ctx.workload_namespace}/{name}, {within}"
         )
         end = time.monotonic() + budget
         said: dict[str, str] = {}
@@ -213,7 +311,7 @@ def _metric(ctx: CheckContext, run: Run, pod: build.Obj) -> bool:
         step.answer = "; ".join(f"{m}: {w}" for m, w in said.items())
         step.failed(
             f"the custom metrics API served none of {', '.join(wanted)} for pod {name} "
-            f"within {budget:g}s ({step.answer}); its per-pod metrics: {listed or 'none'}"
+            f"{within} ({step.answer}); {build.listing(wanted, listed)}"
         )
         return False
     return False
@@ -221,7 +319,9 @@ def _metric(ctx: CheckContext, run: Run, pod: build.Obj) -> bool:
 
 def _readable(ctx: CheckContext, run: Run) -> bool:
     stabilization = ctx.params.stabilization_seconds
-    budget = min(ctx.params.metric_seconds, run.load_left())
+    left = max(0.0, run.window_end - time.monotonic())
+    budget = min(left, run.load_left())
+    within = build.within(budget, run.window, load_first=run.load_left() < left, rest=True)
     with ctx.step("metric read by the HPA") as step:
         step.asked = (
             f"HPA {build.NAME} (autoscaling/v2): type Pods, {run.metric} average "
@@ -233,8 +333,7 @@ def _readable(ctx: CheckContext, run: Run) -> bool:
         if not run.watch_hpa(lambda h: build.readable(h, run.metric), budget):
             step.answer = run.state()
             step.failed(
-                f"the HPA could not read {run.metric} within "
-                f"{budget:g}s: {build.conditions_text(run.hpa)}"
+                f"the HPA could not read {run.metric} {within}: {build.conditions_text(run.hpa)}"
             )
             return False
         value = build.observed(run.hpa, run.metric)
@@ -325,11 +424,13 @@ def _remove(ctx: CheckContext, run: Run) -> None:
 
 def run(ctx: CheckContext) -> CheckResult:
     """Find the custom metrics API, start the loaded GPU workload, its metric and HPA."""
-    version = _custom_metrics_api(ctx)
-    if version is None:
+    found = _custom_metrics_api(ctx)
+    if found is None:
         return ctx.conclude("autoscaling steps")
+    version, api = found
     dra = prepared_mode(ctx.prepared, ctx.recipe) == AllocationMode.DRA
     run = Run(ctx, version)
+    _window(ctx, run, api)
     try:
         pods = _start(ctx, run, dra)
         if (

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from aicr.checks.conformance.pod_autoscaling.params import METRICS as METRICS
+from aicr.checks.conformance.pod_autoscaling.window import Window
 from aicr.checks.probe_pods import gpu_claim_template, restricted_pod_spec
 from aicr.kube.gpus import GPU_RESOURCE, gpu_toleration
 
@@ -115,6 +116,37 @@ def custom_metrics_api(apiservices: list[Obj]) -> Obj | None:
 def pod_metrics(resources: list[str] | None) -> list[str]:
     """The per-pod metrics the custom metrics API's discovery lists (``pods/<name>``)."""
     return sorted(r.partition("/")[2] for r in resources or [] if r.startswith("pods/"))
+
+
+def listing(wanted: list[str], listed: list[str] | str) -> str:
+    """What the custom metrics API's discovery lists of the wanted metrics, as a clause.
+
+    A metric it lists but serves no value of for the pod is known to the adapter (its series
+    have no such pod yet); one it does not list has not been listed by the adapter's relist.
+    """
+    if isinstance(listed, str):
+        return f"its per-pod metrics: {listed}"
+    shown = ", ".join(listed) or "none"
+    known = [m for m in wanted if m in listed]
+    if not known:
+        return f"its discovery lists none of them (per-pod metrics: {shown})"
+    return (
+        f"its discovery lists {', '.join(known)}, with no value for the pod (per-pod "
+        f"metrics: {shown})"
+    )
+
+
+def within(budget: float, window: Window, *, load_first: bool, rest: bool = False) -> str:
+    """``within the metric window (135s = ...)``, or the load's end when that comes first.
+
+    ``rest``: the budget is what is left of the window (the HPA's read, after the metric).
+    """
+    spent = f"{round(budget, 1):g}s"
+    if load_first:
+        return f"within {spent}, before the load's end (the metric window: {window.summary})"
+    if rest:
+        return f"within the {spent} left of the metric window ({window.summary})"
+    return f"within the metric window ({window.summary})"
 
 
 def metric_value(values: Obj | None, pod: str) -> float | None:

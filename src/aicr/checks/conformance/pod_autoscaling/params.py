@@ -33,11 +33,14 @@ class Params(CheckParams):
         "the first the custom metrics API serves for the check's pod is used.",
     )
     start_seconds: float = Field(default=120, gt=0, description="How long the first pod may take.")
-    metric_seconds: float = Field(
-        default=180,
+    metric_seconds: float | None = Field(
+        default=None,
         gt=0,
-        description="How long the custom metrics API, then the HPA, may take to read the "
-        "loaded pod's metric (exporter interval, scrape, adapter relist, HPA sync).",
+        description="How long the loaded pod's metric may take to reach the HPA, from the "
+        "pod's start (default: derived from the cluster: the DCGM exporter's collection "
+        "interval, the scrape interval, prometheus-adapter's relist interval and the HPA "
+        "sync period, each read where the cluster states it, else its documented default, "
+        "plus a 30 s margin).",
     )
     load_seconds: int = Field(
         default=420,
