@@ -535,3 +535,19 @@ def test_pieces_the_check_may_not_read_take_their_defaults_and_say_so() -> None:
         "collection 30s (default) + scrape 60s (default) + adapter relist 30s + HPA sync 15s "
         "(default) + margin 30s"
     )
+
+
+def test_a_window_that_cannot_be_derived_is_other_and_creates_nothing() -> None:
+    class Raising(Cluster):
+        def listing(self, kind: str, namespace: str | None = None,
+                    label_selector: str | None = None) -> tuple[list[Obj], str]:  # fmt: skip
+            if kind == "Prometheus":
+                raise RuntimeError("boom")
+            return super().listing(kind, namespace, label_selector)
+
+    kube = Raising([API, node("g0"), node("g1"), *PLATFORM])
+    result = run(kube)
+    assert (result.status, result.message) == (
+        Status.OTHER, "1/1 autoscaling steps could not be judged: metric window: raised "
+        "RuntimeError: boom")  # fmt: skip
+    assert not [c for c in kube.calls if c[0] == "create"]

@@ -190,8 +190,11 @@ def _backend(ctx: CheckContext, api: build.Obj) -> tuple[str, build.Obj | str | 
         return backend, f"Service get: {e}"
 
 
-def _window(ctx: CheckContext, run: Run, api: build.Obj) -> None:
-    """The window for the loaded pod's metric to reach the HPA, each piece read and recorded."""
+def _window(ctx: CheckContext, run: Run, api: build.Obj) -> bool:
+    """The window for the loaded pod's metric to reach the HPA, each piece read and recorded.
+
+    False when the step raised (recorded as other): nothing is created without a window.
+    """
     with ctx.step("metric window") as step:
         step.asked = (
             "how long the loaded pod's GPU metric may take to reach the HPA: one DCGM "
@@ -228,6 +231,8 @@ def _window(ctx: CheckContext, run: Run, api: build.Obj) -> None:
             lines.append(f"params.metricSeconds: {window.seconds_text(ctx.params.metric_seconds)}")
         step.answer = "\n".join(lines)
         step.info(f"the metric window: {run.window.summary}")
+        return True
+    return False
 
 
 def _refused(ctx: CheckContext, run: Run) -> str | None:
@@ -430,7 +435,8 @@ def run(ctx: CheckContext) -> CheckResult:
     version, api = found
     dra = prepared_mode(ctx.prepared, ctx.recipe) == AllocationMode.DRA
     run = Run(ctx, version)
-    _window(ctx, run, api)
+    if not _window(ctx, run, api):
+        return ctx.conclude("autoscaling steps")
     try:
         pods = _start(ctx, run, dra)
         if (
