@@ -274,7 +274,7 @@ def _write_cached(path: Path, loaded: LoadedYaml) -> None:
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(held, f)
+                f.write(json.dumps(held))  # one C encoding, not a write per token
             os.replace(tmp, path)  # whole or not at all, whatever runs beside us
         except BaseException:
             os.unlink(tmp)
