@@ -29,7 +29,7 @@ from kubernetes.client.rest import ApiException
 
 from simcluster.cluster import kube, paths, processes
 from simcluster.faults import pods as pod_faults
-from simcluster.gpu import devices
+from simcluster.gpu import devices, dra_sharing, modes
 from simcluster.gpu.devices import DevicePlugin
 from simcluster.gpu.model import (
     container_gpus,
@@ -633,19 +633,33 @@ class PodWorker(threading.Thread):
                 return
 
     def _claims_unprepared(self) -> bool:
-        """With the node's DRA driver down, a pod using claims stays ContainerCreating."""
+        """A pod using claims stays ContainerCreating when the node's DRA driver is down, or
+        cannot prepare a claim's GpuConfig (a sharing strategy whose gate is off)."""
         spec = self.pod["spec"]
-        if not any(devices.claim_names(self.pod, c) for c in spec["containers"]):
+        names = sorted({n for c in spec["containers"] for n in devices.claim_names(self.pod, c)})
+        if not names:
             return False
-        if "dra-driver-down" not in node_faults(self._node()):
-            return False
-        message = (
-            "Failed to prepare dynamic resources: prepare dynamic resources: failed to get gRPC "
-            f"client for driver {devices.DRA_DRIVER}: plugin name {devices.DRA_DRIVER} not found "
-            "in the list of registered DRA plugins"
-        )
-        self._stuck_creating("FailedPrepareDynamicResources", message)
-        return True
+        if "dra-driver-down" in node_faults(self._node()):
+            message = (
+                "Failed to prepare dynamic resources: prepare dynamic resources: failed to get "
+                f"gRPC client for driver {devices.DRA_DRIVER}: plugin name {devices.DRA_DRIVER} "
+                "not found in the list of registered DRA plugins"
+            )
+            self._stuck_creating("FailedPrepareDynamicResources", message)
+            return True
+        on = dra_sharing.gates(modes.dra_values("dra"))
+        resource = client.ResourceV1Api(self.ctx.api)
+        for name in names:
+            got = kube.ignore_not_found(
+                lambda name=name: resource.read_namespaced_resource_claim(name, self.ns)
+            )
+            if got is None:  # deleted meanwhile: the pod goes with it
+                continue
+            message = dra_sharing.prepare_error(kube.to_dict(self.ctx.api, got), on)
+            if message is not None:
+                self._stuck_creating("FailedPrepareDynamicResources", message)
+                return True
+        return False
 
     def _stuck_creating(self, reason: str, message: str) -> None:
         """The pod never gets its containers: ContainerCreating, and a kubelet Warning event."""

@@ -1,0 +1,96 @@
+"""GPU sharing through the NVIDIA DRA driver: its feature gates and a claim's GpuConfig.
+
+What is modelled (and nothing more), from nvidia-dra-driver-gpu 25.12.0, the chart
+and image the sim pins (`simcluster.gpu.modes`):
+
+- The gates. `TimeSlicingSettings` and `MPSSupport` are alpha and off by default
+  (`pkg/featuregates/featuregates.go`, `defaultFeatureGates`). The chart sets them
+  from its values' `featureGates` map, rendered into the kubelet plugin's
+  `FEATURE_GATES` environment variable as `Name=value,` per key, in key order
+  (`templates/kubeletplugin.yaml`: `{{ range $key, $value := .Values.featureGates }}`,
+  which Go templates walk sorted) and left out when the map is empty (the chart's
+  default, `featureGates: {}`). The gates here are those of the DRA driver values
+  the sim is given (`modes.dra_values`).
+- A claim's opaque config: `spec.devices.config[].opaque` with `driver:
+  gpu.nvidia.com` and `parameters` a `resource.nvidia.com/v1beta1` `GpuConfig`,
+  whose `sharing.strategy` is `TimeSlicing` or `MPS`
+  (`api/nvidia.com/resource/v1beta1/{gpuconfig,sharing}.go`). The claim's
+  `status.allocation.devices.config` carries it to the plugin.
+- Prepare: the plugin normalizes and validates each GpuConfig
+  (`cmd/gpu-kubelet-plugin/device_state.go`, `prepareDevices`), and a strategy
+  whose gate is off fails validation as any unknown one does (`validate.go`:
+  `unknown GPU sharing strategy: TimeSlicing`); the error climbs through
+  `prepare devices failed: ` (`Prepare`) and `error preparing devices for claim
+  NS/NAME:UID: ` (`driver.go`, `nodePrepareResource`) to the kubelet, which
+  reports `NodePrepareResources failed for claim NS/NAME: ...` in its
+  `FailedPrepareDynamicResources` event (kubelet `pkg/kubelet/cm/dra/manager.go`).
+  The pod stays ContainerCreating. With the gate on the claim prepares: every pod
+  that references the claim is given its device, as without a config (what
+  time-slicing or an MPS daemon change is how the GPU is shared, not which one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+DRIVER = "gpu.nvidia.com"
+CONFIG_API = "resource.nvidia.com/v1beta1"
+GPU_CONFIG = "GpuConfig"
+TIME_SLICING, MPS = "TimeSlicing", "MPS"
+GATE_OF = {TIME_SLICING: "TimeSlicingSettings", MPS: "MPSSupport"}
+DEFAULT_GATES = {"TimeSlicingSettings": False, "MPSSupport": False}  # alpha, off
+
+
+def _truth(value: Any) -> bool:
+    return value is True or str(value).strip().lower() == "true"
+
+
+def gates(values: Mapping[str, Any]) -> dict[str, bool]:
+    """The sharing gates the kubelet plugin runs with: the defaults, then the values'."""
+    given = values.get("featureGates") or {}
+    return {name: _truth(given.get(name, on)) for name, on in DEFAULT_GATES.items()}
+
+
+def feature_gates_env(values: Mapping[str, Any]) -> str | None:
+    """The chart's `FEATURE_GATES` value for `values` (None: the chart sets no variable)."""
+    given = values.get("featureGates") or {}
+    if not given:
+        return None
+    shown = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in given.items()}
+    return "".join(f"{k}={v}," for k, v in sorted(shown.items()))
+
+
+def strategies(claim: Mapping[str, Any]) -> list[str]:
+    """The sharing strategies the claim's GpuConfigs for this driver ask for, in order."""
+    status = (claim.get("status") or {}).get("allocation") or {}
+    configs = ((status.get("devices") or {}).get("config")) or (
+        ((claim.get("spec") or {}).get("devices") or {}).get("config") or []
+    )
+    out = []
+    for c in configs:
+        opaque = c.get("opaque") or {}
+        params = opaque.get("parameters") or {}
+        if opaque.get("driver") != DRIVER or params.get("kind") != GPU_CONFIG:
+            continue
+        strategy = (params.get("sharing") or {}).get("strategy")
+        if strategy:
+            out.append(str(strategy))
+    return out
+
+
+def prepare_error(claim: Mapping[str, Any], on: Mapping[str, bool]) -> str | None:
+    """The kubelet event's message when the plugin cannot prepare `claim`, else None."""
+    for strategy in strategies(claim):
+        gate = GATE_OF.get(strategy)
+        if gate is not None and on.get(gate):
+            continue
+        meta = claim.get("metadata") or {}
+        ns, name, uid = meta.get("namespace"), meta.get("name"), meta.get("uid")
+        return (
+            "Failed to prepare dynamic resources: prepare dynamic resources: "
+            f"NodePrepareResources failed for claim {ns}/{name}: error preparing devices for "
+            f"claim {ns}/{name}:{uid}: prepare devices failed: error validating GPU config: "
+            f"unknown GPU sharing strategy: {strategy}"
+        )
+    return None

@@ -1,0 +1,67 @@
+"""The DRA driver's sharing gates and a claim's GpuConfig, as the sim prepares claims."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from simcluster.gpu import dra_sharing, modes
+
+
+def _claim(*strategies: str, allocated: bool = True, driver: str = "gpu.nvidia.com") -> Any:
+    configs = [
+        {"requests": ["gpu"], "opaque": {"driver": driver, "parameters": {
+            "apiVersion": "resource.nvidia.com/v1beta1", "kind": "GpuConfig",
+            "sharing": {"strategy": s}}}}
+        for s in strategies
+    ]  # fmt: skip
+    claim: dict[str, Any] = {
+        "metadata": {"name": "shared", "namespace": "w", "uid": "u-1"},
+        "spec": {"devices": {"requests": [{"name": "gpu"}], "config": configs}},
+    }
+    if allocated:
+        claim["status"] = {"allocation": {"devices": {"results": [], "config": [
+            {"source": "FromClaim", **c} for c in configs]}}}  # fmt: skip
+    return claim
+
+
+def test_the_gates_are_off_unless_the_values_turn_them_on() -> None:
+    # the recipes' values set no featureGates: the chart renders no FEATURE_GATES
+    shipped = modes.dra_values("dra")
+    assert dra_sharing.gates(shipped) == {"TimeSlicingSettings": False, "MPSSupport": False}
+    assert dra_sharing.feature_gates_env(shipped) is None
+    on = {"featureGates": {"TimeSlicingSettings": True, "MPSSupport": "true", "DynamicMIG": False}}
+    assert dra_sharing.gates(on) == {"TimeSlicingSettings": True, "MPSSupport": True}
+    # the template's range walks the map in key order, a comma after each
+    assert dra_sharing.feature_gates_env(on) == (
+        "DynamicMIG=false,MPSSupport=true,TimeSlicingSettings=true,"
+    )
+
+
+GATE_OFF = (
+    "Failed to prepare dynamic resources: prepare dynamic resources: NodePrepareResources "
+    "failed for claim w/shared: error preparing devices for claim w/shared:u-1: prepare "
+    "devices failed: error validating GPU config: unknown GPU sharing strategy: "
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "gates", "error"),
+    [
+        (_claim("TimeSlicing"), {}, GATE_OFF + "TimeSlicing"),
+        (_claim("MPS"), {"TimeSlicingSettings": True}, GATE_OFF + "MPS"),
+        (_claim("TimeSlicing"), {"TimeSlicingSettings": True}, None),
+        (_claim("MPS"), {"MPSSupport": True}, None),
+        (_claim("Exclusive"), {"TimeSlicingSettings": True, "MPSSupport": True},
+         GATE_OFF + "Exclusive"),
+        (_claim(), {}, None),  # no config: the plugin's default GpuConfig, nothing to share
+        (_claim("TimeSlicing", driver="other.example.com"), {}, None),  # not this driver's
+        (_claim("TimeSlicing", allocated=False), {}, GATE_OFF + "TimeSlicing"),
+    ],
+    ids=["ts-off", "mps-off", "ts-on", "mps-on", "unknown", "no-config", "other-driver",
+         "spec-only"],
+)  # fmt: skip
+def test_prepare_fails_a_strategy_whose_gate_is_off(
+    claim: Any, gates: dict[str, bool], error: str | None
+) -> None:
+    assert dra_sharing.prepare_error(claim, dra_sharing.gates({"featureGates": gates})) == error
