@@ -140,21 +140,50 @@ def test_dra_devices_as_the_scheduler_allocated_them(gpus: SimCluster, namespace
     assert len(seen["smi"]) == 2
 
 
-def test_dra_driver_down_leaves_the_pod_creating(gpus: SimCluster, namespace: str) -> None:
-    gpus.set_mode("dra")
-    gpus.fault("dra-driver-down", NODE)
-    gpus.apply(claim(), namespace)
-    gpus.apply(claim_user("stuck"), namespace)
+def prepare_failed(gpus: SimCluster, namespace: str, pod: str) -> Any:
+    """The kubelet's FailedPrepareDynamicResources event of the namespace, once there."""
 
     def event() -> Any:
         items = gpus.core().list_namespaced_event(namespace).items
         return next((e for e in items if e.reason == "FailedPrepareDynamicResources"), None)
 
-    ev = gpus.wait_for(event, timeout=30, message=f"FailedPrepareDynamicResources event; "
-                       f"pod: {gpus._pod_summary(namespace, 'stuck')}")  # fmt: skip
+    return gpus.wait_for(event, timeout=30, message=f"FailedPrepareDynamicResources event; "
+                         f"pod: {gpus._pod_summary(namespace, pod)}")  # fmt: skip
+
+
+def test_dra_driver_down_leaves_the_pod_creating(gpus: SimCluster, namespace: str) -> None:
+    gpus.set_mode("dra")
+    gpus.fault("dra-driver-down", NODE)
+    gpus.apply(claim(), namespace)
+    gpus.apply(claim_user("stuck"), namespace)
+    ev = prepare_failed(gpus, namespace, "stuck")
     assert "gpu.nvidia.com not found in the list of registered DRA plugins" in ev.message
     p = gpus.pod(namespace, "stuck")
     assert p["status"]["phase"] == "Pending"
+    assert p["status"]["containerStatuses"][0]["state"]["waiting"]["reason"] == "ContainerCreating"
+
+
+def test_a_time_slicing_config_fails_prepare_while_its_gate_is_off(
+    gpus: SimCluster, namespace: str
+) -> None:
+    # the recipes' DRA driver values set no featureGates: TimeSlicingSettings is off
+    gpus.set_mode("dra")
+    shared = claim()
+    shared["spec"]["devices"]["config"] = [{"requests": ["gpus"], "opaque": {
+        "driver": "gpu.nvidia.com", "parameters": {
+            "apiVersion": "resource.nvidia.com/v1beta1", "kind": "GpuConfig",
+            "sharing": {"strategy": "TimeSlicing"}}}}]  # fmt: skip
+    made = gpus.apply(shared, namespace)[0]
+    gpus.apply(claim_user("sliced"), namespace)
+    ev = prepare_failed(gpus, namespace, "sliced")
+    uid = made["metadata"]["uid"]
+    assert ev.message == (
+        "Failed to prepare dynamic resources: prepare dynamic resources: NodePrepareResources "
+        f"failed for claim {namespace}/two-gpus: error preparing devices for claim "
+        f"{namespace}/two-gpus:{uid}: prepare devices failed: error validating GPU config: "
+        "unknown GPU sharing strategy: TimeSlicing"
+    )
+    p = gpus.pod(namespace, "sliced")
     assert p["status"]["containerStatuses"][0]["state"]["waiting"]["reason"] == "ContainerCreating"
 
 

@@ -65,3 +65,17 @@ def test_prepare_fails_a_strategy_whose_gate_is_off(
     claim: Any, gates: dict[str, bool], error: str | None
 ) -> None:
     assert dra_sharing.prepare_error(claim, dra_sharing.gates({"featureGates": gates})) == error
+
+
+def test_the_plugin_daemonset_carries_the_gates_the_sim_reads_back() -> None:
+    on = {"featureGates": {"TimeSlicingSettings": True}}
+    ds = dra_sharing.kubelet_plugin(on)
+    assert (ds["metadata"]["name"], ds["metadata"]["namespace"]) == (
+        "nvidia-dra-driver-gpu-kubelet-plugin", "nvidia-dra-driver")  # fmt: skip
+    gpus = ds["spec"]["template"]["spec"]["containers"][1]
+    assert (gpus["name"], gpus["env"]) == (
+        "gpus", [{"name": "FEATURE_GATES", "value": "TimeSlicingSettings=true,"}])  # fmt: skip
+    assert dra_sharing.env_gates(ds) == {"TimeSlicingSettings": True, "MPSSupport": False}
+    # the chart's default values: no variable, every sharing gate off
+    assert dra_sharing.env_gates(dra_sharing.kubelet_plugin({})) == dra_sharing.DEFAULT_GATES
+

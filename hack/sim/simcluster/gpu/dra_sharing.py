@@ -27,6 +27,14 @@ and image the sim pins (`simcluster.gpu.modes`):
   The pod stays ContainerCreating. With the gate on the claim prepares: every pod
   that references the claim is given its device, as without a config (what
   time-slicing or an MPS daemon change is how the GPU is shared, not which one).
+- Where the plugin's gates are read: the kubelet plugin DaemonSet
+  `nvidia-dra-driver-gpu-kubelet-plugin` (the chart's name, `nvidia-dra-driver-gpu`
+  unless `nameOverride`, then `-kubelet-plugin`) in `nvidia-dra-driver`, its `gpus`
+  container's `FEATURE_GATES`, as `kubelet_plugin` renders it from the values the
+  sim is given (containers `compute-domains` and `gpus`, the pinned image, the
+  values' default affinity term `nvidia.com/gpu.present In true`). Where no such
+  DaemonSet exists, the recipes' DRA driver values (`modes.dra_values`) hold the
+  gates.
 """
 
 from __future__ import annotations
@@ -40,6 +48,10 @@ GPU_CONFIG = "GpuConfig"
 TIME_SLICING, MPS = "TimeSlicing", "MPS"
 GATE_OF = {TIME_SLICING: "TimeSlicingSettings", MPS: "MPSSupport"}
 DEFAULT_GATES = {"TimeSlicingSettings": False, "MPSSupport": False}  # alpha, off
+NAMESPACE = "nvidia-dra-driver"
+PLUGIN = "nvidia-dra-driver-gpu-kubelet-plugin"
+PLUGIN_CONTAINER = "gpus"
+IMAGE = "nvcr.io/nvidia/k8s-dra-driver-gpu:v25.12.0"
 
 
 def _truth(value: Any) -> bool:
@@ -93,4 +105,48 @@ def prepare_error(claim: Mapping[str, Any], on: Mapping[str, bool]) -> str | Non
             f"claim {ns}/{name}:{uid}: prepare devices failed: error validating GPU config: "
             f"unknown GPU sharing strategy: {strategy}"
         )
+    return None
+
+
+def kubelet_plugin(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The kubelet plugin DaemonSet the chart renders from `values` (what the sim reads)."""
+    gates_env = feature_gates_env(values)
+    env = [{"name": "FEATURE_GATES", "value": gates_env}] if gates_env is not None else []
+    labels = {
+        "app.kubernetes.io/name": "nvidia-dra-driver-gpu",
+        "nvidia-dra-driver-gpu-component": "kubelet-plugin",
+    }
+    term = {"key": "nvidia.com/gpu.present", "operator": "In", "values": ["true"]}
+    affinity = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": [term]}]
+            }
+        }
+    }
+    containers = [
+        {"name": "compute-domains", "image": IMAGE},
+        {"name": PLUGIN_CONTAINER, "image": IMAGE, "env": env},
+    ]
+    pod = {"affinity": affinity, "tolerations": [{"operator": "Exists"}], "containers": containers}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": PLUGIN, "namespace": NAMESPACE, "labels": dict(labels)},
+        "spec": {
+            "selector": {"matchLabels": dict(labels)},
+            "template": {"metadata": {"labels": dict(labels)}, "spec": pod},
+        },
+    }
+
+
+def env_gates(daemonset: Mapping[str, Any]) -> dict[str, bool] | None:
+    """The sharing gates the plugin DaemonSet's `gpus` container runs with (None: none)."""
+    template = ((daemonset.get("spec") or {}).get("template") or {}).get("spec") or {}
+    for c in template.get("containers") or []:
+        if c.get("name") != PLUGIN_CONTAINER:
+            continue
+        env = {str(e.get("name")): str(e.get("value") or "") for e in c.get("env") or []}
+        pairs = [p.split("=", 1) for p in env.get("FEATURE_GATES", "").split(",") if "=" in p]
+        return gates({"featureGates": {k.strip(): v.strip() for k, v in pairs}})
     return None

@@ -647,7 +647,7 @@ class PodWorker(threading.Thread):
             )
             self._stuck_creating("FailedPrepareDynamicResources", message)
             return True
-        on = dra_sharing.gates(modes.dra_values("dra"))
+        on = self._dra_gates()
         resource = client.ResourceV1Api(self.ctx.api)
         for name in names:
             got = kube.ignore_not_found(
@@ -660,6 +660,15 @@ class PodWorker(threading.Thread):
                 self._stuck_creating("FailedPrepareDynamicResources", message)
                 return True
         return False
+
+    def _dra_gates(self) -> dict[str, bool]:
+        """The DRA kubelet plugin's sharing gates: its DaemonSet's env, else the values'."""
+        apps = client.AppsV1Api(self.ctx.api)
+        ds = kube.ignore_not_found(
+            lambda: apps.read_namespaced_daemon_set(dra_sharing.PLUGIN, dra_sharing.NAMESPACE)
+        )
+        found = dra_sharing.env_gates(kube.to_dict(self.ctx.api, ds)) if ds is not None else None
+        return found if found is not None else dra_sharing.gates(modes.dra_values("dra"))
 
     def _stuck_creating(self, reason: str, message: str) -> None:
         """The pod never gets its containers: ContainerCreating, and a kubelet Warning event."""
