@@ -36,6 +36,17 @@ def is_whole_gpu(device: dict[str, Any]) -> bool:
     return ((device.get("attributes") or {}).get("type") or {}).get("string") == "gpu"
 
 
+def whole_gpus_by_node(slices: list[dict[str, Any]]) -> dict[str, int]:
+    """Whole GPUs the NVIDIA DRA driver publishes per node, from its ResourceSlices."""
+    found: dict[str, int] = {}
+    for s in slices:
+        spec = s.get("spec") or {}
+        if spec.get("driver") == DRA_DRIVER and spec.get("nodeName"):
+            n = sum(1 for d in spec.get("devices") or [] if is_whole_gpu(d))
+            found[spec["nodeName"]] = found.get(spec["nodeName"], 0) + n
+    return found
+
+
 def gpu_nodes(nodes: list[dict[str, Any]]) -> list[str]:
     """Names of the nodes GPU feature discovery or NFD marks as having NVIDIA GPUs, sorted."""
     found = []

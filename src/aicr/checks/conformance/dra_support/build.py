@@ -9,7 +9,8 @@ from typing import Any
 
 from aicr.checks.probe_pods import gpu_claim, restricted_pod_spec
 from aicr.checks.smi_xml import first_line, read_probe
-from aicr.kube.gpus import DRA_DRIVER, device_uuid, gpu_toleration, is_whole_gpu
+from aicr.kube.gpus import device_uuid, gpu_toleration
+from aicr.kube.gpus import whole_gpus_by_node as whole_gpus_by_node
 
 Obj = dict[str, Any]
 API = "resource.k8s.io/v1"
@@ -25,17 +26,6 @@ IMAGE = "cuda-base"  # in aicr/checks/images.yaml
 def missing_resources(served: list[str] | None) -> list[str]:
     """The DRA resources API discovery does not list (all of them when the API is not served)."""
     return [r for r in RESOURCES if r not in (served or [])]
-
-
-def whole_gpus_by_node(slices: list[Obj]) -> dict[str, int]:
-    """Whole GPUs the NVIDIA DRA driver publishes per node."""
-    found: dict[str, int] = {}
-    for s in slices:
-        spec = s.get("spec") or {}
-        if spec.get("driver") == DRA_DRIVER and spec.get("nodeName"):
-            n = sum(1 for d in spec.get("devices") or [] if is_whole_gpu(d))
-            found[spec["nodeName"]] = found.get(spec["nodeName"], 0) + n
-    return found
 
 
 def lifecycle_claim() -> Obj:
