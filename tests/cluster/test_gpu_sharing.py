@@ -1,15 +1,20 @@
-"""gpu-sharing on the simulated cluster: plain GPUs (Not Implemented), time-slicing and MIG
-delivered (Implemented), and the two faults of an advertised strategy not delivered."""
+"""gpu-sharing on the simulated cluster: plain GPUs (Not Implemented), time-slicing, MIG and the
+DRA driver's TimeSlicing delivered (Implemented), and faults of an advertised strategy not
+delivered."""
 
 from __future__ import annotations
 
+import contextlib
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
+import yaml
 from deployhelp import run_check
 from gpu_sharing import NODE, shared
 from harness import SimCluster
 from kubernetes import client
+from simcluster.gpu import dra_sharing
 from simcluster.gpu.smi import gpu_uuid
 
 CHECK = "gpu-sharing"
@@ -86,3 +91,72 @@ def test_mig_not_applied_fails_naming_the_strategy(cluster: SimCluster, tmp_path
     assert (test["status"], test["message"]) == (
         "failed", f"1/1 GPU sharing strategies failed: {MIG_SINGLE}: the pod given 1 "
         f"nvidia.com/gpu sees no MIG device, only {whole}")  # fmt: skip
+
+
+def _namespaces(core: client.CoreV1Api) -> set[str]:
+    return {n.metadata.name for n in core.list_namespace().items}
+
+
+@contextlib.contextmanager
+def dra_gates(cluster: SimCluster, gates: dict[str, bool]) -> Iterator[None]:
+    """GPUs through DRA, the DRA driver installed with these feature gates while inside."""
+    core, ns = client.CoreV1Api(cluster.api()), dra_sharing.NAMESPACE
+    made = ns not in _namespaces(core)
+    if made:  # the driver's release namespace, as gpu-platform's scenario makes it
+        cluster.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+    cluster.set_mode("dra")
+    cluster.apply(dra_sharing.kubelet_plugin({"featureGates": gates}))
+    try:
+        yield
+    finally:
+        client.AppsV1Api(cluster.api()).delete_namespaced_daemon_set(dra_sharing.PLUGIN, ns)
+        if made:
+            core.delete_namespace(ns)
+            cluster.wait_for(lambda: ns not in _namespaces(core), 60, message=f"{ns} deleted")
+        cluster.set_mode("device-plugin")
+
+
+def _with_probe_seconds(cluster: SimCluster, tmp_path: Path, seconds: int) -> str:
+    config = cluster.validate_config()
+    checks = config["spec"]["validate"].setdefault("checks", {})
+    checks.setdefault(CHECK, {})["params"] = {"probeSeconds": seconds}
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return str(path)
+
+
+def test_dra_time_slicing_is_delivered(cluster: SimCluster, tmp_path: Path) -> None:
+    with dra_gates(cluster, {"TimeSlicingSettings": True}):
+        test = run_check(cluster, tmp_path, CHECK, RECIPE, phase="conformance")
+    assert (test["status"], test["message"]) == (
+        "passed", f"1 GPU sharing strategy delivered: DRA TimeSlicing on {NODE}")  # fmt: skip
+    assert test["requirements"]["gpu_sharing"] == "Implemented"
+    steps = {s["title"]: s for s in test["extra"]["evidence"]}
+    proof = steps[f"DRA TimeSlicing on {NODE}"]
+    assert re.fullmatch(
+        r"2 pods ran at once on one claimed GPU; GPU-[0-9a-f-]+ is shared by "
+        r"share-dra-timeslicing-0, share-dra-timeslicing-1", proof["verdict"]), proof  # fmt: skip
+    assert steps["workloads"]["status"] == "passed" and _left(cluster) == []
+
+
+def test_dra_sharing_with_its_gates_off_is_not_advertised(
+    cluster: SimCluster, tmp_path: Path
+) -> None:
+    with dra_gates(cluster, {"TimeSlicingSettings": False}):
+        test = run_check(cluster, tmp_path, CHECK, RECIPE, phase="conformance")
+    assert (test["status"], test["message"]) == ("skipped", "no GPU sharing strategy advertised")
+
+
+def test_dra_sharing_advertised_but_never_prepared_fails_naming_it(
+    cluster: SimCluster, tmp_path: Path
+) -> None:
+    with dra_gates(cluster, {"MPSSupport": True}):
+        cluster.fault("dra-driver-down", NODE)
+        config = _with_probe_seconds(cluster, tmp_path, 30)
+        test = run_check(cluster, tmp_path, CHECK, RECIPE, phase="conformance", config=config)
+    assert test["status"] == "failed"
+    prefix = f"1/1 GPU sharing strategies failed: DRA MPS on {NODE}: 2/2 pods did not run at once"
+    assert test["message"].startswith(prefix), test["message"]
+    assert "ContainerCreating" in test["message"], test["message"]
+    assert test["requirements"]["gpu_sharing"] == "Not Implemented"
+    assert _left(cluster) == []

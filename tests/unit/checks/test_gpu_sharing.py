@@ -231,3 +231,88 @@ def test_replica_pods_that_never_run_fail_and_a_full_node_is_other() -> None:
     assert (result.status, result.message) == (
         Status.OTHER, "1/1 GPU sharing strategies could not be judged: time-slicing: no node has "
         "room to prove time-slicing: too few free nvidia.com/gpu: g0 (2 free)")  # fmt: skip
+
+
+def plugin(gates: str | None, image: str = "nvcr.io/nvidia/k8s-dra-driver-gpu:v25.12.0") -> Obj:
+    """The DRA driver's kubelet plugin DaemonSet as its chart renders it."""
+    env = [{"name": "FEATURE_GATES", "value": gates}] if gates is not None else []
+    return {"kind": "DaemonSet", "metadata": {"name": "nvidia-dra-driver-gpu-kubelet-plugin",
+            "namespace": "nvidia-dra-driver"}, "spec": {"template": {"spec": {"containers": [
+                {"name": "compute-domains", "image": image},
+                {"name": "gpus", "image": image, "env": env}]}}}}  # fmt: skip
+
+
+def gpu_slice(node_name: str, count: int) -> Obj:
+    gpu = {"type": {"string": "gpu"}}
+    devices = [{"name": f"gpu-{i}", "attributes": gpu} for i in range(count)]
+    spec = {"driver": "gpu.nvidia.com", "nodeName": node_name, "devices": devices}
+    return {"kind": "ResourceSlice", "metadata": {"name": f"{node_name}-slice"}, "spec": spec}
+
+
+@pytest.mark.parametrize(
+    ("gates", "found"),
+    [("TimeSlicingSettings=true,", ["DRA TimeSlicing"]),
+     ("MPSSupport=true,TimeSlicingSettings=true,", ["DRA TimeSlicing", "DRA MPS"]),
+     ("TimeSlicingSettings=false,NVMLDeviceHealthCheck=true,", []),
+     (None, [])],  # the chart's default: featureGates {} renders no FEATURE_GATES
+    ids=["time-slicing", "both", "off", "chart-default"],
+)  # fmt: skip
+def test_dra_offers_follow_the_plugins_gates(gates: str | None, found: list[str]) -> None:
+    offers = build.dra_offers([plugin(gates)], [gpu_slice("d0", 8), gpu_slice("cpu", 0)])
+    assert [(o.name, o.node, o.units) for o in offers] == [(f, "d0", 8) for f in found]
+    assert build.dra_offers([plugin(gates, image="other/plugin:1")], [gpu_slice("d0", 8)]) == []
+
+
+def test_the_shared_claim_asks_for_the_strategy_and_both_pods_use_it() -> None:
+    offer = Offer("DRA TimeSlicing", "d0", "gpu.nvidia.com", 8, gpus=8)
+    claim = build.shared_claim(offer)
+    assert claim["metadata"]["name"] == "share-dra-timeslicing"
+    assert claim["spec"]["devices"] == {
+        "requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com",
+                                                 "allocationMode": "ExactCount", "count": 1}}],
+        "config": [{"requests": ["gpu"], "opaque": {"driver": "gpu.nvidia.com", "parameters": {
+            "apiVersion": "resource.nvidia.com/v1beta1", "kind": "GpuConfig",
+            "sharing": {"strategy": "TimeSlicing"}}}}]}  # fmt: skip
+    pod = build.probe_pod(offer, "img", 1)
+    assert pod["metadata"]["name"] == "share-dra-timeslicing-1"
+    assert pod["spec"]["resourceClaims"] == [
+        {"name": "gpu", "resourceClaimName": "share-dra-timeslicing"}]  # fmt: skip
+    assert pod["spec"]["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}
+
+
+DRA_TS = Offer("DRA TimeSlicing", "d0", "gpu.nvidia.com", 8, gpus=8)
+
+
+@pytest.mark.parametrize(
+    ("logs", "problems"),
+    [((listed("a"), listed("a")), []),
+     ((listed("a"), listed("b")),
+      ["2 pods sharing claim share-dra-timeslicing see 2 different GPUs: GPU-a, GPU-b"]),
+     ((listed("a"), listed("")), ["p1 sees no GPU"])],
+    ids=["same-gpu", "two-gpus", "none"],
+)  # fmt: skip
+def test_pods_of_one_claim_see_the_same_gpu(logs: tuple[str, ...], problems: list[str]) -> None:
+    assert build.judge_shared_claim(DRA_TS, _views(*logs))[0] == problems
+
+
+def test_dra_time_slicing_delivered_passes_and_a_claim_never_prepared_fails() -> None:
+    objects = [node("d0", {"nvidia.com/gpu.present": "true"}), plugin("TimeSlicingSettings=true,"),
+               gpu_slice("d0", 8)]  # fmt: skip
+    logs = {"share-dra-timeslicing-0": listed("a"), "share-dra-timeslicing-1": listed("a")}
+    kube = fake(objects, logs)
+    result = run(kube)
+    assert (result.status, result.message) == (
+        Status.PASSED, "1 GPU sharing strategy delivered: DRA TimeSlicing on d0")  # fmt: skip
+    step = result.evidence[1]
+    assert (step.title, step.verdict) == (
+        "DRA TimeSlicing on d0",
+        "2 pods ran at once on one claimed GPU; GPU-a is shared by share-dra-timeslicing-0, "
+        "share-dra-timeslicing-1",
+    )
+    made = [c[3] for c in kube.calls if c[0] == "create"]
+    assert made == ["share-dra-timeslicing", "share-dra-timeslicing-0", "share-dra-timeslicing-1"]
+    assert sorted(c[3] for c in kube.calls if c[0] == "delete") == sorted(made)
+    result = run(fake(objects, {}, running=False), {"probe_seconds": 0.2})
+    assert result.status == Status.FAILED
+    assert result.message.startswith("1/1 GPU sharing strategies failed: DRA TimeSlicing on d0: "
+                                     "2/2 pods did not run at once within 0s")  # fmt: skip

@@ -79,3 +79,14 @@ def test_the_plugin_daemonset_carries_the_gates_the_sim_reads_back() -> None:
     # the chart's default values: no variable, every sharing gate off
     assert dra_sharing.env_gates(dra_sharing.kubelet_plugin({})) == dra_sharing.DEFAULT_GATES
 
+
+def test_the_check_reads_the_sims_plugin_and_slices_as_it_reads_a_real_clusters() -> None:
+    from aicr.checks.conformance.gpu_sharing import build
+
+    slices = [modes.resource_slice("gpu-h100-0", 8)]
+    both = dra_sharing.kubelet_plugin({"featureGates": {"MPSSupport": True,
+                                                        "TimeSlicingSettings": True}})  # fmt: skip
+    found = build.dra_offers([both], slices)
+    assert [(o.name, o.node, o.units) for o in found] == [
+        ("DRA TimeSlicing", "gpu-h100-0", 8), ("DRA MPS", "gpu-h100-0", 8)]  # fmt: skip
+    assert build.dra_offers([dra_sharing.kubelet_plugin({})], slices) == []

@@ -11,17 +11,21 @@ on one schedulable node with enough free units:
 - time-slicing or MPS (software sharing allows oversubscription): one pod more
   than the node has physical GPUs, each given one replica, all run at the same
   time, each sees exactly one GPU, and some physical GPU (its UUID) is seen by
-  two of them.
+  two of them;
+- DRA sharing (the NVIDIA DRA driver's ``GpuConfig`` ``sharing.strategy``
+  ``TimeSlicing`` or ``MPS``, advertised where its kubelet plugin's feature gate is
+  on): two pods sharing one claim whose config asks for the strategy run at once
+  and see the same one GPU.
 
 What it does not: that shared work is isolated or fairly scheduled (MPS limits,
 MIG fault isolation), sharing on nodes other than the one probed per strategy,
-or DRA sharing (the NVIDIA DRA driver's ``GpuConfig`` sharing, partitionable
-devices), which it does not examine yet.
+or partitionable devices.
 
 How it fails: a strategy advertised but not delivered, naming it and the node: a
 MIG pod that sees no MIG device (a whole GPU), several, or another profile; a
 replica pod that sees no GPU or several, never runs, or pods that see as many
-different GPUs as there are pods; a listing that cannot be read. A strategy no
+different GPUs as there are pods; DRA pods that never run (a claim the plugin
+could not prepare) or see different GPUs; a listing that cannot be read. A strategy no
 schedulable node has room to prove ends ``other``. No strategy advertised at all
 is a skip, "no GPU sharing strategy advertised": the requirement then reads Not
 Implemented, never a failure.
@@ -77,14 +81,21 @@ def _prove_mig(ctx: CheckContext, offer: build.Offer, image: str) -> None:
 
 
 def _prove_replicas(ctx: CheckContext, offer: build.Offer, image: str) -> None:
-    names = [build.pod_name(offer, i) for i in range(offer.need)]
-    for i in range(offer.need):
+    count = build.DRA_PODS if offer.dra else offer.need
+    names = [build.pod_name(offer, i) for i in range(count)]
+    if offer.dra:
+        ctx.probes.create(build.shared_claim(offer))
+    for i in range(count):
         ctx.probes.create(build.probe_pod(offer, image, i))
     waited = ctx.probes.wait("Pod", pod_status.started, budget=ctx.params.probe_seconds)
     end = time.monotonic() + min(ctx.params.probe_seconds, ctx.deadline.for_waits())
     with ctx.step(f"{offer.name} on {offer.node}") as step:
         step.asked = (
-            f"{offer.need} pods {ctx.workload_namespace}/{names[0]}.. ({image}), 1 "
+            f"ResourceClaim {ctx.workload_namespace}/{build.claim_name(offer)} for 1 GPU with a "
+            f"GpuConfig sharing.strategy {offer.kind.removeprefix('DRA ')}; {count} pods "
+            f"{ctx.workload_namespace}/{names[0]}.. ({image}) sharing it at once: nvidia-smi -L"
+            if offer.dra
+            else f"{count} pods {ctx.workload_namespace}/{names[0]}.. ({image}), 1 "
             f"{offer.resource} each, at once on a node of {offer.gpus} GPUs: nvidia-smi -L"
         )
         pods = {n: waited.objects.get(n) or {} for n in names}
@@ -96,7 +107,7 @@ def _prove_replicas(ctx: CheckContext, offer: build.Offer, image: str) -> None:
         if late:
             step.answer = "; ".join(late)
             step.failed(
-                f"{len(late)}/{offer.need} pods did not run at once within "
+                f"{len(late)}/{count} pods did not run at once within "
                 f"{int(waited.seconds)}s: {'; '.join(late)}"
             )
             return
@@ -107,27 +118,28 @@ def _prove_replicas(ctx: CheckContext, offer: build.Offer, image: str) -> None:
             )
             for n in names
         ]
-        problems, step.answer = build.judge_replicas(offer, views)
+        judge = build.judge_shared_claim if offer.dra else build.judge_replicas
+        problems, step.answer = judge(offer, views)
         if problems:
             step.failed("; ".join(problems))
             return
         uuid, holders = build.shared_gpu(views)
-        step.passed(
-            f"{offer.need} pods ran at once on {offer.gpus} GPUs; {uuid} is shared by "
-            f"{', '.join(holders)}"
-        )
+        on = "one claimed GPU" if offer.dra else f"{offer.gpus} GPUs"
+        step.passed(f"{count} pods ran at once on {on}; {uuid} is shared by {', '.join(holders)}")
 
 
 def run(ctx: CheckContext) -> CheckResult:
     """Find the strategies the nodes advertise; prove each on one node."""
-    groups = build.groups(ctx.kube.list("Node"))
+    dra = build.dra_offers(ctx.kube.list("DaemonSet"), ctx.kube.list("ResourceSlice"))
+    groups = build.groups(ctx.kube.list("Node"), dra)
     with ctx.step("strategies") as step:
         step.asked = (
             "GPU nodes' feature-discovery labels and allocatable resources: MIG "
             "(nvidia.com/mig-<profile>, mig.strategy single), replicas "
             "(nvidia.com/gpu.sharing-strategy, nvidia.com/gpu.replicas); GKE's "
             "(cloud.google.com/gke-gpu-partition-size, gke-gpu-sharing-strategy, "
-            "gke-max-shared-clients-per-gpu); DRA sharing not examined"
+            "gke-max-shared-clients-per-gpu); the DRA driver's kubelet plugin FEATURE_GATES "
+            f"({', '.join(build.DRA_GATES.values())}) and its ResourceSlices' whole GPUs"
         )
         step.answer = (
             "; ".join(f"{o.node}: {o.describe()}" for offers in groups.values() for o in offers)
@@ -140,7 +152,9 @@ def run(ctx: CheckContext) -> CheckResult:
     proven: list[str] = []
     # MIG first: its pods end, while replica pods hold their replicas until cleanup
     for name, offers in sorted(groups.items(), key=lambda g: g[1][0].kind != "MIG"):
-        chosen, why = _place(ctx, offers, ctx.kube.list("Pod"))
+        # a DRA strategy's pods share one claim the scheduler allocates on the first node
+        pods = ctx.kube.list("Pod")
+        chosen, why = (offers[0], "") if offers[0].dra else _place(ctx, offers, pods)
         if chosen is None:
             with ctx.step(name) as step:
                 step.asked = f"a node advertising {name} with {offers[0].need} free units"

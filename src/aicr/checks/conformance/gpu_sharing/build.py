@@ -20,6 +20,17 @@ plugin's resources, k8s-device-plugin's ``internal/lm`` and README):
   ``cloud.google.com/gke-gpu-sharing-strategy`` ``time-sharing`` or ``mps`` with
   ``cloud.google.com/gke-max-shared-clients-per-gpu`` clients per GPU, each a unit
   of ``nvidia.com/gpu``. Read only where GFD's labels advertise nothing alike.
+- DRA sharing (NVIDIA/k8s-dra-driver-gpu 25.12.0): a claim's opaque ``GpuConfig``
+  (``resource.nvidia.com/v1beta1``) may set ``sharing.strategy`` ``TimeSlicing`` or
+  ``MPS`` (``api/nvidia.com/resource/v1beta1/sharing.go``), each behind an alpha
+  feature gate that is off by default, ``TimeSlicingSettings`` and ``MPSSupport``
+  (``pkg/featuregates/featuregates.go``); with its gate off the kubelet plugin fails
+  to prepare such a claim (``validate.go``: ``unknown GPU sharing strategy``). The
+  chart sets the gates from its ``featureGates`` values as the ``FEATURE_GATES``
+  variable of the kubelet plugin DaemonSet's ``gpus`` container (image
+  ``k8s-dra-driver-gpu``; ``templates/kubeletplugin.yaml``): a strategy is
+  advertised where that variable turns its gate on and the driver publishes whole
+  GPUs in a node's ResourceSlices.
 """
 
 from __future__ import annotations
@@ -28,10 +39,16 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from aicr.checks.probe_pods import pinned_to, restricted_pod_spec
+from aicr.checks.probe_pods import gpu_claim, pinned_to, restricted_pod_spec
 from aicr.kube import names as k8s_names
 from aicr.kube import pod_status
-from aicr.kube.gpus import GPU_RESOURCE, gpu_toleration, quantity
+from aicr.kube.gpus import (
+    DRA_DRIVER,
+    GPU_RESOURCE,
+    gpu_toleration,
+    quantity,
+    whole_gpus_by_node,
+)
 from aicr.parsers import ParseError
 from aicr.parsers.nvidia_smi import ListedGpu, parse_list
 
@@ -53,13 +70,19 @@ GKE_SOFTWARE = ("time-sharing", "mps")
 LISTED = "aicr-listed"  # printed after nvidia-smi -L with its exit code: the listing is whole
 NOT_INJECTED = "127"
 HOLD_SECONDS = 600  # replica pods stay up (holding their replica) until cleanup deletes them
+DRA_PLUGIN_IMAGE = "k8s-dra-driver-gpu"  # the chart's kubelet plugin image repository
+DRA_PLUGIN_CONTAINER = "gpus"  # its container that prepares GPU claims
+DRA_GATES = {"TimeSlicing": "TimeSlicingSettings", "MPS": "MPSSupport"}  # strategy -> gate
+DRA_PODS = 2  # pods sharing the one claim
+DRA_REQUEST = "gpu"
+CONFIG_API = "resource.nvidia.com/v1beta1"
 
 
 @dataclass(frozen=True)
 class Offer:
     """One sharing strategy as one node advertises it."""
 
-    kind: str  # "MIG", "time-slicing", "mps"
+    kind: str  # "MIG", "time-slicing", "mps", "DRA TimeSlicing", "DRA MPS"
     node: str
     resource: str  # what a pod asks for
     units: int  # allocatable
@@ -73,14 +96,21 @@ class Offer:
         return f"MIG {self.profile}" if self.kind == "MIG" else self.kind
 
     @property
+    def dra(self) -> bool:
+        """A sharing strategy of the DRA driver (one claim, its GpuConfig)."""
+        return self.kind.startswith("DRA ")
+
+    @property
     def need(self) -> int:
-        """Units the proof takes on one node: one MIG device, or a pod more than GPUs."""
-        return 1 if self.kind == "MIG" else self.gpus + 1
+        """Units the proof takes on one node: a MIG device, one claimed GPU, or GPUs + 1."""
+        return 1 if self.kind == "MIG" or self.dra else self.gpus + 1
 
     def describe(self) -> str:
         """What the node advertises, for the evidence."""
         if self.kind == "MIG":
             return f"{self.name}: {self.resource} {self.units}"
+        if self.dra:
+            return f"{self.name}: {self.units} whole GPUs in {self.resource} ResourceSlices"
         return (
             f"{self.name}: {self.resource} {self.units} ({self.replicas} replicas of "
             f"{self.gpus} GPUs)"
@@ -129,12 +159,41 @@ def _gke_offers(name: str, labels: dict[str, str], alloc: Obj, found: list[Offer
     return out
 
 
-def groups(nodes: list[Obj]) -> dict[str, list[Offer]]:
+def dra_gates(daemonsets: list[Obj]) -> dict[str, bool]:
+    """The sharing gates the DRA driver's kubelet plugin runs with ({} where none runs)."""
+    for ds in daemonsets:
+        template = ((ds.get("spec") or {}).get("template") or {}).get("spec") or {}
+        for c in template.get("containers") or []:
+            if c.get("name") != DRA_PLUGIN_CONTAINER or DRA_PLUGIN_IMAGE not in str(c.get("image")):
+                continue
+            env = {str(e.get("name")): str(e.get("value") or "") for e in c.get("env") or []}
+            pairs = [p.split("=", 1) for p in env.get("FEATURE_GATES", "").split(",") if "=" in p]
+            given = {k.strip(): v.strip().lower() == "true" for k, v in pairs}
+            return {gate: given.get(gate, False) for gate in DRA_GATES.values()}
+    return {}
+
+
+def dra_offers(daemonsets: list[Obj], slices: list[Obj]) -> list[Offer]:
+    """The DRA driver's sharing strategies whose gates are on, on each node it publishes GPUs."""
+    on = dra_gates(daemonsets)
+    gpus = whole_gpus_by_node(slices)
+    return [
+        Offer(f"DRA {strategy}", node, DRA_DRIVER, units, gpus=units)
+        for strategy, gate in DRA_GATES.items()
+        if on.get(gate)
+        for node, units in sorted(gpus.items())
+        if units > 0
+    ]
+
+
+def groups(nodes: list[Obj], dra: list[Offer] | None = None) -> dict[str, list[Offer]]:
     """Every strategy advertised (by name, in order) and the nodes offering it."""
     out: dict[str, list[Offer]] = {}
     for n in sorted(nodes, key=lambda n: str(n["metadata"]["name"])):
         for o in offers(n):
             out.setdefault(o.name, []).append(o)
+    for o in dra or []:
+        out.setdefault(o.name, []).append(o)
     return dict(sorted(out.items()))
 
 
@@ -157,7 +216,23 @@ def requested(pods: list[Obj], resource: str) -> dict[str, int]:
 def pod_name(offer: Offer, i: int = 0) -> str:
     """The probe pod's name: one per MIG profile, or the i-th replica pod of the strategy."""
     what = offer.profile.replace(".", "-").replace("+", "-") if offer.kind == "MIG" else offer.kind
-    return k8s_names.bounded(f"share-{what}-{i}")
+    return k8s_names.bounded(f"share-{what.lower().replace(' ', '-')}-{i}")
+
+
+def claim_name(offer: Offer) -> str:
+    """The one ResourceClaim the DRA strategy's pods share."""
+    return k8s_names.bounded(f"share-{offer.kind.lower().replace(' ', '-')}")
+
+
+def shared_claim(offer: Offer) -> Obj:
+    """A claim for one whole GPU whose opaque GpuConfig asks for the offer's sharing strategy."""
+    claim = gpu_claim(claim_name(offer), 1, DRA_REQUEST)
+    strategy = offer.kind.removeprefix("DRA ")
+    parameters = {"apiVersion": CONFIG_API, "kind": "GpuConfig", "sharing": {"strategy": strategy}}
+    claim["spec"]["devices"]["config"] = [
+        {"requests": [DRA_REQUEST], "opaque": {"driver": DRA_DRIVER, "parameters": parameters}}
+    ]
+    return claim
 
 
 def probe_pod(offer: Offer, image: str, i: int = 0) -> Obj:
@@ -170,15 +245,15 @@ def probe_pod(offer: Offer, image: str, i: int = 0) -> Obj:
         command = ["nvidia-smi", "-L"]
     else:
         command = ["sh", "-c", f'nvidia-smi -L; echo "{LISTED} $?"; exec sleep {HOLD_SECONDS}']
-    container = {
-        "name": CONTAINER,
-        "image": image,
-        "command": command,
-        "resources": {"limits": {offer.resource: "1"}},
-    }
+    resources: Obj = (
+        {"claims": [{"name": DRA_REQUEST}]} if offer.dra else {"limits": {offer.resource: "1"}}
+    )
+    container = {"name": CONTAINER, "image": image, "command": command, "resources": resources}
     spec = restricted_pod_spec([container])
     spec["affinity"] = pinned_to(offer.node)
     spec["tolerations"] = [gpu_toleration()]
+    if offer.dra:
+        spec["resourceClaims"] = [{"name": DRA_REQUEST, "resourceClaimName": claim_name(offer)}]
     return {
         "apiVersion": "v1",
         "kind": "Pod",
@@ -243,8 +318,8 @@ def read_replica(pod: str, log: str) -> ReplicaView:
         return ReplicaView(pod, problem=f"cannot read nvidia-smi -L: {exc}")
 
 
-def judge_replicas(offer: Offer, views: list[ReplicaView]) -> tuple[list[str], str]:
-    """``(problems, each pod's view)``: every pod sees one GPU, and some GPU is seen twice."""
+def _one_gpu_each(views: list[ReplicaView]) -> tuple[list[str], str]:
+    """``(problems, each pod's view)``: a pod that listed nothing, or not exactly one GPU."""
     seen = "; ".join(f"{v.pod}: {v.problem or _seen(list(v.gpus))}" for v in views)
     problems = [f"{v.pod} {v.problem}" for v in views if v.problem]
     problems += [
@@ -252,6 +327,12 @@ def judge_replicas(offer: Offer, views: list[ReplicaView]) -> tuple[list[str], s
         for v in views
         if not v.problem and len(v.gpus) != 1
     ]
+    return problems, seen
+
+
+def judge_replicas(offer: Offer, views: list[ReplicaView]) -> tuple[list[str], str]:
+    """``(problems, each pod's view)``: every pod sees one GPU, and some GPU is seen twice."""
+    problems, seen = _one_gpu_each(views)
     if problems:
         return problems, seen
     holders = Counter(v.gpus[0].uuid for v in views)
@@ -260,6 +341,20 @@ def judge_replicas(offer: Offer, views: list[ReplicaView]) -> tuple[list[str], s
         return [
             f"{len(views)} pods given {offer.resource} see {len(holders)} different GPUs on a "
             f"node of {offer.gpus}: no GPU is shared"
+        ], seen
+    return [], seen
+
+
+def judge_shared_claim(offer: Offer, views: list[ReplicaView]) -> tuple[list[str], str]:
+    """``(problems, each pod's view)``: every pod of the one claim sees the same one GPU."""
+    problems, seen = _one_gpu_each(views)
+    if problems:
+        return problems, seen
+    uuids = sorted({v.gpus[0].uuid for v in views})
+    if len(uuids) != 1:
+        return [
+            f"{len(views)} pods sharing claim {claim_name(offer)} see {len(uuids)} different "
+            f"GPUs: {', '.join(uuids)}"
         ], seen
     return [], seen
 
