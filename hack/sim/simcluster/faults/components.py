@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import gzip
 import time
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import yaml
@@ -33,10 +34,41 @@ def _apps(sim: Sim) -> client.AppsV1Api:
     return client.AppsV1Api(kube.api_client(sim.kubeconfig))
 
 
-def installed_workloads(sim: Sim, names: dict[str, tuple[str, str]]) -> list[tuple[str, str]]:
-    """(namespace, Deployment) of each component in `names` that is installed."""
+class NotRecorded(LookupError):
+    """An installed component whose install applied no such object, or several."""
+
+
+def recorded(sim: Sim, component: str, kind: str) -> tuple[str, str]:
+    """(namespace, name) of the one `kind` object the install of `component` applied.
+
+    The run's journal has what the install applied, named as the recipe's values
+    name it under `sim recipe` (`fullnameOverride` ...), so a fault acts on the
+    object that is there, not on the default release's name. NotRecorded when the
+    journal holds none or several.
+    """
+    refs = install.journal(sim).get(component, [])
+    found = [(str(r.get("namespace")), str(r["name"])) for r in refs if r.get("kind") == kind]
+    if len(found) != 1:
+        named = ", ".join(f"{ns}/{name}" for ns, name in found)
+        raise NotRecorded(
+            f"the install of {component} applied {len(found)} {kind} objects"
+            + (f" ({named})" if named else "")
+            + ", expected exactly one"
+        )
+    return found[0]
+
+
+def installed_workloads(
+    sim: Sim, names: Mapping[str, tuple[str, str] | None]
+) -> list[tuple[str, str]]:
+    """(namespace, Deployment) of each component in `names` that is installed; a component
+    given None has the one Deployment its install applied (`recorded`)."""
     running = {c.name for c in install.installed(sim)}
-    return [where for component, where in names.items() if component in running]
+    return [
+        where or recorded(sim, component, "Deployment")
+        for component, where in names.items()
+        if component in running
+    ]
 
 
 def stop(sim: Sim, workloads: list[tuple[str, str]]) -> None:
@@ -88,7 +120,6 @@ def set_failure_policy(sim: Sim, config: str, policy: str) -> None:
 
 
 # ---- the Prometheus that prometheus-operator manages ------------------------------------
-PROMETHEUS = ("monitoring", "kube-prometheus-stack-prometheus")  # the `Prometheus` object
 DUPLICATE_SECRET = "sim-duplicate-scrape"
 DUPLICATE_JOB = "sim-duplicate-pods"
 
@@ -98,8 +129,21 @@ def _prometheus_installed(sim: Sim) -> bool:
     return {"prometheus", "prometheus-operator"} <= running
 
 
-GENERATED = (f"prometheus-{PROMETHEUS[1]}", "prometheus.yaml.gz")  # the operator's config Secret
+GENERATED_KEY = "prometheus.yaml.gz"  # in the operator's config Secret (`generated_secret`)
 SETTLE_SECONDS = 120.0  # the operator writing the configuration; the new pod becoming ready
+
+
+def prometheus_object(sim: Sim) -> tuple[str, str]:
+    """(namespace, name) of the `Prometheus` object the install of prometheus applied:
+    ``<fullname>-prometheus`` of the recipe's values, or the default release's."""
+    return recorded(sim, "prometheus", "Prometheus")
+
+
+def generated_secret(name: str) -> str:
+    """The Secret the operator writes the configuration of `Prometheus` `name` into:
+    ``prometheus-<name>`` (prometheus-operator v0.85 pkg/prometheus/common.go,
+    `ConfigSecretName`)."""
+    return f"prometheus-{name}"
 
 
 def patch_prometheus(sim: Sim, spec: dict[str, object], required: bool, marker: str) -> bool:
@@ -108,29 +152,30 @@ def patch_prometheus(sim: Sim, spec: dict[str, object], required: bool, marker: 
     `required` is set when applying a fault (healing skips an absent Prometheus);
     `marker` is text the operator's generated configuration holds while the fault
     is on and lacks once healed (see `restart_on`). Returns False when the
-    operator's Prometheus is not installed (`required` raises then).
+    operator's Prometheus is not installed (`required` raises LookupError then);
+    NotRecorded when it is but its install applied no `Prometheus`, or several.
     """
     if not _prometheus_installed(sim):
         if required:
             raise LookupError("prometheus and prometheus-operator")
         return False
-    ns, name = PROMETHEUS
+    ns, name = prometheus_object(sim)
     client.CustomObjectsApi(kube.api_client(sim.kubeconfig)).patch_namespaced_custom_object(
         "monitoring.coreos.com", "v1", ns, "prometheuses", name, {"spec": spec}
     )
-    restart_on(sim, marker, present=required)
+    restart_on(sim, (ns, name), marker, present=required)
     return True
 
 
-def generated_config(core: client.CoreV1Api) -> str:
-    """The Prometheus configuration the operator generated ("" before it has)."""
-    name, key = GENERATED
-    secret = kube.ignore_not_found(lambda: core.read_namespaced_secret(name, PROMETHEUS[0]))
-    data = ((secret.data or {}) if secret else {}).get(key)
+def generated_config(core: client.CoreV1Api, where: tuple[str, str]) -> str:
+    """The configuration the operator generated for `Prometheus` `where` ("" before it has)."""
+    ns, name = where
+    secret = kube.ignore_not_found(lambda: core.read_namespaced_secret(generated_secret(name), ns))
+    data = ((secret.data or {}) if secret else {}).get(GENERATED_KEY)
     return gzip.decompress(base64.b64decode(data)).decode() if data else ""
 
 
-def restart_on(sim: Sim, marker: str, present: bool) -> None:
+def restart_on(sim: Sim, where: tuple[str, str], marker: str, present: bool) -> None:
     """Wait until the generated configuration has (or lacks) `marker`, then restart
     Prometheus on it and wait until the new pod is ready and its reloader watches.
 
@@ -147,18 +192,17 @@ def restart_on(sim: Sim, marker: str, present: bool) -> None:
     api = kube.api_client(sim.kubeconfig)
     core = client.CoreV1Api(api)
     deadline = time.monotonic() + SETTLE_SECONDS
-    while (marker in generated_config(core)) != present:
+    ns, name = where
+    while (marker in generated_config(core, where)) != present:
         if time.monotonic() > deadline:
             state = "written" if present else "removed"
             raise install.ComponentError(
-                f"prometheus-operator has not {state} {marker!r} in {GENERATED[0]} "
+                f"prometheus-operator has not {state} {marker!r} in {generated_secret(name)} "
                 f"in {SETTLE_SECONDS:.0f} s"
             )
         time.sleep(0.5)
-    for pod in core.list_namespaced_pod(PROMETHEUS[0], label_selector=prometheus.SELECTOR).items:
-        kube.ignore_not_found(
-            lambda pod=pod: core.delete_namespaced_pod(pod.metadata.name, PROMETHEUS[0])
-        )
+    for pod in core.list_namespaced_pod(ns, label_selector=prometheus.SELECTOR).items:
+        kube.ignore_not_found(lambda pod=pod: core.delete_namespaced_pod(pod.metadata.name, ns))
     install.wait_ready(sim, [prometheus.COMPONENT], max(deadline - time.monotonic(), 30.0))
 
 
@@ -181,11 +225,19 @@ def duplicate_scrape_job() -> dict[str, object]:
 
 def set_duplicate_scrape(sim: Sim, on: bool) -> None:
     """Add (or remove) the catch-all job through the Prometheus's additionalScrapeConfigs."""
+    from simcluster.components import prometheus
+
     core = client.CoreV1Api(kube.api_client(sim.kubeconfig))
-    ns = PROMETHEUS[0]
-    if on:
-        if not _prometheus_installed(sim):
+    if not _prometheus_installed(sim):
+        if on:
             raise LookupError("prometheus and prometheus-operator")
+        # healing after prometheus was removed: its Secret may outlive it
+        kube.ignore_not_found(
+            lambda: core.delete_namespaced_secret(DUPLICATE_SECRET, prometheus.NAMESPACE)
+        )
+        return
+    ns = prometheus_object(sim)[0]
+    if on:
         body = {
             "metadata": {"name": DUPLICATE_SECRET},
             "stringData": {"scrape.yaml": yaml.safe_dump([duplicate_scrape_job()])},

@@ -15,7 +15,7 @@ from __future__ import annotations
 import difflib
 import importlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -73,11 +73,20 @@ def _pod_fault(name: pods.PodFault, models: str) -> Fault:
     )
 
 
-def _component_fault(name: str, models: str, workloads: dict[str, tuple[str, str]]) -> Fault:
-    """A cluster fault that stops the pods of whichever of `workloads` (component -> where) run."""
+def _component_fault(
+    name: str, models: str, workloads: Mapping[str, tuple[str, str] | None]
+) -> Fault:
+    """A cluster fault that stops the pods of whichever of `workloads` (component -> where,
+    None: the Deployment its install applied) run."""
+
+    def installed(sim: Sim) -> list[tuple[str, str]]:
+        try:
+            return components.installed_workloads(sim, workloads)
+        except components.NotRecorded as e:
+            raise FaultInputError(f"fault {name}: {e}") from None
 
     def chosen(sim: Sim) -> list[tuple[str, str]]:
-        found = components.installed_workloads(sim, workloads)
+        found = installed(sim)
         if not found:
             need = " or ".join(workloads)
             raise FaultInputError(
@@ -90,7 +99,7 @@ def _component_fault(name: str, models: str, workloads: dict[str, tuple[str, str
         models,
         "cluster",
         lambda sim, node: components.stop(sim, chosen(sim)),
-        lambda sim, node: components.start(sim, components.installed_workloads(sim, workloads)),
+        lambda sim, node: components.start(sim, installed(sim)),
     )
 
 
@@ -190,13 +199,21 @@ def _monitoring(name: str, act: Callable[[Sim, bool], None]) -> tuple[Action, Ac
     def apply(sim: Sim, node: str | None) -> None:
         try:
             act(sim, True)
+        except components.NotRecorded as e:
+            raise FaultInputError(f"fault {name}: {e}") from None
         except LookupError:
             raise FaultInputError(
                 f"fault {name} needs prometheus and prometheus-operator installed "
                 "(`hack/sim/sim up --with prometheus,prometheus-operator`)"
             ) from None
 
-    return apply, lambda sim, node: act(sim, False)
+    def heal(sim: Sim, node: str | None) -> None:
+        try:
+            act(sim, False)
+        except components.NotRecorded as e:
+            raise FaultInputError(f"heal of {name}: {e}") from None
+
+    return apply, heal
 
 
 BODY_LIMIT = "64B"  # smaller than any metrics page
@@ -421,7 +438,7 @@ FAULTS: tuple[Fault, ...] = (
         "monitoring-operator-down",
         "prometheus-operator is not running: new PodMonitors and ServiceMonitors are never "
         "turned into scrape configuration, so Prometheus never discovers their workloads",
-        {"prometheus-operator": ("monitoring", "kube-prometheus-stack-operator")},
+        {"prometheus-operator": None},  # named as the recipe's values name it
     ),
     Fault(
         "scrape-body-limit",
