@@ -284,3 +284,16 @@ def test_disabled_components_are_left_out(tmp_path: Path) -> None:
 def test_every_component_a_recipe_plays_is_registered() -> None:
     for name in SHIPPED:
         assert set(plan(name).components) <= set(registry.BY_NAME)
+
+
+@pytest.mark.parametrize(("selector", "labels", "want"), [
+    ({}, {"app": "x"}, True),
+    ({"matchLabels": {"release": "kps"}}, {"app": "x"}, False),
+    ({"matchLabels": {"release": "kps"}}, {"release": "kps", "app": "x"}, True),
+    ({"matchExpressions": [{"key": "a", "operator": "Exists"}]}, {"a": "1"}, None),
+], ids=["empty-selects-all", "label-missing", "label-matches",
+        "expressions-not-judged"])  # fmt: skip
+def test_which_monitors_the_prometheus_selects(
+    selector: dict[str, Any], labels: dict[str, str], want: bool | None
+) -> None:
+    assert recipe.selected(selector, labels) is want

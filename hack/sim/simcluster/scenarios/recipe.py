@@ -496,3 +496,74 @@ def run(sim: Sim, plan: Plan) -> None:
     if components:
         install.install(sim, components, values=plan.values, releases=plan.releases)
     apply_and_wait(sim, plan.manifests)
+    settle_prometheus(sim, plan)
+
+
+MONITOR_JOBS = {"ServiceMonitor": "serviceMonitor", "PodMonitor": "podMonitor"}
+
+
+def selected(selector: Mapping[str, Any], labels: Mapping[str, str]) -> bool | None:
+    """Whether a label selector selects `labels` (None for expressions, not judged here)."""
+    if set(selector) - {"matchLabels"}:
+        return None
+    return all(labels.get(k) == v for k, v in (selector.get("matchLabels") or {}).items())
+
+
+def settle_prometheus(sim: Sim, plan: Plan) -> None:
+    """Ready means Prometheus runs the configuration of the monitors the install made that its
+    selectors select (by the job names prometheus-operator gives them).
+
+    The operator writes each new monitor into the configuration Secret, but v0.85's config
+    reloader misses a change after the pod's first one until its 3-minute re-read
+    (prometheus-operator PR 7366; see `faults.components.restart_on`): a monitor installed
+    after Prometheus started (the GPU Operator's DCGM exporter's, as on a cluster where the
+    GPU Operator follows kube-prometheus-stack) is scraped only minutes later. A settled
+    cluster scrapes it, so Prometheus is restarted on the written configuration when the
+    one it runs lacks one (as a fault's change is applied).
+    """
+    if kps.CHART not in plan.values or "prometheus-operator" not in plan.components:
+        return
+    from kubernetes import client
+
+    from simcluster.cluster import kube
+    from simcluster.components import prometheus
+    from simcluster.faults import components as faults
+
+    release = plan.releases[kps.CHART]
+    v = kps.values(plan.values[kps.CHART])
+    name = kps.prometheus_name(v, release)
+    sel = kps.selectors(v, release)
+    api = kube.api_client(sim.kubeconfig)
+    dyn = kube.dynamic(api)
+    markers = []
+    for refs in install.journal(sim).values():
+        for r in refs:
+            job = MONITOR_JOBS.get(r["kind"])
+            if job is None:
+                continue
+            res = dyn.resources.get(api_version=r["apiVersion"], kind=r["kind"])
+            labels = res.get(name=r["name"], namespace=r["namespace"]).metadata.labels or {}
+            key = "serviceMonitorSelector" if job == "serviceMonitor" else "podMonitorSelector"
+            if selected(sel[key], dict(labels)):  # namespace selectors: {} in the recipes
+                markers.append(f"{job}/{r['namespace']}/{r['name']}/")
+    if not markers or all(m in _running_config(api, prometheus) for m in markers):
+        return
+    where = (prometheus.NAMESPACE, name)
+    written = faults.generated_config(client.CoreV1Api(api), where)
+    pending = [m for m in markers if m not in written]
+    faults.restart_on(sim, where, pending[-1] if pending else markers[0], True)
+
+
+def _running_config(api: Any, prometheus: Any) -> str:
+    """The configuration the Prometheus pod runs (its /api/v1/status/config), "" if unread."""
+    import json
+    import urllib.request
+
+    url = prometheus.url(api)
+    if url is None:
+        return ""
+    try:
+        with urllib.request.urlopen(f"{url}/api/v1/status/config", timeout=10) as r:
+            return str(json.load(r)["data"]["yaml"])
+    except (OSError, ValueError, KeyError):
+        return ""
