@@ -493,10 +493,16 @@ def run(sim: Sim, plan: Plan) -> None:
     if plan.gpu_mode is not None:
         scenario.set_mode(sim, plan.gpu_mode, plan.dra_values)
     components = plan.resolved()
-    if components:
-        install.install(sim, components, values=plan.values, releases=plan.releases)
+    # those given Prometheus' address (the adapter) go after it has settled: restarting it
+    # gives its pod a new address, and the sim has no DNS name that would follow it
+    later = [c for c in components if "prometheus" in c.requires]
+    first = [c for c in components if c not in later]
+    if first:
+        install.install(sim, first, values=plan.values, releases=plan.releases)
     apply_and_wait(sim, plan.manifests)
     settle_prometheus(sim, plan)
+    if later:
+        install.install(sim, later, values=plan.values, releases=plan.releases)
 
 
 MONITOR_JOBS = {"ServiceMonitor": "serviceMonitor", "PodMonitor": "podMonitor"}
