@@ -67,6 +67,14 @@ written. A submission directory given as a symlink is replaced where the link po
 `validate` also refuses, before any cluster work, a `-n/--namespace` that is not a
 namespace name (DNS-1123 label), an `--image` that is not an image reference, and a
 `--cncf-version` without requirement data.
+
+Besides what you name, `aicr` keeps one cache: the parsed form of the data it ships
+(check catalog, requirement sets, image list) as JSON under
+`$XDG_CACHE_HOME/aicr/yaml/` (`~/.cache/aicr/yaml/` when unset), one small file per
+shipped file's text, so later runs skip parsing. It is never required: a missing,
+unwritable, corrupt or someone else's (not yours, or group/world-writable) cache is
+ignored and the data parsed again, and every run still validates the data. Deleting
+the folder is always safe.
 """
 
 FORMATS_INTRO = """# File formats
