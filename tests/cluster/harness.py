@@ -75,6 +75,25 @@ class SimCluster:
         return str(resp.status.token)
 
     # ---- waiting ----------------------------------------------------------------------
+    def wait_gpus_idle(self, timeout: float = 120) -> None:
+        """Wait until no pod holds a device-plugin GPU. Earlier modules delete their
+        namespaces without waiting, and a pod still terminating there holds its GPUs
+        (the scheduler and the checks count it until it is gone)."""
+        core = self.core()
+
+        def idle() -> bool:
+            for pod in core.list_pod_for_all_namespaces().items:
+                if pod.status.phase in ("Succeeded", "Failed"):
+                    continue
+                for c in pod.spec.containers:
+                    asked = {**((c.resources and c.resources.requests) or {}),
+                             **((c.resources and c.resources.limits) or {})}  # fmt: skip
+                    if asked.get("nvidia.com/gpu", "0") != "0":
+                        return False
+            return True
+
+        self.wait_for(idle, timeout, message="no pod holding a GPU")
+
     @staticmethod
     def wait_for(
         predicate: Callable[[], T | None],

@@ -26,12 +26,14 @@ NODE0, NODE1 = "gpu-h100-0", "gpu-h100-1"
 
 @pytest.fixture
 def gpus(cluster: SimCluster) -> Iterator[SimCluster]:
-    """Device-plugin mode, healthy GPU nodes before and after the test."""
+    """Device-plugin mode, healthy GPU nodes before and after the test, and no GPU held
+    when it starts (a pod of an earlier module may still be terminating)."""
     if cluster.mode != "device-plugin":
         cluster.set_mode("device-plugin")
     api = cluster.api()
     for node in cluster.gpu_nodes:
         mark_node(api, node)
+    cluster.wait_gpus_idle()
     yield cluster
     for node in cluster.gpu_nodes:
         mark_node(api, node)

@@ -93,28 +93,9 @@ class Runs:
         return sorted(self.results.values(), key=lambda r: r.start_ms)
 
 
-def gpus_idle(cluster: SimCluster) -> None:
-    """Wait until no pod holds a GPU: earlier modules delete their namespaces without
-    waiting, and a pod still terminating there makes a whole-node reservation wait."""
-    core = client.CoreV1Api(cluster.api())
-
-    def idle() -> bool:
-        for pod in core.list_pod_for_all_namespaces().items:
-            if pod.status.phase in ("Succeeded", "Failed"):
-                continue
-            for c in pod.spec.containers:
-                asked = {**((c.resources and c.resources.requests) or {}),
-                         **((c.resources and c.resources.limits) or {})}  # fmt: skip
-                if asked.get("nvidia.com/gpu", "0") != "0":
-                    return False
-        return True
-
-    cluster.wait_for(idle, 120, message="no pod holding a GPU")
-
-
 def two_runs(cluster: SimCluster, gpus: dict[str, Any]) -> Runs:
     """Two runs of one GPU check at once in one namespace."""
-    gpus_idle(cluster)
+    cluster.wait_gpus_idle()
     namespace = cluster.fresh_namespace("gpu-lease")
     runs = Runs()
     logs: list[list[Event]] = [[], []]
