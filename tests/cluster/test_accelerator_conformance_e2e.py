@@ -129,6 +129,7 @@ def test_every_accelerator_check_passes_and_its_requirement_is_implemented(
     backed: tuple[str, ...],
 ) -> None:  # fmt: skip
     cluster.set_mode("dra" if dra else "device-plugin")
+    cluster.wait_gpus_idle()  # the expected probe counts need every GPU free
     code, report, err = validate(cluster, tmp_path, recipe(*platform, dra), version)
     tests = {t["name"]: (t["status"], t["message"]) for t in report["results"]["tests"]}
     sandboxed = tests.pop("workload-sandboxing")

@@ -90,6 +90,7 @@ def healthy_cluster(cluster: SimCluster) -> Iterator[SimCluster]:
     """The DRA driver and the GPU RuntimeClass beside the components, device-plugin GPUs."""
     healthy(cluster, "device-plugin", operands=False)
     try:
+        cluster.wait_gpus_idle()  # the checks' probe counts need every GPU free
         exporters_ready(cluster)
         yield cluster
     finally:

@@ -36,8 +36,10 @@ def recipe(dra: bool) -> str:
 
 @pytest.fixture
 def gpus(cluster: SimCluster) -> Iterator[SimCluster]:
-    """The cluster with the GPU RuntimeClass the recipe's GPU Operator names (chart default)."""
+    """The cluster with the GPU RuntimeClass the recipe's GPU Operator names (chart default),
+    and no GPU held by an earlier module's pod still terminating (the probe count depends on it)."""
     cluster.apply(GPU_RUNTIME_CLASS)
+    cluster.wait_gpus_idle()
     yield cluster
 
 
