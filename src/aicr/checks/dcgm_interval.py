@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from aicr.checks.argv import last_flag
+
 DEFAULT_MS = 30000  # dcgm-exporter's own default (pkg/cmd/app.go)
 ENV = "DCGM_EXPORTER_INTERVAL"
 FLAGS = ("-c", "--collect-interval", "-collect-interval")
@@ -49,16 +51,6 @@ def exporter_container(pod: Obj, port: int = EXPORTER_PORT) -> Obj | None:
     return dict(containers[0]) if len(containers) == 1 else None
 
 
-def _flag(argv: list[str]) -> str | None:
-    """The value of the last ``-c``/``--collect-interval`` in argv (the one the parser keeps)."""
-    value = None
-    for i, arg in enumerate(argv):
-        name, eq, rest = arg.partition("=")
-        if name in FLAGS:
-            value = rest if eq else (argv[i + 1] if i + 1 < len(argv) else "")
-    return value
-
-
 def _millis(text: str, where: str) -> Interval:
     try:
         ms = int(text)
@@ -77,7 +69,7 @@ def collect_interval(pod: Obj, port: int = EXPORTER_PORT) -> Interval:
     if c is None:
         return Interval(None, f"{name}: no container serves port {port}")
     argv = [str(a) for a in (c.get("command") or []) + (c.get("args") or [])]
-    flag = _flag(argv)
+    flag = last_flag(argv, FLAGS)
     if flag is not None:
         return _millis(flag, f"flag --collect-interval={flag}")
     env = {str(e.get("name")): e for e in c.get("env") or []}

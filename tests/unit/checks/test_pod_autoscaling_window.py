@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from aicr.checks.argv import last_flag
 from aicr.checks.conformance.pod_autoscaling import window
 from aicr.checks.conformance.pod_autoscaling.window import Piece, Window
 
@@ -125,7 +126,7 @@ def test_go_durations(text: str, seconds: float | None) -> None:
     (["x", "--metrics-max-age=5m"], None),
 ])  # fmt: skip
 def test_the_last_flag_wins_as_pflag_parses_it(argv: list[str], value: str | None) -> None:
-    assert window.flag(argv, "--metrics-relist-interval") == value
+    assert last_flag(argv, ("--metrics-relist-interval",)) == value
 
 
 # ---- exporter collection ------------------------------------------------------------------

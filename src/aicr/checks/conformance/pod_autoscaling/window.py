@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from aicr.checks.argv import last_flag
 from aicr.checks.dcgm_interval import DEFAULT_MS as EXPORTER_DEFAULT_MS
 from aicr.checks.dcgm_interval import collect_interval
 from aicr.kube.selectors import matches
@@ -149,16 +150,6 @@ def go_seconds(text: str) -> float | None:
     return total if total > 0 else None
 
 
-def flag(argv: list[str], name: str) -> str | None:
-    """The value of the last ``--name=value`` or ``--name value`` in argv (pflag keeps the last)."""
-    value = None
-    for i, arg in enumerate(argv):
-        key, eq, rest = arg.partition("=")
-        if key == name:
-            value = rest if eq else (argv[i + 1] if i + 1 < len(argv) else "")
-    return value
-
-
 def _argv(container: Mapping[str, Any]) -> list[str]:
     return [str(a) for a in (container.get("command") or []) + (container.get("args") or [])]
 
@@ -178,7 +169,7 @@ def _flag_piece(
     """The longest value of flag ``name`` over ``containers`` (owner, container); defaults named."""
     read: list[Piece] = []
     for owner, c in containers:
-        value = flag(_argv(c), name)
+        value = last_flag(_argv(c), (name,))
         if value is None:
             read.append(Piece(what, default, f"{owner} passes no {name}: {default_text}", True))
             continue
@@ -375,7 +366,7 @@ def _adapter_container(deployment: Obj) -> Obj | None:
     pod = ((deployment.get("spec") or {}).get("template") or {}).get("spec") or {}
     containers = pod.get("containers") or []
     for c in containers:
-        if flag(_argv(c), RELIST_FLAG) is not None:
+        if last_flag(_argv(c), (RELIST_FLAG,)) is not None:
             return dict(c)
     for c in containers:
         if "prometheus-adapter" in str(c.get("image")):
