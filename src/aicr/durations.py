@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from datetime import timedelta
 
 _PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
@@ -16,17 +17,23 @@ def parse(text: str) -> timedelta:
     bound would end the wait before it starts.
     """
     text = text.strip()
-    pos, total = 0, 0.0
-    for match in _PART.finditer(text):
-        if match.start() != pos:
-            break
-        total += float(match.group(1)) * _UNITS[match.group(2)]
-        pos = match.end()
-    if not text or pos != len(text):
+    total = sum_parts(text, _PART, _UNITS)
+    if total is None:
         raise ValueError(f"invalid duration '{text}' (expected e.g. 90s, 5m, 1h30m)")
     if total <= 0:
         raise ValueError(f"duration '{text}' must be above zero")
     return timedelta(seconds=total)
+
+
+def sum_parts(text: str, part: re.Pattern[str], units: Mapping[str, float]) -> float | None:
+    """Seconds in ``text`` written wholly as ``part`` matches (number, unit), else None."""
+    pos, total = 0, 0.0
+    for match in part.finditer(text):
+        if match.start() != pos:
+            return None
+        total += float(match.group(1)) * units[match.group(2)]
+        pos = match.end()
+    return total if text and pos == len(text) else None
 
 
 def field(value: object) -> object:

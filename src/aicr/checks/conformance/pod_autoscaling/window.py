@@ -22,6 +22,7 @@ from typing import Any
 from aicr.checks.argv import last_flag
 from aicr.checks.dcgm_interval import DEFAULT_MS as EXPORTER_DEFAULT_MS
 from aicr.checks.dcgm_interval import collect_interval
+from aicr.durations import sum_parts
 from aicr.kube.selectors import matches
 
 Obj = dict[str, Any]
@@ -138,16 +139,8 @@ def go_seconds(text: str) -> float | None:
     Flags of Kubernetes components and prometheus-adapter are parsed so. None for anything
     else, and for zero or negative durations (no period).
     """
-    text = text.strip()
-    pos, total = 0, 0.0
-    for part in _GO_PART.finditer(text):
-        if part.start() != pos:
-            return None
-        total += float(part.group(1)) * _GO_UNITS[part.group(2)]
-        pos = part.end()
-    if not text or pos != len(text):
-        return None
-    return total if total > 0 else None
+    total = sum_parts(text.strip(), _GO_PART, _GO_UNITS)
+    return total if total is not None and total > 0 else None
 
 
 def _argv(container: Mapping[str, Any]) -> list[str]:
