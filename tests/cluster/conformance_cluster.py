@@ -18,6 +18,7 @@ windows than the checks' defaults where the sim's components answer at once; and
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from deployhelp import recipe_text
@@ -26,6 +27,7 @@ from gpu_operator import policy as cluster_policy
 from harness import SimCluster
 from kubernetes import client
 from manifests import GPU_RUNTIME_CLASS
+from simcluster.components.dcgm_exporter import PORT as EXPORTER_PORT
 
 from aicr.checks.gpu_operator import OPERANDS
 
@@ -151,3 +153,28 @@ def exporters_ready(cluster: SimCluster) -> None:
         } >= set(SimCluster.gpu_nodes)  # fmt: skip
 
     cluster.wait_for(ready, timeout=60, message="every GPU node's exporter to be Ready")
+
+
+def exporters_serve(cluster: SimCluster, shows: Callable[[str], bool], what: str) -> None:
+    """Wait until every GPU node's exporter page `shows` a fault just applied.
+
+    The exporter, like dcgm-exporter, applies what it reads at its next collection,
+    and its loop runs late on a loaded machine: a test that scrapes at once may still
+    get the page from before the fault. Pages are read from inside the cluster's
+    network namespace (`SimCluster.http_get`).
+    """
+    core = cluster.core()
+
+    def served() -> bool:
+        pods = core.list_namespaced_pod(OPERATOR_NS, label_selector=EXPORTER).items
+        ips = {p.spec.node_name: p.status.pod_ip for p in pods if p.status.pod_ip}
+        if set(ips) < set(SimCluster.gpu_nodes):
+            return False
+        for node in SimCluster.gpu_nodes:
+            status, body = cluster.http_get(f"http://{ips[node]}:{EXPORTER_PORT}/metrics")
+            if status != 200 or not shows(body):
+                return False
+        return True
+
+    cluster.wait_for(served, timeout=30, interval=0.5,
+                     message=f"every GPU node's exporter to serve {what}")  # fmt: skip

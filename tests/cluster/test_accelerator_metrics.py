@@ -20,10 +20,12 @@ from typing import Any
 
 import pytest
 import yaml
-from conformance_cluster import EXPORTER, exporters_ready
+from conformance_cluster import EXPORTER, exporters_ready, exporters_serve
 from deployhelp import run_check, run_conformance_with_sim_config
 from harness import SimCluster
 from kubernetes.dynamic import DynamicClient
+
+from aicr.parsers import dcgm
 
 pytestmark = pytest.mark.components("prometheus", "dcgm-exporter")
 
@@ -79,6 +81,8 @@ def test_an_exporter_down_fails_naming_its_node(cluster: SimCluster, tmp_path: P
 
 def test_series_without_gpu_labels_fail(cluster: SimCluster, tmp_path: Path) -> None:
     cluster.fault("exporter-unlabelled")
+    exporters_serve(cluster, lambda page: "DCGM_FI_DEV_GPU_UTIL{" in page and "UUID=" not in page,
+                    "series without per-GPU labels")  # fmt: skip
     test = _validate(cluster, tmp_path)
     assert test["status"] == "failed", test["message"]
     assert test["message"].startswith(
@@ -86,8 +90,15 @@ def test_series_without_gpu_labels_fail(cluster: SimCluster, tmp_path: Path) -> 
         "series, none with per-GPU labels (gpu, UUID)")  # fmt: skip
 
 
+def _frozen(page: str) -> bool:
+    """Every sample carries the explicit timestamp of the freeze."""
+    samples = dcgm.parse(page).samples
+    return bool(samples) and all(s.timestamp is not None for s in samples)
+
+
 def test_stale_samples_fail_as_stale(cluster: SimCluster, tmp_path: Path) -> None:
     cluster.fault("exporter-stale")
+    exporters_serve(cluster, _frozen, "frozen samples")
     test = _validate(cluster, tmp_path)
     assert test["status"] == "failed", test["message"]
     prefix = ("1/4 accelerator metrics steps failed: utilization under load on gpu-h100-0: "
