@@ -14,6 +14,7 @@ from deployhelp import run_check
 from gpu_sharing import NODE, shared
 from harness import SimCluster
 from kubernetes import client
+from manifests import GPU_TOLERATION, pod
 from simcluster.gpu import dra_sharing
 from simcluster.gpu.smi import gpu_uuid
 
@@ -23,6 +24,7 @@ RECIPE = (
     "  overrides: {devicePlugin: {enabled: true}}\n"
 )
 MIG_SINGLE = "MIG 1g.10gb on gpu-h100-0"
+OTHER_NODE = "gpu-h100-1"
 
 
 def _left(cluster: SimCluster) -> list[str]:
@@ -159,4 +161,46 @@ def test_dra_sharing_advertised_but_never_prepared_fails_naming_it(
     assert test["message"].startswith(prefix), test["message"]
     assert "ContainerCreating" in test["message"], test["message"]
     assert test["requirements"]["gpu_sharing"] == "Not Implemented"
+    assert _left(cluster) == []
+
+
+def _hold_every_gpu(cluster: SimCluster, namespace: str, node: str) -> None:
+    """Another workload's claim for all 8 GPUs of ``node``, allocated for its running pod."""
+    name = f"all-of-{node}"
+    cluster.apply({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                   "metadata": {"name": name}, "spec": {"devices": {"requests": [{"name": "gpus",
+                   "exactly": {"deviceClassName": "gpu.nvidia.com", "allocationMode": "ExactCount",
+                               "count": 8}}]}}}, namespace)  # fmt: skip
+    holder = pod(name, tolerations=[GPU_TOLERATION], nodeSelector={"kubernetes.io/hostname": node},
+                 resourceClaims=[{"name": "gpus", "resourceClaimName": name}],
+                 resources={"claims": [{"name": "gpus"}]})  # fmt: skip
+    cluster.apply(holder, namespace)
+    cluster.wait_for_phase(namespace, name, "Running")
+
+
+def test_dra_sharing_is_proven_where_a_device_is_free_and_never_where_none_is(
+    cluster: SimCluster, tmp_path: Path
+) -> None:
+    with dra_gates(cluster, {"TimeSlicingSettings": True}):
+        held = cluster.fresh_namespace("held")
+        try:
+            _hold_every_gpu(cluster, held, NODE)
+            test = run_check(cluster, tmp_path, CHECK, RECIPE, phase="conformance")
+            assert (test["status"], test["message"]) == (
+                "passed", f"1 GPU sharing strategy delivered: DRA TimeSlicing on {OTHER_NODE}"
+            ), test["message"]  # fmt: skip
+            proof = {s["title"]: s for s in test["extra"]["evidence"]}[
+                f"DRA TimeSlicing on {OTHER_NODE}"]  # fmt: skip
+            free = f"; free gpu.nvidia.com: {OTHER_NODE} 8/8 free; {NODE} none free"
+            assert proof["asked"].endswith(free), proof
+            _hold_every_gpu(cluster, held, OTHER_NODE)
+            (tmp_path / "full").mkdir()
+            test = run_check(cluster, tmp_path / "full", CHECK, RECIPE, phase="conformance")
+        finally:
+            cluster.delete_namespace(held)
+    assert (test["status"], test["message"]) == (
+        "other", "1/1 GPU sharing strategies could not be judged: DRA TimeSlicing: no node has "
+        "room to prove DRA TimeSlicing: no free gpu.nvidia.com device (every one is allocated "
+        f"to a ResourceClaim): {NODE}, {OTHER_NODE}")  # fmt: skip
+    assert test["requirements"]["gpu_sharing"] != "Implemented"
     assert _left(cluster) == []

@@ -245,7 +245,8 @@ def plugin(gates: str | None, image: str = "nvcr.io/nvidia/k8s-dra-driver-gpu:v2
 def gpu_slice(node_name: str, count: int) -> Obj:
     gpu = {"type": {"string": "gpu"}}
     devices = [{"name": f"gpu-{i}", "attributes": gpu} for i in range(count)]
-    spec = {"driver": "gpu.nvidia.com", "nodeName": node_name, "devices": devices}
+    spec = {"driver": "gpu.nvidia.com", "nodeName": node_name, "devices": devices,
+            "pool": {"name": node_name}}  # fmt: skip
     return {"kind": "ResourceSlice", "metadata": {"name": f"{node_name}-slice"}, "spec": spec}
 
 
@@ -316,3 +317,42 @@ def test_dra_time_slicing_delivered_passes_and_a_claim_never_prepared_fails() ->
     assert result.status == Status.FAILED
     assert result.message.startswith("1/1 GPU sharing strategies failed: DRA TimeSlicing on d0: "
                                      "2/2 pods did not run at once within 0s")  # fmt: skip
+
+
+def holding(node_name: str, *devices: int) -> Obj:
+    """A claim of someone else's the scheduler allocated these devices of ``node_name``."""
+    results = [{"request": "gpu", "driver": "gpu.nvidia.com", "pool": node_name,
+                "device": f"gpu-{i}"} for i in devices]  # fmt: skip
+    return {"kind": "ResourceClaim", "metadata": {"name": f"held-{node_name}", "namespace": "ml"},
+            "status": {"allocation": {"devices": {"results": results}}}}  # fmt: skip
+
+
+def test_dra_sharing_is_proven_on_a_node_with_a_free_device_never_a_full_one() -> None:
+    gpu_node = {"nvidia.com/gpu.present": "true"}
+    objects = [node("d0", gpu_node), node("d1", gpu_node), plugin("TimeSlicingSettings=true,"),
+               gpu_slice("d0", 2), gpu_slice("d1", 2), holding("d0", 0, 1)]  # fmt: skip
+    logs = {"share-dra-timeslicing-0": listed("a"), "share-dra-timeslicing-1": listed("a")}
+    kube = fake(objects, logs)
+    made: list[Obj] = []
+    create = kube.create
+    kube.create = lambda obj, dry_run=False: made.append(obj) or create(obj, dry_run)  # type: ignore[method-assign]
+    result = run(kube)
+    assert (result.status, result.message) == (
+        Status.PASSED, "1 GPU sharing strategy delivered: DRA TimeSlicing on d1")  # fmt: skip
+    step = result.evidence[1]
+    assert step.title == "DRA TimeSlicing on d1"
+    assert step.asked.endswith("; free gpu.nvidia.com: d1 2/2 free; d0 none free"), step.asked
+    pods = [o for o in made if o["kind"] == "Pod"]
+    assert [p["metadata"]["name"] for p in pods] == [
+        "share-dra-timeslicing-0", "share-dra-timeslicing-1"]  # fmt: skip
+    pinned = [p["spec"]["affinity"]["nodeAffinity"] for p in pods]
+    assert all("'d1'" in str(a) and "'d0'" not in str(a) for a in pinned), pinned
+    full = [*objects, holding("d1", 0, 1)]
+    full[-1]["metadata"]["name"] = "held-d1"
+    kube = fake(full, logs)
+    result = run(kube)
+    assert (result.status, result.message) == (
+        Status.OTHER, "1/1 GPU sharing strategies could not be judged: DRA TimeSlicing: no node "
+        "has room to prove DRA TimeSlicing: no free gpu.nvidia.com device (every one is "
+        "allocated to a ResourceClaim): d0, d1")  # fmt: skip
+    assert [c for c in kube.calls if c[0] == "create"] == []  # nothing made, nothing waited for
