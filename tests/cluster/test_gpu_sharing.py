@@ -160,6 +160,11 @@ def test_dra_sharing_advertised_but_never_prepared_fails_naming_it(
     prefix = f"1/1 GPU sharing strategies failed: DRA MPS on {NODE}: 2/2 pods did not run at once"
     assert test["message"].startswith(prefix), test["message"]
     assert "ContainerCreating" in test["message"], test["message"]
+    said = ("; the kubelet of share-dra-mps-0, share-dra-mps-1: FailedPrepareDynamicResources: "
+            "Failed to prepare dynamic resources: prepare dynamic resources: failed to get gRPC "
+            "client for driver gpu.nvidia.com: plugin name gpu.nvidia.com not found in the list "
+            "of registered DRA plugins")  # fmt: skip
+    assert test["message"].endswith(said), test["message"]
     assert test["requirements"]["gpu_sharing"] == "Not Implemented"
     assert _left(cluster) == []
 

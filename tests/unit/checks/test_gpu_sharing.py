@@ -17,6 +17,7 @@ from aicr.checks.conformance.gpu_sharing import build
 from aicr.checks.conformance.gpu_sharing.build import Offer, ReplicaView
 from aicr.config import EMPTY_CONFIG
 from aicr.ctrf import Status
+from aicr.kube.rest import KubeApiError
 from aicr.recipe.load import parse_recipe
 from real_captures import capture
 
@@ -356,3 +357,65 @@ def test_dra_sharing_is_proven_on_a_node_with_a_free_device_never_a_full_one() -
         "has room to prove DRA TimeSlicing: no free gpu.nvidia.com device (every one is "
         "allocated to a ResourceClaim): d0, d1")  # fmt: skip
     assert [c for c in kube.calls if c[0] == "create"] == []  # nothing made, nothing waited for
+
+
+UNPREPARED = (
+    "Failed to prepare dynamic resources: prepare dynamic resources: NodePrepareResources failed "
+    "for claim ns/share-dra-timeslicing: error preparing devices for claim "
+    "ns/share-dra-timeslicing:uid: prepare devices failed: error validating GPU config: unknown "
+    "GPU sharing strategy: TimeSlicing"
+)
+
+
+def unprepared(objects: list[Obj]) -> FakeKube:
+    """The DRA pods never start; the kubelet records FailedPrepareDynamicResources for each."""
+    kube = fake(objects, {}, running=False)
+
+    def stuck(pod: Obj) -> list[Obj]:
+        meta = pod["metadata"]
+        kube.objects.append({"kind": "Event", "metadata": {
+            "name": f"{meta['name']}.1", "namespace": meta["namespace"]},
+            "involvedObject": {"kind": "Pod", "name": meta["name"]},
+            "reason": "FailedPrepareDynamicResources", "message": UNPREPARED, "type": "Warning",
+            "lastTimestamp": "2026-12-06T21:00:00Z"})  # fmt: skip
+        return []
+
+    kube.script["Pod"] = stuck
+    return kube
+
+
+def test_a_claim_the_plugin_refused_to_prepare_fails_quoting_the_kubelet() -> None:
+    objects = [node("d0", {"nvidia.com/gpu.present": "true"}), plugin("TimeSlicingSettings=true,"),
+               gpu_slice("d0", 8)]  # fmt: skip
+    result = run(unprepared(objects), {"probe_seconds": 0.2})
+    assert result.status == Status.FAILED
+    head = "1/1 GPU sharing strategies failed: DRA TimeSlicing on d0: 2/2 pods did not run at once"
+    assert result.message.startswith(head), result.message
+    said = ("; the kubelet of share-dra-timeslicing-0, share-dra-timeslicing-1: "
+            f"FailedPrepareDynamicResources: {UNPREPARED}")  # fmt: skip
+    assert result.message.endswith(said), result.message
+    assert result.evidence[1].answer.endswith(said)
+
+
+class NoEvents(FakeKube):
+    """A namespace whose events the check may not read (its Role lacks them)."""
+
+    def listing(self, kind: str, namespace: str | None = None,
+                label_selector: str | None = None) -> tuple[list[Obj], str]:  # fmt: skip
+        if kind == "Event":
+            raise KubeApiError(403, "Forbidden", f'events is forbidden in "{namespace}"')
+        return super().listing(kind, namespace, label_selector)
+
+
+def test_unreadable_events_still_fail_and_say_so() -> None:
+    objects = [node("d0", {"nvidia.com/gpu.present": "true"}), plugin("TimeSlicingSettings=true,"),
+               gpu_slice("d0", 8)]  # fmt: skip
+    kube = unprepared(objects)
+    refusing = NoEvents(kube.objects)
+    refusing.script = kube.script
+    result = run(refusing, {"probe_seconds": 0.2})
+    assert result.status == Status.FAILED
+    assert result.message.endswith(
+        "; the pods' events in aicr-r0123abcd-gpu-sharing-w could not be read (HTTP 403 "
+        'Forbidden: events is forbidden in "aicr-r0123abcd-gpu-sharing-w"), so what the kubelet '
+        "said of the claim is unknown"), result.message  # fmt: skip

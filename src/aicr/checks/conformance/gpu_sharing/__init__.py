@@ -26,10 +26,12 @@ How it fails: a strategy advertised but not delivered, naming it and the node: a
 MIG pod that sees no MIG device (a whole GPU), several, or another profile; a
 replica pod that sees no GPU or several, never runs, or pods that see as many
 different GPUs as there are pods; DRA pods that never run (a claim the plugin
-could not prepare) or see different GPUs; a listing that cannot be read. A
-strategy no schedulable node has room to prove ends ``other``, naming the nodes
-passed over. No strategy advertised at all is a skip, "no GPU sharing strategy
-advertised": the requirement then reads Not Implemented, never a failure.
+could not prepare: the kubelet's ``FailedPrepareDynamicResources`` event is
+quoted, or that the namespace's events could not be read) or see different GPUs;
+a listing that cannot be read. A strategy no schedulable node has room to prove
+ends ``other``, naming the nodes passed over. No strategy advertised at all is a
+skip, "no GPU sharing strategy advertised": the requirement then reads Not
+Implemented, never a failure.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from aicr.checks.probes import ProbePod
 from aicr.checks.workload_images import workload_image
 from aicr.kube import pod_status
 from aicr.kube.gpu_inventory import NodePlan, plan_nodes
+from aicr.kube.rest import KubeApiError
 from aicr.result import CheckResult
 
 NONE_ADVERTISED = "no GPU sharing strategy advertised"
@@ -107,6 +110,24 @@ def _prove_mig(ctx: CheckContext, offer: build.Offer, image: str, free: str) -> 
     ctx.probes.prove(ctx.step, [probe], budget=ctx.params.probe_seconds)
 
 
+def _kubelet_said(ctx: CheckContext, pods: list[str]) -> str:
+    """Why the kubelet did not start these DRA pods, or that their events went unread.
+
+    The kubelet's FailedPrepareDynamicResources says why a claim was not prepared;
+    when the events cannot be read the step says so, and fails all the same.
+    """
+    import httpx
+
+    try:
+        events = ctx.kube.list("Event", ctx.workload_namespace)
+    except (KubeApiError, httpx.HTTPError) as exc:
+        return (
+            f"the pods' events in {ctx.workload_namespace} could not be read ({exc}), so what "
+            "the kubelet said of the claim is unknown"
+        )
+    return build.prepare_failures(events, pods)
+
+
 def _prove_replicas(ctx: CheckContext, offer: build.Offer, image: str, free: str) -> None:
     count = build.DRA_PODS if offer.dra else offer.need
     names = [build.pod_name(offer, i) for i in range(count)]
@@ -127,16 +148,14 @@ def _prove_replicas(ctx: CheckContext, offer: build.Offer, image: str, free: str
         )
         step.asked = f"{what}; free {offer.resource}: {free}"
         pods = {n: waited.objects.get(n) or {} for n in names}
-        late = [
-            f"{n}: {waited.pending.get(n) or pod_status.where(p)}"
-            for n, p in pods.items()
-            if n in waited.pending or pod_status.finished(p)
-        ]
-        if late:
-            step.answer = "; ".join(late)
+        stuck = [n for n, p in pods.items() if n in waited.pending or pod_status.finished(p)]
+        if stuck:
+            late = [f"{n}: {waited.pending.get(n) or pod_status.where(pods[n])}" for n in stuck]
+            said = _kubelet_said(ctx, stuck) if offer.dra else ""
+            step.answer = "; ".join([*late, said] if said else late)
             step.failed(
                 f"{len(late)}/{count} pods did not run at once within "
-                f"{int(waited.seconds)}s: {'; '.join(late)}"
+                f"{int(waited.seconds)}s: {step.answer}"
             )
             return
         views = [

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from aicr.checks.probe_pods import gpu_claim, pinned_to, restricted_pod_spec
+from aicr.kube import events as kube_events
 from aicr.kube import names as k8s_names
 from aicr.kube import pod_status
 from aicr.kube.gpus import (
@@ -76,6 +77,8 @@ DRA_GATES = {"TimeSlicing": "TimeSlicingSettings", "MPS": "MPSSupport"}  # strat
 DRA_PODS = 2  # pods sharing the one claim
 DRA_REQUEST = "gpu"
 CONFIG_API = "resource.nvidia.com/v1beta1"
+# the kubelet's Warning event when a DRA driver's plugin could not prepare a pod's claim
+PREPARE_FAILED = "FailedPrepareDynamicResources"
 
 
 @dataclass(frozen=True)
@@ -233,6 +236,20 @@ def shared_claim(offer: Offer) -> Obj:
         {"requests": [DRA_REQUEST], "opaque": {"driver": DRA_DRIVER, "parameters": parameters}}
     ]
     return claim
+
+
+def prepare_failures(events: list[Obj], pods: list[str]) -> str:
+    """What the kubelet said when it could not prepare these pods' claim, each message once.
+
+    The pods of one claim get the same message (it names the claim), so it is quoted
+    once with the pods it was said of; "" when the kubelet said nothing of the kind.
+    """
+    said: dict[str, list[str]] = {}
+    for pod in pods:
+        found = kube_events.latest(events, pod, PREPARE_FAILED)
+        if found:
+            said.setdefault(found, []).append(pod)
+    return "; ".join(f"the kubelet of {', '.join(p)}: {m}" for m, p in said.items())
 
 
 def probe_pod(offer: Offer, image: str, i: int = 0) -> Obj:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from aicr.checks.probe_pods import pinned_to, restricted_pod_spec
+from aicr.kube import events as kube_events
 from aicr.kube import selectors
 from aicr.kube.gpus import gpu_toleration
 from aicr.kube.names import bounded
@@ -220,15 +221,7 @@ def read_report(exit_code: int | None, log: str) -> Report | str:
 
 def sandbox_event(events: list[Obj], pod: str) -> str | None:
     """The newest FailedCreatePodSandBox message the kubelet recorded for ``pod``."""
-    found = [
-        e
-        for e in events
-        if (e.get("involvedObject") or {}).get("name") == pod and e.get("reason") == SANDBOX_FAILED
-    ]
-    if not found:
-        return None
-    last = max(found, key=lambda e: str(e.get("lastTimestamp") or e.get("eventTime") or ""))
-    return f"{SANDBOX_FAILED}: {last.get('message', '')}"
+    return kube_events.latest(events, pod, SANDBOX_FAILED)
 
 
 def judge(box: Sandbox, boxed: Report, control: Report, node: str, node_kernel: str) -> list[str]:
