@@ -209,3 +209,26 @@ def test_dra_sharing_is_proven_where_a_device_is_free_and_never_where_none_is(
         f"to a ResourceClaim): {NODE}, {OTHER_NODE}")  # fmt: skip
     assert test["requirements"]["gpu_sharing"] != "Implemented"
     assert _left(cluster) == []
+
+
+def test_dra_mps_whose_control_daemon_never_gets_ready_fails_quoting_the_driver(
+    cluster: SimCluster, tmp_path: Path
+) -> None:
+    with dra_gates(cluster, {"MPSSupport": True}):
+        cluster.fault("mps-daemon-not-ready")
+        config = _with_probe_seconds(cluster, tmp_path, 30)
+        test = run_check(cluster, tmp_path, CHECK, RECIPE, phase="conformance", config=config)
+    assert test["status"] == "failed"
+    prefix = f"1/1 GPU sharing strategies failed: DRA MPS on {NODE}: 2/2 pods did not run at once"
+    assert test["message"].startswith(prefix), test["message"]
+    claim = "aicr-[0-9a-z]+-gpu-sharing-w/share-dra-mps"
+    said = (
+        r"; the kubelet of share-dra-mps-0, share-dra-mps-1: FailedPrepareDynamicResources: "
+        r"Failed to prepare dynamic resources: prepare dynamic resources: NodePrepareResources "
+        rf"failed for claim {claim}: error preparing devices for claim {claim}:[0-9a-f-]+: "
+        r"prepare devices failed: error applying config: MPS control daemon is not yet ready: "
+        r"waiting for MPS control daemon to come online$"
+    )
+    assert re.search(said, test["message"]), test["message"]
+    assert test["requirements"]["gpu_sharing"] == "Not Implemented"
+    assert _left(cluster) == []

@@ -67,6 +67,32 @@ def test_prepare_fails_a_strategy_whose_gate_is_off(
     assert dra_sharing.prepare_error(claim, dra_sharing.gates({"featureGates": gates})) == error
 
 
+MPS_NOT_READY = (
+    "Failed to prepare dynamic resources: prepare dynamic resources: NodePrepareResources "
+    "failed for claim w/shared: error preparing devices for claim w/shared:u-1: prepare "
+    "devices failed: error applying config: MPS control daemon is not yet ready: waiting for "
+    "MPS control daemon to come online"
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "gates", "error"),
+    [
+        (_claim("MPS"), {"MPSSupport": True}, MPS_NOT_READY),
+        (_claim("TimeSlicing"), {"TimeSlicingSettings": True}, None),  # no daemon to wait for
+        (_claim("MPS"), {}, GATE_OFF + "MPS"),  # validation fails before any daemon starts
+        (_claim(), {"MPSSupport": True}, None),
+    ],
+    ids=["mps", "time-slicing", "mps-gate-off", "no-config"],
+)  # fmt: skip
+def test_an_mps_daemon_that_never_gets_ready_fails_prepare(
+    claim: Any, gates: dict[str, bool], error: str | None
+) -> None:
+    on = dra_sharing.gates({"featureGates": gates})
+    assert dra_sharing.prepare_error(claim, on, mps_daemon_ready=False) == error
+    assert dra_sharing.prepare_error(claim, on) == (None if error == MPS_NOT_READY else error)
+
+
 def test_the_plugin_daemonset_carries_the_gates_the_sim_reads_back() -> None:
     on = {"featureGates": {"TimeSlicingSettings": True}}
     ds = dra_sharing.kubelet_plugin(on)

@@ -8,7 +8,8 @@ What is modelled (and nothing more):
   (the loaded driver differs from the node's labels); and the isolation faults
   the runtime's device handling reads (`simcluster.gpu.devices`):
   `permissive-toolkit`, `runtimeclass-leak`, `device-leak`, `shared-device`,
-  `dra-driver-down`.
+  `dra-driver-down`, and `mps-daemon-not-ready` (the DRA driver's MPS control
+  daemon never ready: `simcluster.gpu.dra_sharing`).
 - Container runtime faults (`nodes.py`), a Node annotation the runtime reads
   (`simcluster.runtime.handlers`): `no-sandbox-handler` (containerd has no
   runtime for gVisor's `runsc` handler).

@@ -283,6 +283,13 @@ FAULTS: tuple[Fault, ...] = (
         "ResourceClaims stay ContainerCreating with FailedPrepareDynamicResources",
     ),
     _gpu_fault(
+        "mps-daemon-not-ready",
+        "the MPS control daemon the DRA driver's kubelet plugin starts for an MPS claim never "
+        "becomes ready on the node: pods of a claim whose GpuConfig asks for MPS stay "
+        "ContainerCreating with FailedPrepareDynamicResources (MPS control daemon is not yet "
+        "ready: waiting for MPS control daemon to come online)",
+    ),
+    _gpu_fault(
         "nccl-degraded",
         "a degraded fabric (a NIC down, links retrained slower): nccl-tests' all-reduce "
         "bus bandwidth across the node drops to 40% of the profile's",

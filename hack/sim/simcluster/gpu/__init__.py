@@ -16,7 +16,8 @@ What is modelled (and nothing more):
   nvidia-smi, with stable UUIDs per node and device), as /dev/nvidia<N>
   stand-ins, NVIDIA_VISIBLE_DEVICES and an `nvidia-smi` on its PATH. A claim
   whose `GpuConfig` asks for a sharing strategy the DRA driver's feature gates
-  leave off fails to prepare as the driver's does (`dra_sharing.py`).
+  leave off fails to prepare as the driver's does, and so does an MPS one under
+  the `mps-daemon-not-ready` fault (`dra_sharing.py`).
 - Faults, set on the Node as annotations by `hack/sim/sim fault` (simcluster.faults):
   `sim.aicr.dev/gpu-fault`, a comma-separated set: `driver-not-loaded` makes
   nvidia-smi fail as it does on a node whose kernel module is not loaded (exit 9,

@@ -27,6 +27,22 @@ and image the sim pins (`simcluster.gpu.modes`):
   The pod stays ContainerCreating. With the gate on the claim prepares: every pod
   that references the claim is given its device, as without a config (what
   time-slicing or an MPS daemon change is how the GPU is shared, not which one).
+- The MPS control daemon (`cmd/gpu-kubelet-plugin/sharing.go`): applying an MPS
+  config (`applySharingConfig` in `device_state.go`) starts, per claim, a Deployment
+  `mps-control-daemon-<claim UID>-<5 hex of the devices' UUIDs' sha256>` in the
+  driver's namespace, pinned to the node (`templates/mps-control-daemon.tmpl.yaml`:
+  one privileged `nvidia-cuda-mps-control -d` container whose startup probe reads
+  the startup log the script writes last), then `AssertReady` polls it with a
+  backoff (1 s doubling, 4 steps, jitter 1, cap 10 s) until the Deployment has one
+  ready replica and its one pod's container is ready; when the steps run out
+  prepare fails with the last attempt's error, `MPS control daemon is not yet
+  ready: waiting for MPS control daemon to come online` (a Deployment with no
+  ready replica), wrapped as `error applying config: ` (`prepareDevices`) and then
+  as above. The `mps-daemon-not-ready` GPU node fault is that daemon never
+  becoming ready on the node (its pod not starting or its startup probe never
+  passing: the image not pulled, `nvidia-cuda-mps-control` failing on the host's
+  driver root). The Deployment itself is not created (nothing reads it); healthy,
+  an MPS claim prepares at once.
 - Where the plugin's gates are read: the kubelet plugin DaemonSet
   `nvidia-dra-driver-gpu-kubelet-plugin` (the chart's name, `nvidia-dra-driver-gpu`
   unless `nameOverride`, then `-kubelet-plugin`) in `nvidia-dra-driver`, its `gpus`
@@ -52,6 +68,8 @@ NAMESPACE = "nvidia-dra-driver"
 PLUGIN = "nvidia-dra-driver-gpu-kubelet-plugin"
 PLUGIN_CONTAINER = "gpus"
 IMAGE = "nvcr.io/nvidia/k8s-dra-driver-gpu:v25.12.0"
+# applySharingConfig's error when AssertReady gives up (its last attempt's error)
+MPS_NOT_READY = "MPS control daemon is not yet ready: waiting for MPS control daemon to come online"
 
 
 def _truth(value: Any) -> bool:
@@ -91,20 +109,34 @@ def strategies(claim: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def prepare_error(claim: Mapping[str, Any], on: Mapping[str, bool]) -> str | None:
-    """The kubelet event's message when the plugin cannot prepare `claim`, else None."""
+def _kubelet_message(claim: Mapping[str, Any], cause: str) -> str:
+    """The kubelet's FailedPrepareDynamicResources message for a claim the plugin failed."""
+    meta = claim.get("metadata") or {}
+    ns, name, uid = meta.get("namespace"), meta.get("name"), meta.get("uid")
+    return (
+        "Failed to prepare dynamic resources: prepare dynamic resources: "
+        f"NodePrepareResources failed for claim {ns}/{name}: error preparing devices for "
+        f"claim {ns}/{name}:{uid}: prepare devices failed: {cause}"
+    )
+
+
+def prepare_error(
+    claim: Mapping[str, Any], on: Mapping[str, bool], mps_daemon_ready: bool = True
+) -> str | None:
+    """The kubelet event's message when the plugin cannot prepare `claim`, else None.
+
+    Each config is validated, then applied (`prepareDevices`): a strategy whose gate
+    is off fails validation; an MPS one, applied, waits for its control daemon
+    (`mps_daemon_ready` False: the `mps-daemon-not-ready` fault).
+    """
     for strategy in strategies(claim):
         gate = GATE_OF.get(strategy)
-        if gate is not None and on.get(gate):
-            continue
-        meta = claim.get("metadata") or {}
-        ns, name, uid = meta.get("namespace"), meta.get("name"), meta.get("uid")
-        return (
-            "Failed to prepare dynamic resources: prepare dynamic resources: "
-            f"NodePrepareResources failed for claim {ns}/{name}: error preparing devices for "
-            f"claim {ns}/{name}:{uid}: prepare devices failed: error validating GPU config: "
-            f"unknown GPU sharing strategy: {strategy}"
-        )
+        if gate is None or not on.get(gate):
+            return _kubelet_message(
+                claim, f"error validating GPU config: unknown GPU sharing strategy: {strategy}"
+            )
+        if strategy == MPS and not mps_daemon_ready:
+            return _kubelet_message(claim, f"error applying config: {MPS_NOT_READY}")
     return None
 
 

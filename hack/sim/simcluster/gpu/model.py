@@ -28,6 +28,7 @@ FAULTS = (
     "device-leak",
     "shared-device",
     "dra-driver-down",
+    "mps-daemon-not-ready",
     "nccl-degraded",
     "nccl-wrong",
     "exporter-down",

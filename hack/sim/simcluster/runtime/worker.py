@@ -634,12 +634,14 @@ class PodWorker(threading.Thread):
 
     def _claims_unprepared(self) -> bool:
         """A pod using claims stays ContainerCreating when the node's DRA driver is down, or
-        cannot prepare a claim's GpuConfig (a sharing strategy whose gate is off)."""
+        cannot prepare a claim's GpuConfig (a sharing strategy whose gate is off, an MPS
+        control daemon that never becomes ready)."""
         spec = self.pod["spec"]
         names = sorted({n for c in spec["containers"] for n in devices.claim_names(self.pod, c)})
         if not names:
             return False
-        if "dra-driver-down" in node_faults(self._node()):
+        faults = node_faults(self._node())
+        if "dra-driver-down" in faults:
             message = (
                 "Failed to prepare dynamic resources: prepare dynamic resources: failed to get "
                 f"gRPC client for driver {devices.DRA_DRIVER}: plugin name {devices.DRA_DRIVER} "
@@ -655,7 +657,9 @@ class PodWorker(threading.Thread):
             )
             if got is None:  # deleted meanwhile: the pod goes with it
                 continue
-            message = dra_sharing.prepare_error(kube.to_dict(self.ctx.api, got), on)
+            message = dra_sharing.prepare_error(
+                kube.to_dict(self.ctx.api, got), on, "mps-daemon-not-ready" not in faults
+            )
             if message is not None:
                 self._stuck_creating("FailedPrepareDynamicResources", message)
                 return True
