@@ -28,6 +28,7 @@ class FakeExecutor:
     started: list[str] = field(default_factory=list)
     max_running: int = 0
     overlaps: list[tuple[str, str]] = field(default_factory=list)
+    spans: dict[str, tuple[float, float]] = field(default_factory=dict)  # name -> (start, end)
     finished_cleanup: bool = False
     node_objects: list[dict[str, object]] = field(default_factory=list)  # what nodes() lists
     images: dict[str, list[ImageRun]] = field(default_factory=dict)  # what each check's pods ran
@@ -45,6 +46,7 @@ class FakeExecutor:
         return GpuPool(ctx.run_id, reader=self.gpu_reader)
 
     def run(self, check: PlannedCheck, ctx: RunContext) -> CheckResult:
+        began = time.monotonic()
         with self._lock:
             self.started.append(check.name)
             for other in self._running.values():
@@ -71,6 +73,7 @@ class FakeExecutor:
         finally:
             with self._lock:
                 self._running.pop(check.name, None)
+                self.spans[check.name] = (began, time.monotonic())
 
     def stop(self) -> None:
         self._stop.set()

@@ -1,9 +1,11 @@
 """The five hostile inputs of issue 29, each run as `aicr validate --no-cluster` in a child.
 
-The child measures itself (wall time of the run, peak RSS) so the bounds hold on a
-busy machine: the refusal must come within seconds and under 200 MB, where before
-the fix each ran for minutes and took gigabytes. The URL servers bind 127.0.0.1 only,
-answer a bounded number of requests and stop sending after a bounded time.
+The child measures itself (CPU and wall time of the run, peak RSS): the refusal must
+cost seconds of CPU and under 200 MB, where before the fix each ran for minutes and took
+gigabytes. CPU time, not wall time, bounds the work, so a loaded machine cannot fail it;
+the wall bound is only that the client gave up before the server would have stopped
+sending. The URL servers bind 127.0.0.1 only, answer a bounded number of requests and
+stop sending after SERVE_SECONDS.
 """
 
 from __future__ import annotations
@@ -22,9 +24,12 @@ from pathlib import Path
 import pytest
 
 RECIPE = Path(__file__).parents[1] / "data" / "recipes" / "small.yaml"
-# The issue asks 2 s; idle, each ends well inside it (the trickle at its 1 s deadline). The
-# assert leaves room for a loaded shared runner and still catches the minutes they took before.
-MAX_SECONDS = 5.0
+# The issue asks 2 s; idle, each costs well under 1 s of CPU. The bound still catches the
+# minutes of work they took before.
+MAX_CPU_SECONDS = 5.0
+# A handler stops sending after this, whatever the client does: a run that ends later did
+# not end on its own deadline or cap but when the server stopped.
+SERVE_SECONDS = 30.0
 MAX_RSS_MB = 200  # each took gigabytes before; an idle aicr process is about 60 MB
 
 # The child runs the CLI in-process and reports code, seconds and peak RSS as JSON.
@@ -33,21 +38,23 @@ import io, json, sys, time, contextlib
 from aicr.cli.main import run
 import aicr.cli.validate, aicr.validate, httpx  # imported before the clock: it times the run
 err = io.StringIO()
-start = time.monotonic()
+start, cpu = time.monotonic(), time.process_time()
 with contextlib.redirect_stderr(err):
     code = run(sys.argv[1:])
-seconds = time.monotonic() - start
+seconds, cpu = time.monotonic() - start, time.process_time() - cpu
 # VmHWM, not ru_maxrss: ru_maxrss survives exec, so a big parent's peak would show here
 hwm = [l for l in open("/proc/self/status") if l.startswith("VmHWM:")][0]
 rss_mb = int(hwm.split()[1]) / 1024
-print(json.dumps({"code": code, "seconds": seconds, "rss_mb": rss_mb, "err": err.getvalue()}))
+print(json.dumps({"code": code, "seconds": seconds, "cpu": cpu, "rss_mb": rss_mb,
+                  "err": err.getvalue()}))
 """
 
 
 def aicr_child(*args: str, env: dict[str, str] | None = None) -> dict[str, object]:
     proc = subprocess.run(
         [sys.executable, "-c", CHILD, *args],
-        capture_output=True, text=True, timeout=60, env={**os.environ, **(env or {})},
+        capture_output=True, text=True, timeout=SERVE_SECONDS + 60,
+        env={**os.environ, **(env or {})},
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     out: dict[str, object] = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -60,7 +67,8 @@ def assert_refused(result: dict[str, object], *needles: str) -> None:
     assert len(err.strip().splitlines()) == 1, err
     for needle in needles:
         assert needle in err, err
-    assert float(str(result["seconds"])) < MAX_SECONDS, result
+    assert float(str(result["cpu"])) < MAX_CPU_SECONDS, result
+    assert float(str(result["seconds"])) < SERVE_SECONDS, result
     assert float(str(result["rss_mb"])) < MAX_RSS_MB, result
 
 
@@ -102,7 +110,6 @@ def test_a_zero_timeout_is_refused() -> None:
 
 # ---- URLs: a local server, 127.0.0.1 only --------------------------------------------
 
-SERVE_SECONDS = 10.0  # a handler stops sending after this, whatever the client does
 MAX_REQUESTS = 4
 
 

@@ -94,9 +94,7 @@ def test_interrupt_stops_launching_and_reports_everything_other() -> None:
     fake = FakeExecutor(durations={c.name: 5.0 for c in plan.checks})
     context = ctx()
     threading.Timer(0.3, context.cancel.set).start()
-    started = time.monotonic()
     out = run_plan(plan, fake, context, parallel=1)
-    assert time.monotonic() - started < 3
     assert out.stopped == StopReason.INTERRUPTED
     statuses = [(c.name, r.status, r.detail) for c, r in out.results]
     assert statuses[0] == ("operator-health", Status.OTHER, Detail.INTERRUPTED)
@@ -212,7 +210,6 @@ def test_two_runs_sharing_a_ledger_both_run_when_their_reservations_fit() -> Non
     plan = gpu_plan("dra-support")
     fakes = [FakeExecutor(durations={"dra-support": 0.5}) for _ in range(2)]
     pools = [GpuPool(f"r{i}", ledger, reader({"a": 1, "b": 1})) for i in range(2)]
-    started = time.monotonic()
     threads = [threading.Thread(target=run_plan, args=(plan, f, ctx()),
                                 kwargs={"parallel": 1, "gpus": p})
                for f, p in zip(fakes, pools, strict=True)]  # fmt: skip
@@ -220,7 +217,9 @@ def test_two_runs_sharing_a_ledger_both_run_when_their_reservations_fit() -> Non
         t.start()
     for t in threads:
         t.join()
-    assert time.monotonic() - started < 0.9  # together, not one after the other
+    # together, not one after the other: each ran while the other was running
+    (a_start, a_end), (b_start, b_end) = (f.spans["dra-support"] for f in fakes)
+    assert a_start < b_end and b_start < a_end, (fakes[0].spans, fakes[1].spans)
     # a third run finds no GPU left and waits until a holder is gone
     assert GpuPool("r2", ledger, reader({"a": 1})).try_reserve(plan.checks[0]).holding
     blocked = GpuPool("r3", ledger, reader({"a": 1})).try_reserve(plan.checks[0])

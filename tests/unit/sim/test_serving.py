@@ -64,7 +64,9 @@ def test_a_streamed_chat_sends_each_token_then_usage_then_done(serve: Any) -> No
     assert [c["choices"][0]["delta"]["content"] for c in chunks[:5]] == ["tok "] * 5
     assert chunks[4]["choices"][0]["finish_reason"] == "length"
     assert chunks[5]["usage"] == {"prompt_tokens": 3, "completion_tokens": 5, "total_tokens": 8}
-    assert 0.05 + 4 / 100 <= took < 1.0  # first token after 50 ms, then 100 tokens/s
+    # first token after 50 ms, then 100 tokens/s: never sooner; the upper bound only says
+    # it did not hang (a loaded machine may delay the answer, never hurry it)
+    assert 0.05 + 4 / 100 <= took < 10.0
 
 
 def test_whole_answers_and_the_model_list(serve: Any) -> None:
