@@ -45,9 +45,10 @@ VALUES = Path(__file__).parents[2] / "recipes" / "components" / "prometheus-adap
 # window is the derived one, so the wait for the metric ends with the load.
 FAST = {"loadSeconds": 75, "scaleUpSeconds": 60, "scaleDownSeconds": 45}
 # What the sim shows of the pipeline: the exporter's interval (the sim's 1 s knob in its
-# pod's env), no ServiceMonitor and no Prometheus object (Prometheus runs from its
-# prometheus.yml), the adapter's args (the values' 30 s) and no kube-controller-manager pod.
-WINDOW = ("136s = exporter collection 1s + scrape 60s (default) + adapter relist 30s + HPA "
+# pod's env), no Prometheus object (Prometheus runs from its prometheus.yml, whose loaded
+# form its API answers: the sim's 1 s scrape knob), the adapter's args (the values' 30 s)
+# and no kube-controller-manager pod.
+WINDOW = ("77s = exporter collection 1s + scrape 1s + adapter relist 30s + HPA "
           "sync 15s (default) + margin 30s")  # fmt: skip
 
 
@@ -128,8 +129,14 @@ def test_healthy_cluster_scales_gpu_pods_up_and_down(
     assert re.fullmatch(
         r"exporter collection: 1s, DCGM_EXPORTER_INTERVAL=1000 of pod "
         r"gpu-operator/nvidia-dcgm-exporter-\S+\n"
-        r"scrape: 60s, no ServiceMonitor or PodMonitor selects the exporter pods and there is "
-        r"no Prometheus object: Prometheus' default 60s\n"
+        r"scrape: 1s, scrape_interval 1s of job kubernetes-service-endpoints in "
+        r"(http://[0-9.]+:9090)/api/v1/status/config \(--prometheus-url=\1 of Deployment "
+        r"monitoring/prometheus-adapter\), the longest of the jobs that may scrape the exporter "
+        r"\(Kubernetes pod, endpoints or service discovery: kubernetes-service-endpoints\); not "
+        r"counted: kubernetes-pods \(keep __meta_kubernetes_pod_annotation_prometheus_io_scrape "
+        r"=~ 'true'\); --prometheus-url=\1 of Deployment monitoring/prometheus-adapter reaches "
+        r"pod address [0-9.]+: pods monitoring/prometheus-kube-prometheus-stack-prometheus-0, of "
+        r"no Prometheus object \(a Prometheus not managed by prometheus-operator\)\n"
         r"adapter relist: 30s, --metrics-relist-interval=30s of Deployment "
         r"monitoring/prometheus-adapter\n"
         r"HPA sync: 15s, the cluster shows no kube-controller-manager \(kube-system pods "

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -17,11 +18,14 @@ from test_pod_autoscaling_window import (
     SERVICE,
     adapter,
     exporter_pod,
+    named,
     prometheus,
+    prometheus_pod,
     service_monitor,
 )
 
 from aicr.checks import RunInputs, entrypoint
+from aicr.checks.conformance import pod_autoscaling
 from aicr.checks.conformance.pod_autoscaling import build
 from aicr.config import parse_config
 from aicr.ctrf import Status
@@ -142,14 +146,40 @@ PARAMS = {"metricSeconds": 0.3, "scaleUpSeconds": 0.3, "scaleDownSeconds": 0.3,
 
 
 def run(kube: Cluster, params: Obj | None = None,
-        placement: Placement | None = None) -> CheckResult:  # fmt: skip
+        placement: Placement | None = None, settings: str = "") -> CheckResult:  # fmt: skip
     config = parse_config(
         "kind: ValidateConfig\napiVersion: aicr.nvidia.com/v1alpha1\n"
-        f"spec: {{validate: {{checks: {{{CHECK}: {{params: {params or PARAMS}}}}}}}}}\n"
+        f"spec: {{validate: {{checks: {{{CHECK}: {{{settings}params: {params or PARAMS}}}}}}}}}\n"
     )
     inputs = RunInputs(RUN, "aicr-validation", parse_recipe("componentRefs: []\n"), config,
                        workloads=placement or Placement(), prepared={CHECK: DP})  # fmt: skip
     return entrypoint.run_check(CHECK, inputs, kube=kube)
+
+
+class Prometheus:
+    """The HTTP side of the Prometheus the check asks for its configuration: its answers by
+    URL (a status and body, or an exception), and the URLs asked."""
+
+    def __init__(self, answers: dict[str, tuple[int, str] | Exception] | None = None) -> None:
+        self.answers = answers or {}
+        self.asked: list[str] = []
+
+    def handle(self, request: httpx.Request) -> httpx.Response:
+        url = str(request.url)
+        self.asked.append(url)
+        got = self.answers.get(url, (404, "404 page not found"))
+        if isinstance(got, Exception):
+            raise got
+        return httpx.Response(got[0], text=got[1])
+
+
+@pytest.fixture(autouse=True)
+def prometheus_http(monkeypatch: pytest.MonkeyPatch) -> Prometheus:
+    """No test reaches a network: the check's HTTP client answers from this fake."""
+    fake = Prometheus()
+    monkeypatch.setattr(pod_autoscaling, "_client", lambda ctx: httpx.Client(
+        transport=httpx.MockTransport(fake.handle)))  # fmt: skip
+    return fake
 
 
 def steps(result: CheckResult) -> list[tuple[str, StepStatus]]:
@@ -551,3 +581,125 @@ def test_a_window_that_cannot_be_derived_is_other_and_creates_nothing() -> None:
         Status.OTHER, "1/1 autoscaling steps could not be judged: metric window: raised "
         "RuntimeError: boom")  # fmt: skip
     assert not [c for c in kube.calls if c[0] == "create"]
+
+
+# ---- the Prometheus the adapter queries --------------------------------------------------
+
+# kube-prometheus-stack's Prometheus behind the operator's governing Service (it selects
+# app.kubernetes.io/name=prometheus: v0.85.0 pkg/prometheus/server/operator.go, the default
+# governing Service "prometheus-operated")
+OPERATED = {"kind": "Service",
+            "metadata": {"name": "prometheus-operated", "namespace": "monitoring"},
+            "spec": {"clusterIP": "None",
+                     "selector": {"app.kubernetes.io/name": "prometheus"}}}  # fmt: skip
+KPS_POD = prometheus_pod("prometheus-kube-prometheus-stack-prometheus-0",
+                         "kube-prometheus-stack-prometheus")  # fmt: skip
+
+
+def window_lines(result: CheckResult) -> list[str]:
+    return next(s for s in result.evidence if s.title == "metric window").answer.splitlines()
+
+
+def test_of_several_prometheus_objects_the_one_behind_the_adapters_url_counts() -> None:
+    platform = [exporter_pod(), SERVICE, service_monitor(None), prometheus("15s"),
+                named("long-term", "5m"), OPERATED, KPS_POD, ADAPTER_SERVICE,
+                adapter("--metrics-relist-interval=30s")]  # fmt: skip
+    result = run(Cluster([API, node("g0"), node("g1"), *platform]))
+    assert result.status == Status.PASSED, result.message
+    assert window_lines(result)[1] == (
+        "scrape: 15s, ServiceMonitor gpu-operator/nvidia-dcgm-exporter sets no endpoint "
+        "interval: spec.scrapeInterval 15s of Prometheus monitoring/kube-prometheus-stack-"
+        "prometheus (the adapter queries it: --prometheus-url=http://prometheus-operated."
+        "monitoring.svc:9090 of Deployment monitoring/prometheus-adapter reaches Service "
+        "monitoring/prometheus-operated: pods monitoring/prometheus-kube-prometheus-stack-"
+        "prometheus-0 of Prometheus monitoring/kube-prometheus-stack-prometheus)"
+    )
+
+
+def test_where_the_adapters_url_leads_nowhere_the_longest_prometheus_counts() -> None:
+    platform = [exporter_pod(), SERVICE, service_monitor(None), prometheus("15s"),
+                named("long-term", "5m"), ADAPTER_SERVICE,
+                adapter("--metrics-relist-interval=30s")]  # fmt: skip
+    result = run(Cluster([API, node("g0"), node("g1"), *platform]))
+    assert window_lines(result)[1] == (
+        "scrape: 300s, ServiceMonitor gpu-operator/nvidia-dcgm-exporter sets no endpoint "
+        "interval: spec.scrapeInterval 5m of Prometheus monitoring/long-term (which Prometheus "
+        "the adapter queries is not known (--prometheus-url=http://prometheus-operated."
+        "monitoring.svc:9090 of Deployment monitoring/prometheus-adapter: there is no Service "
+        "monitoring/prometheus-operated): the longest of the 2 Prometheus objects)"
+    )
+
+
+# A plain Prometheus (the prometheus-community chart's server: no operator labels) that the
+# adapter reaches by its pod address, as the simulated cluster gives it.
+PLAIN_POD = {**prometheus_pod("prometheus-server-0", None),
+             "status": {"podIP": "10.0.0.9", "phase": "Running"}}  # fmt: skip
+PLAIN = [exporter_pod(), SERVICE, PLAIN_POD, ADAPTER_SERVICE,
+         adapter("--metrics-relist-interval=30s",
+                 extra=["--prometheus-url=http://10.0.0.9:9090"])]  # fmt: skip
+CONFIG_URL = "http://10.0.0.9:9090/api/v1/status/config"
+REACHED = ("--prometheus-url=http://10.0.0.9:9090 of Deployment monitoring/prometheus-adapter "
+           "reaches pod address 10.0.0.9: pods monitoring/prometheus-server-0, of no Prometheus "
+           "object (a Prometheus not managed by prometheus-operator)")  # fmt: skip
+
+
+# Prometheus 3.5.0's answer on the simulated cluster (tests/data/real/prometheus/README.md)
+ANSWER = (Path(__file__).parents[2] / "data" / "real" / "prometheus"
+          / "sim-3.5.0-annotation-jobs-status-config.json").read_text()  # fmt: skip
+
+
+def test_a_plain_prometheus_is_read_from_its_loaded_configuration(
+    prometheus_http: Prometheus,
+) -> None:
+    prometheus_http.answers[CONFIG_URL] = (200, ANSWER)
+    result = run(Cluster([API, node("g0"), node("g1"), *PLAIN]))
+    assert result.status == Status.PASSED, result.message
+    assert prometheus_http.asked == [CONFIG_URL]
+    assert window_lines(result)[1] == (
+        "scrape: 1s, scrape_interval 1s of job kubernetes-service-endpoints in "
+        f"{CONFIG_URL} (--prometheus-url=http://10.0.0.9:9090 of Deployment monitoring/"
+        "prometheus-adapter), the longest of the jobs that may scrape the exporter (Kubernetes "
+        "pod, endpoints or service discovery: kubernetes-service-endpoints); not counted: "
+        "kubernetes-pods (keep __meta_kubernetes_pod_annotation_prometheus_io_scrape =~ "
+        f"'true'); {REACHED}")
+
+
+def test_the_settings_prometheus_url_is_where_the_configuration_is_read(
+    prometheus_http: Prometheus,
+) -> None:
+    url = "http://127.0.0.1:9090/api/v1/status/config"
+    prometheus_http.answers[url] = (200, ANSWER)
+    result = run(Cluster([API, node("g0"), node("g1"), *PLAIN]),
+                 settings="prometheusUrl: 'http://127.0.0.1:9090/', ")  # fmt: skip
+    assert prometheus_http.asked == [url]
+    assert window_lines(result)[1].startswith(
+        "scrape: 1s, scrape_interval 1s of job kubernetes-service-endpoints in "
+        f"{url} (prometheusUrl of the check's settings), ")
+
+
+@pytest.mark.parametrize(("got", "why"), [
+    ((404, "404 page not found"), "HTTP 404 Not Found"),
+    (httpx.ConnectError("[Errno 111] Connection refused"),
+     "ConnectError: [Errno 111] Connection refused"),
+    ((200, '{"status": "error", "error": "unavailable"}'),
+     "the answer's status is 'error', not 'success'"),
+    ((200, "x" * (9 << 20)), "the answer is larger than 8 MiB"),
+], ids=["not-served", "refused", "not-a-config", "too-large"])  # fmt: skip
+def test_an_unread_configuration_takes_prometheus_default_and_says_why(
+    prometheus_http: Prometheus, got: tuple[int, str] | Exception, why: str
+) -> None:
+    prometheus_http.answers[CONFIG_URL] = got
+    result = run(Cluster([API, node("g0"), node("g1"), *PLAIN]))
+    assert result.status == Status.PASSED, result.message
+    assert window_lines(result)[1] == (
+        f"scrape: 60s, {REACHED}; {CONFIG_URL} (--prometheus-url=http://10.0.0.9:9090 of "
+        f"Deployment monitoring/prometheus-adapter) could not be read: {why}: Prometheus' "
+        "default 60s"
+    )
+
+
+def test_an_operator_managed_prometheus_is_not_asked_for_its_configuration(
+    prometheus_http: Prometheus,
+) -> None:
+    run(healthy())
+    assert prometheus_http.asked == []

@@ -10,6 +10,7 @@ then its flags, `extraArguments` last) and kubeadm's kube-controller-manager sta
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -37,8 +38,11 @@ def interval_env(value: str) -> list[Obj]:
     return [{"name": "DCGM_EXPORTER_INTERVAL", "value": value}]
 
 
+# annotated for Prometheus: NVIDIA/gpu-operator assets/state-dcgm-exporter/0600_service.yaml
 SERVICE = {"kind": "Service", "metadata": {"name": EXPORTER, "namespace": "gpu-operator",
-                                           "labels": {"app": EXPORTER}},
+                                           "labels": {"app": EXPORTER},
+                                           "annotations": {"prometheus.io/scrape": "true",
+                                                           "prometheus.io/port": "9400"}},
            "spec": {"selector": {"app": EXPORTER},
                     "ports": [{"name": "gpu-metrics", "port": 9400}]}}  # fmt: skip
 
@@ -162,14 +166,21 @@ def test_the_exporters_collection_interval(pods: window.Listed, piece: Piece) ->
 # ---- scrape -------------------------------------------------------------------------------
 
 
+KPS = "monitoring/kube-prometheus-stack-prometheus"
+# The adapter's --prometheus-url followed to kube-prometheus-stack's Prometheus object.
+QUERIED = window.Queried("Service monitoring/prometheus-operated", (KPS,))
+
+
 def scrape(monitors: list[Obj] | str = (), pod_monitors: list[Obj] | str = (),
            prometheuses: list[Obj] | str = (), services: list[Obj] | str | None = None,
-           pods: list[Obj] | str | None = None) -> Piece:  # fmt: skip
+           pods: list[Obj] | str | None = None, queried: window.Queried = QUERIED,
+           config: window.ConfigRead | None = None) -> Piece:  # fmt: skip
     return window.scrape_piece(
         [exporter_pod()] if pods is None else pods, [SERVICE] if services is None else services,
         list(monitors) if not isinstance(monitors, str) else monitors,
         list(pod_monitors) if not isinstance(pod_monitors, str) else pod_monitors,
-        list(prometheuses) if not isinstance(prometheuses, str) else prometheuses)  # fmt: skip
+        list(prometheuses) if not isinstance(prometheuses, str) else prometheuses,
+        queried, config)  # fmt: skip
 
 
 POD_MONITOR = {
@@ -183,18 +194,23 @@ POD_MONITOR = {
 }
 
 
+WHOSE = "the adapter queries it: Service monitoring/prometheus-operated"
+NO_MONITOR = "no ServiceMonitor or PodMonitor selects the exporter pods"
+NO_CONFIG = window.ConfigRead(None, "Deployment monitoring/prometheus-adapter passes no "
+                              "--prometheus-url")  # fmt: skip
+
+
 @pytest.mark.parametrize(("kwargs", "piece"), [
     ({"monitors": [service_monitor("30s")], "prometheuses": [prometheus()]},
      Piece("scrape", 30, "endpoint interval 30s of ServiceMonitor gpu-operator/"
            "nvidia-dcgm-exporter")),
     ({"monitors": [service_monitor(None)], "prometheuses": [prometheus("15s")]},
      Piece("scrape", 15, "ServiceMonitor gpu-operator/nvidia-dcgm-exporter sets no endpoint "
-           "interval: spec.scrapeInterval 15s of Prometheus monitoring/"
-           "kube-prometheus-stack-prometheus")),
+           f"interval: spec.scrapeInterval 15s of Prometheus {KPS} ({WHOSE})")),
     ({"monitors": [service_monitor(None)], "prometheuses": [prometheus()]},
      Piece("scrape", 30, "ServiceMonitor gpu-operator/nvidia-dcgm-exporter sets no endpoint "
-           "interval: Prometheus monitoring/kube-prometheus-stack-prometheus sets no "
-           "spec.scrapeInterval: prometheus-operator's default 30s", True)),
+           f"interval: Prometheus {KPS} sets no spec.scrapeInterval: prometheus-operator's "
+           f"default 30s ({WHOSE})", True)),
     ({"pod_monitors": [POD_MONITOR], "prometheuses": [prometheus()]},
      Piece("scrape", 5, "endpoint interval 5s of PodMonitor monitoring/dcgm")),
     ({"monitors": [service_monitor("30s")], "pod_monitors": [POD_MONITOR],
@@ -205,36 +221,32 @@ POD_MONITOR = {
      Piece("scrape", 60, "ServiceMonitor gpu-operator/nvidia-dcgm-exporter: endpoint interval "
            "'fast' is not a duration: Prometheus' default 60s", True)),
     ({"prometheuses": [prometheus("10s")]},
-     Piece("scrape", 10, "spec.scrapeInterval 10s of Prometheus monitoring/"
-           "kube-prometheus-stack-prometheus (no ServiceMonitor or PodMonitor selects the "
-           "exporter pods)")),
+     Piece("scrape", 10, f"spec.scrapeInterval 10s of Prometheus {KPS} ({NO_MONITOR}; "
+           f"{WHOSE})")),
     ({"prometheuses": [prometheus("10x")]},
-     Piece("scrape", 60, "Prometheus monitoring/kube-prometheus-stack-prometheus: "
-           "spec.scrapeInterval '10x' is not a duration: Prometheus' default 60s (no "
-           "ServiceMonitor or PodMonitor selects the exporter pods)", True)),
-    ({}, Piece("scrape", 60, "no ServiceMonitor or PodMonitor selects the exporter pods and "
-               "there is no Prometheus object: Prometheus' default 60s", True)),
-    ({"monitors": [service_monitor("30s", namespaces={"matchNames": ["other"]})]},
-     Piece("scrape", 60, "no ServiceMonitor or PodMonitor selects the exporter pods and "
-           "there is no Prometheus object: Prometheus' default 60s", True)),
+     Piece("scrape", 60, f"Prometheus {KPS}: spec.scrapeInterval '10x' is not a duration: "
+           f"Prometheus' default 60s ({NO_MONITOR}; {WHOSE})", True)),
+    ({"queried": window.Queried("Deployment monitoring/prometheus-adapter passes no "
+                                "--prometheus-url"), "config": NO_CONFIG},
+     Piece("scrape", 60, "there is no Prometheus object; no address to read its configuration "
+           "(Deployment monitoring/prometheus-adapter passes no --prometheus-url): Prometheus' "
+           "default 60s", True)),
     ({"monitors": [service_monitor("30s", selector={"matchLabels": {"app": "other"}})],
       "prometheuses": [prometheus()]},
-     Piece("scrape", 30, "Prometheus monitoring/kube-prometheus-stack-prometheus sets no "
-           "spec.scrapeInterval: prometheus-operator's default 30s (no ServiceMonitor or "
-           "PodMonitor selects the exporter pods)", True)),
+     Piece("scrape", 30, f"Prometheus {KPS} sets no spec.scrapeInterval: prometheus-operator's "
+           f"default 30s ({NO_MONITOR}; {WHOSE})", True)),
     ({"monitors": [service_monitor("30s")], "services": [],
       "prometheuses": [prometheus("15s")]},
-     Piece("scrape", 15, "spec.scrapeInterval 15s of Prometheus monitoring/"
-           "kube-prometheus-stack-prometheus (no ServiceMonitor or PodMonitor selects the "
-           "exporter pods)")),
+     Piece("scrape", 15, f"spec.scrapeInterval 15s of Prometheus {KPS} ({NO_MONITOR}; "
+           f"{WHOSE})")),
     ({"monitors": "ServiceMonitor list: HTTP 403 Forbidden: servicemonitors.monitoring.coreos"
                   ".com is forbidden", "prometheuses": [prometheus("15s")]},
      Piece("scrape", 60, "could not read ServiceMonitors (ServiceMonitor list: HTTP 403 "
            "Forbidden: servicemonitors.monitoring.coreos.com is forbidden): Prometheus' default "
            "60s", True)),
 ], ids=["service-monitor", "global", "operator-default", "pod-monitor", "longest", "malformed",
-        "no-monitor", "malformed-global", "plain-prometheus", "other-namespace",
-        "other-service", "no-exporter-service", "unreadable"])  # fmt: skip
+        "no-monitor", "malformed-global", "plain-prometheus", "other-service",
+        "no-exporter-service", "unreadable"])  # fmt: skip
 def test_the_scrape_interval(kwargs: Obj, piece: Piece) -> None:
     assert scrape(**kwargs) == piece
 
@@ -242,10 +254,172 @@ def test_the_scrape_interval(kwargs: Obj, piece: Piece) -> None:
 def test_a_monitor_without_a_namespace_selector_covers_its_own_namespace_only() -> None:
     mine = service_monitor("20s")
     del mine["spec"]["namespaceSelector"]
-    assert scrape(monitors=[mine]).seconds == 20
+    assert scrape(monitors=[mine], prometheuses=[prometheus()]).seconds == 20
     elsewhere = copy.deepcopy(mine)
     elsewhere["metadata"]["namespace"] = "monitoring"
-    assert scrape(monitors=[elsewhere]).source.startswith("no ServiceMonitor or PodMonitor")
+    assert scrape(monitors=[elsewhere], prometheuses=[prometheus()]).source.startswith(
+        f"Prometheus {KPS} sets no spec.scrapeInterval")
+
+
+# ---- which Prometheus the adapter queries -------------------------------------------------
+
+WHERE = ("--prometheus-url=http://prometheus-operated.monitoring.svc:9090 of Deployment "
+         "monitoring/prometheus-adapter")  # fmt: skip
+
+
+def prometheus_pod(name: str, owner: str | None, namespace: str = "monitoring",
+                   legacy: bool = False) -> Obj:  # fmt: skip
+    """A Prometheus pod as prometheus-operator labels it (v0.85.0 prometheus_types.go
+    PodMetadata: ``prometheus`` and ``operator.prometheus.io/name`` set to the object's
+    name; before the latter existed only ``prometheus``), or a plain one (``owner`` None)."""
+    labels = {"app.kubernetes.io/name": "prometheus"}
+    if owner is not None:
+        labels |= {"prometheus": owner} if legacy else {
+            "prometheus": owner, "operator.prometheus.io/name": owner,
+            "app.kubernetes.io/managed-by": "prometheus-operator"}  # fmt: skip
+    return {"kind": "Pod", "metadata": {"name": name, "namespace": namespace, "labels": labels},
+            "status": {"podIP": "10.0.0.9"}}  # fmt: skip
+
+
+def named(name: str, interval: str | None = None) -> Obj:
+    obj = prometheus(interval)
+    obj["metadata"]["name"] = name
+    return obj
+
+
+@pytest.mark.parametrize(("pods", "objects", "queried"), [
+    ([prometheus_pod("prometheus-kube-prometheus-stack-prometheus-0",
+                     "kube-prometheus-stack-prometheus")],
+     [prometheus(), named("k8s")],
+     window.Queried(f"{WHERE} reaches Service monitoring/prometheus-operated: pods monitoring/"
+                    f"prometheus-kube-prometheus-stack-prometheus-0 of Prometheus {KPS}",
+                    (KPS,))),
+    ([prometheus_pod("prometheus-k8s-0", "k8s", legacy=True)], [prometheus(), named("k8s")],
+     window.Queried(f"{WHERE} reaches Service monitoring/prometheus-operated: pods monitoring/"
+                    "prometheus-k8s-0 of Prometheus monitoring/k8s", ("monitoring/k8s",))),
+    ([prometheus_pod("prometheus-k8s-0", "k8s"), prometheus_pod("prometheus-ops-0", "ops")],
+     [named("k8s"), named("ops")],
+     window.Queried(f"{WHERE} reaches Service monitoring/prometheus-operated: pods monitoring/"
+                    "prometheus-k8s-0, monitoring/prometheus-ops-0 of Prometheus monitoring/k8s, "
+                    "monitoring/ops", ("monitoring/k8s", "monitoring/ops"))),
+    ([prometheus_pod("prometheus-server-0", None)], [prometheus()],
+     window.Queried(f"{WHERE} reaches Service monitoring/prometheus-operated: pods monitoring/"
+                    "prometheus-server-0, of no Prometheus object (a Prometheus not managed by "
+                    "prometheus-operator)", plain=True)),
+    ([prometheus_pod("prometheus-k8s-0", "k8s", namespace="other")], [named("k8s")],
+     window.Queried(f"{WHERE} reaches Service monitoring/prometheus-operated: pods other/"
+                    "prometheus-k8s-0, of no Prometheus object (a Prometheus not managed by "
+                    "prometheus-operator)", plain=True)),
+    ([], [prometheus()],
+     window.Queried(f"{WHERE} reaches Service monitoring/prometheus-operated, which no pod "
+                    "serves")),
+    ("Pod list: HTTP 403 Forbidden", [prometheus()],
+     window.Queried(f"{WHERE} reaches Service monitoring/prometheus-operated, whose pods could "
+                    "not be read (Pod list: HTTP 403 Forbidden)")),
+], ids=["operator", "legacy-label", "two-behind-one-service", "plain", "other-namespace",
+        "no-pod", "unreadable"])  # fmt: skip
+def test_the_prometheus_behind_the_adapters_url(
+    pods: window.Listed, objects: list[Obj], queried: window.Queried
+) -> None:
+    assert window.behind(WHERE, "Service monitoring/prometheus-operated", pods, objects) == queried
+
+
+@pytest.mark.parametrize(("url", "host"), [
+    ("http://prometheus-operated.monitoring.svc:9090", ("monitoring", "prometheus-operated")),
+    ("http://kube-prometheus-stack-prometheus.monitoring.svc.cluster.local:9090/",
+     ("monitoring", "kube-prometheus-stack-prometheus")),
+    ("http://prometheus-server.observability", ("observability", "prometheus-server")),
+    ("http://prometheus-server:80", ("monitoring", "prometheus-server")),
+    ("http://10.0.0.9:9090", "10.0.0.9"),
+    ("http://[fd00::9]:9090", "fd00::9"),
+    ("https://prometheus.example.com", None),
+    ("http://:9090", None),
+], ids=["service", "cluster-domain", "name-namespace", "own-namespace", "ip", "ipv6",
+        "outside", "no-host"])  # fmt: skip
+def test_what_the_adapters_url_names(url: str, host: tuple[str, str] | str | None) -> None:
+    assert window.address(url, "monitoring") == host
+
+
+@pytest.mark.parametrize(("deployments", "url", "where"), [
+    ([adapter()], "http://prometheus-operated.monitoring.svc:9090", WHERE),
+    ([adapter(extra=["--prometheus-url=http://thanos-query.monitoring:9090"])],
+     "http://thanos-query.monitoring:9090", "--prometheus-url=http://thanos-query.monitoring:9090"
+     " of Deployment monitoring/prometheus-adapter"),
+    ([{**adapter(), "spec": {"template": {**adapter()["spec"]["template"], "spec": {
+        "containers": [{**adapter()["spec"]["template"]["spec"]["containers"][0],
+                        "args": ["/adapter", "--metrics-relist-interval=30s"]}]}}}}],
+     None, "Deployment monitoring/prometheus-adapter passes no --prometheus-url"),
+    ([adapter(extra=["--prometheus-url=$(PROMETHEUS_URL)"])], None,
+     "Deployment monitoring/prometheus-adapter passes --prometheus-url='$(PROMETHEUS_URL)'"),
+    ("Deployment list: HTTP 403 Forbidden", None, "service monitoring/prometheus-adapter could "
+     "not be followed (Deployment list: HTTP 403 Forbidden)"),
+], ids=["chart", "last-wins", "unset", "reference", "unreadable"])  # fmt: skip
+def test_the_adapters_prometheus_url(
+    deployments: window.Listed, url: str | None, where: str
+) -> None:
+    containers = window.adapter_containers("monitoring/prometheus-adapter", ADAPTER_SERVICE,
+                                           deployments)  # fmt: skip
+    assert window.adapter_url(containers) == (url, where)
+
+
+def test_of_several_prometheus_objects_the_one_the_adapter_queries_counts() -> None:
+    objects = [named("long-term", "2m"), prometheus("15s")]
+    assert scrape(prometheuses=objects) == Piece(
+        "scrape", 15, f"spec.scrapeInterval 15s of Prometheus {KPS} ({NO_MONITOR}; {WHOSE})")
+    monitors = [service_monitor(None)]
+    assert scrape(monitors=monitors, prometheuses=objects).seconds == 15
+
+
+REAL = Path(__file__).parents[2] / "data" / "real" / "prometheus"
+SIM_ANSWER = "sim-3.5.0-annotation-jobs-status-config.json"
+PLAIN = window.Queried("the pods behind it are of no Prometheus object", plain=True)
+AT = "http://10.0.0.9:9090/api/v1/status/config (--prometheus-url=http://10.0.0.9:9090 of " \
+     "Deployment monitoring/prometheus-adapter)"  # fmt: skip
+
+
+def read(body: str | None = None, error: str | None = None) -> window.ConfigRead:
+    return window.ConfigRead("http://10.0.0.9:9090", "--prometheus-url=http://10.0.0.9:9090 of "
+                             "Deployment monitoring/prometheus-adapter", body, error)  # fmt: skip
+
+
+@pytest.mark.parametrize(("kwargs", "piece"), [
+    ({"config": read((REAL / SIM_ANSWER).read_text())},
+     Piece("scrape", 1, f"scrape_interval 1s of job kubernetes-service-endpoints in {AT}, the "
+           "longest of the jobs that may scrape the exporter (Kubernetes pod, endpoints or "
+           "service discovery: kubernetes-service-endpoints); not counted: kubernetes-pods "
+           "(keep __meta_kubernetes_pod_annotation_prometheus_io_scrape =~ 'true'); the pods "
+           "behind it are of no Prometheus object")),
+    ({"config": read(error="HTTP 404 Not Found")},
+     Piece("scrape", 60, f"the pods behind it are of no Prometheus object; {AT} could not be "
+           "read: HTTP 404 Not Found: Prometheus' default 60s", True)),
+    ({"config": read("{}")},
+     Piece("scrape", 60, f"the pods behind it are of no Prometheus object; {AT} could not be "
+           "read: the answer's status is None, not 'success': Prometheus' default 60s", True)),
+    ({"config": read('{"status": "success", "data": {"yaml": "global: {scrape_interval: 2m}"}}')},
+     Piece("scrape", 120, f"global scrape_interval 2m of {AT}: no Kubernetes pod, endpoints or "
+           "service discovery job may scrape the exporter; the pods behind it are of no "
+           "Prometheus object")),
+], ids=["sim", "not-served", "not-a-config", "no-job"])  # fmt: skip
+def test_a_plain_prometheus_is_read_from_its_configuration(kwargs: Obj, piece: Piece) -> None:
+    assert scrape(queried=PLAIN, **kwargs) == piece
+
+
+def test_a_plain_prometheus_beside_the_operators_is_read_from_its_configuration() -> None:
+    # the monitors and the Prometheus object are the operator's, not the adapter's Prometheus'
+    config = read((REAL / SIM_ANSWER).read_text())
+    beside = scrape(queried=PLAIN, config=config, monitors=[service_monitor("30s")],
+                    prometheuses=[prometheus("15s")])  # fmt: skip
+    assert beside == scrape(queried=PLAIN, config=config)
+    assert beside.seconds == 1
+
+
+def test_where_the_adapters_prometheus_cannot_be_told_the_longest_counts_saying_so() -> None:
+    unknown = window.Queried(f"{WHERE}: there is no Service monitoring/prometheus-operated")
+    objects = [named("long-term", "2m"), prometheus("15s")]
+    assert scrape(prometheuses=objects, queried=unknown) == Piece(
+        "scrape", 120, f"spec.scrapeInterval 2m of Prometheus monitoring/long-term ({NO_MONITOR}; "
+        f"which Prometheus the adapter queries is not known ({unknown.why}): the longest of the "
+        "2 Prometheus objects)")  # fmt: skip
 
 
 # ---- adapter relist -----------------------------------------------------------------------

@@ -22,10 +22,13 @@ replicas, or the metrics pipeline's latency.
 The metric has a window to reach the HPA, counted from the loaded pod's start
 (``window``): one DCGM exporter collection, one Prometheus scrape of the
 exporter, one prometheus-adapter relist and one HPA sync, each read where the
-cluster states it (the exporter pods, the ServiceMonitor/PodMonitor selecting
-them or the Prometheus object, the adapter Deployment's args,
-kube-controller-manager's pod) and otherwise the component's documented
-default, named as such, plus a 30 s margin; ``metricSeconds`` replaces it.
+cluster states it (the exporter pods; for the Prometheus the adapter's
+``--prometheus-url`` reaches, the ServiceMonitor/PodMonitor selecting them or its
+Prometheus object, or for a Prometheus not managed by prometheus-operator its
+loaded configuration over HTTP, ``/api/v1/status/config``; the adapter
+Deployment's args, kube-controller-manager's pod) and otherwise the component's
+documented default, named as such, plus a 30 s margin; ``metricSeconds``
+replaces it.
 
 How it fails: no APIService serves the custom metrics API (nothing is
 created); the pods do not start, or their load generator refuses to run
@@ -44,19 +47,31 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from aicr.checks import CheckContext, dcgm_load
 from aicr.checks.allocation import AllocationMode, prepared_mode
-from aicr.checks.conformance.pod_autoscaling import build, window
+from aicr.checks.conformance.pod_autoscaling import build, scrape_config, window
 from aicr.checks.conformance.pod_autoscaling.params import Params as Params
 from aicr.checks.conformance.pod_autoscaling.params import preflight as preflight
 from aicr.checks.steps import now_iso
 from aicr.checks.workload_images import workload_image
 from aicr.kube.gpus import GPU_RESOURCE, gpu_nodes
+from aicr.kube.selectors import matches
 from aicr.result import CheckResult
+
+if TYPE_CHECKING:
+    import httpx
 
 HPA_KIND = "HorizontalPodAutoscaler"
 POLL_SECONDS = 5.0  # between two reads of the custom metrics API
+# One GET of a plain Prometheus' loaded configuration: a server that answers its API at
+# all answers this at once (it marshals the config it holds), so a short bound.
+CONFIG_SECONDS = 10.0
+# Larger than any configuration a Prometheus would load by hand (kube-prometheus-stack's
+# generated one is tens of KiB); a bigger answer is not read.
+CONFIG_MAX_BYTES = 8 << 20
 
 
 class Run:
@@ -190,6 +205,103 @@ def _backend(ctx: CheckContext, api: build.Obj) -> tuple[str, build.Obj | str | 
         return backend, f"Service get: {e}"
 
 
+def _client(ctx: CheckContext) -> httpx.Client:
+    import httpx
+
+    return httpx.Client(timeout=CONFIG_SECONDS, trust_env=False)
+
+
+def _pods_behind(ctx: CheckContext, host: tuple[str, str] | str) -> tuple[str, window.Listed] | str:
+    """What the adapter's URL host reaches (a Service, a pod) and its pods; else why none."""
+    import httpx
+
+    from aicr.kube.rest import KubeApiError
+
+    if isinstance(host, tuple):
+        ns, name = host
+        try:
+            svc = ctx.kube.get("Service", name, ns)
+        except (KubeApiError, httpx.HTTPError) as e:
+            return f"Service {ns}/{name} could not be read (Service get: {e})"
+        if svc is None:
+            return f"there is no Service {ns}/{name}"
+        selector = (svc.get("spec") or {}).get("selector") or {}
+        if not selector:
+            return f"Service {ns}/{name} has no selector"
+        labels = ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
+        return f"Service {ns}/{name}", _read(ctx, "Pod", ns, labels)
+    candidates = _read(ctx, "Pod", selector=window.PROMETHEUS_PODS)
+    if isinstance(candidates, str):
+        return f"address {host}", candidates
+    pods = [p for p in candidates if (p.get("status") or {}).get("podIP") == host]
+    if pods:
+        return f"pod address {host}", pods
+    for ns in sorted({str((p.get("metadata") or {}).get("namespace")) for p in candidates}):
+        services = _read(ctx, "Service", ns)
+        for svc in services if not isinstance(services, str) else []:
+            spec = svc.get("spec") or {}
+            if spec.get("clusterIP") == host and (selector := spec.get("selector")):
+                chosen = [
+                    p
+                    for p in candidates
+                    if (p.get("metadata") or {}).get("namespace") == ns
+                    and matches(
+                        {"matchLabels": selector}, (p.get("metadata") or {}).get("labels") or {}
+                    )
+                ]
+                return f"Service {ns}/{(svc.get('metadata') or {}).get('name')}", chosen
+    return (
+        f"no pod labelled {window.PROMETHEUS_PODS} nor its namespaces' Services has address {host}"
+    )
+
+
+def _queried(
+    ctx: CheckContext, url: str | None, where: str, namespace: str, prometheuses: window.Listed
+) -> window.Queried:
+    """The Prometheus the adapter's ``--prometheus-url`` reaches, as far as it can be told."""
+    if url is None:
+        return window.Queried(f"its {window.PROMETHEUS_URL_FLAG} is not known: {where}")
+    host = window.address(url, namespace)
+    if host is None:
+        return window.Queried(f"{where}: its host is no Service name or address in the cluster")
+    found = _pods_behind(ctx, host)
+    if isinstance(found, str):
+        return window.Queried(f"{where}: {found}")
+    reached, pods = found
+    return window.behind(where, reached, pods, prometheuses)
+
+
+def _config(ctx: CheckContext, url: str | None, where: str) -> window.ConfigRead:
+    """GET the loaded configuration of the Prometheus at prometheusUrl, else at ``url``."""
+    import httpx
+
+    if ctx.settings.prometheus_url:
+        url, where = ctx.settings.prometheus_url, "prometheusUrl of the check's settings"
+    if url is None:
+        return window.ConfigRead(None, where)
+    try:
+        parts = urlsplit(url)
+        base = f"{parts.scheme}://{parts.netloc}{parts.path.rstrip('/')}"
+    except ValueError as e:
+        return window.ConfigRead(url, where, error=f"not a URL ({e})")
+    try:
+        with _client(ctx) as http, http.stream("GET", base + scrape_config.API_PATH) as r:
+            if r.status_code != 200:
+                return window.ConfigRead(
+                    base, where, error=f"HTTP {r.status_code} {r.reason_phrase}"
+                )
+            chunks, size = [], 0
+            for chunk in r.iter_bytes():
+                size += len(chunk)
+                if size > CONFIG_MAX_BYTES:
+                    too_big = f"the answer is larger than {CONFIG_MAX_BYTES >> 20} MiB"
+                    return window.ConfigRead(base, where, error=too_big)
+                chunks.append(chunk)
+    except (httpx.HTTPError, httpx.InvalidURL) as e:
+        return window.ConfigRead(base, where, error=f"{type(e).__name__}: {e}")
+    return window.ConfigRead(base, where, body=b"".join(chunks).decode("utf-8", "replace"))
+
+
 def _window(ctx: CheckContext, run: Run, api: build.Obj) -> bool:
     """The window for the loaded pod's metric to reach the HPA, each piece read and recorded.
 
@@ -212,6 +324,10 @@ def _window(ctx: CheckContext, run: Run, api: build.Obj) -> bool:
             window.CONTROLLER_MANAGER_NAMESPACE,
             window.CONTROLLER_MANAGER_SELECTOR,
         )
+        prometheuses = _read(ctx, "Prometheus")
+        url, where = window.adapter_url(window.adapter_containers(backend, service, deployments))
+        queried = _queried(ctx, url, where, namespace or "", prometheuses)
+        config = _config(ctx, url, where) if window.is_plain(queried, prometheuses) else None
         pieces = (
             window.exporter_piece(pods),
             window.scrape_piece(
@@ -219,7 +335,9 @@ def _window(ctx: CheckContext, run: Run, api: build.Obj) -> bool:
                 _services(ctx, pods),
                 _read(ctx, "ServiceMonitor"),
                 _read(ctx, "PodMonitor"),
-                _read(ctx, "Prometheus"),
+                prometheuses,
+                queried,
+                config,
             ),
             window.relist_piece(backend, service, deployments),
             window.sync_piece(managers),

@@ -7,19 +7,25 @@ listed yet is not served at all), and kube-controller-manager's HPA controller s
 The window is the sum of the four periods plus ``MARGIN_SECONDS``. Each period is read
 where the cluster states it; what the cluster does not show, or shows in a form not
 read here, is the component's documented default, and the piece says so. Where several
-objects state one period (exporter pods, monitor endpoints, Prometheus objects) the
-longest counts. Pure: functions of the API's dicts; a read that failed is passed in as
-its error text.
+objects state one period (exporter pods, monitor endpoints, scrape jobs) the longest
+counts. The scrape interval is that of the Prometheus the adapter queries (its
+``--prometheus-url`` followed to the Prometheus object behind it, else the longest over
+every object, saying so); a Prometheus not managed by prometheus-operator is read from
+its loaded configuration (``scrape_config``). Pure: functions of the API's dicts and the
+configuration's answer; a read that failed is passed in as its error text.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from aicr.checks.argv import last_flag
+from aicr.checks.conformance.pod_autoscaling import scrape_config
 from aicr.checks.dcgm_interval import DEFAULT_MS as EXPORTER_DEFAULT_MS
 from aicr.checks.dcgm_interval import collect_interval
 from aicr.durations import sum_parts
@@ -43,6 +49,17 @@ OPERATOR_DEFAULT_SECONDS = 30.0
 # 1m); AICR's recipe values set 30s.
 ADAPTER_DEFAULT_SECONDS = 600.0
 RELIST_FLAG = "--metrics-relist-interval"
+# The Prometheus the adapter queries (cmd/adapter/adapter.go addFlags: "URL for connecting
+# to Prometheus."; main() defaults it to "https://localhost"). It queries <url>/api/v1/...
+# (pkg/client/api.go: path.Join of the URL's path and the endpoint).
+PROMETHEUS_URL_FLAG = "--prometheus-url"
+# The labels prometheus-operator reserves on a Prometheus object's pods, set to the object's
+# name (v0.85.0 pkg/apis/monitoring/v1/prometheus_types.go, PodMetadata: "prometheus" and
+# "operator.prometheus.io/name"; the pods live in the object's namespace).
+NAME_LABELS = ("operator.prometheus.io/name", "prometheus")
+# The operator's own pod label (same list: app.kubernetes.io/name set to "prometheus"): where
+# an address names a pod rather than a Service, the Prometheus pods are looked for by it.
+PROMETHEUS_PODS = "app.kubernetes.io/name=prometheus"
 # kube-controller-manager's --horizontal-pod-autoscaler-sync-period default (its
 # command-line reference: "Default: 15s"). kubeadm runs it as a static pod labelled
 # component=kube-controller-manager in kube-system (staticpod ComponentPod); managed
@@ -282,19 +299,107 @@ def _global_interval(prometheuses: list[Obj]) -> Piece:
     return _longest(read)
 
 
+@dataclass(frozen=True)
+class Queried:
+    """Which Prometheus the adapter queries, as far as the cluster shows it.
+
+    ``names``: the Prometheus objects (``namespace/name``) whose pods serve the adapter's
+    ``--prometheus-url``; ``plain``: pods serve it but prometheus-operator runs none of
+    them; neither: it could not be told, and ``why`` says why (else how it was told).
+    """
+
+    why: str
+    names: tuple[str, ...] = ()
+    plain: bool = False
+
+
+@dataclass(frozen=True)
+class ConfigRead:
+    """A GET of ``/api/v1/status/config``: where, and its body or why there is none."""
+
+    url: str | None  # None: no Prometheus address was known
+    where: str  # which setting or flag gave the address, or why none did
+    body: str | None = None
+    error: str | None = None
+
+
+def address(url: str, namespace: str) -> tuple[str, str] | str | None:
+    """What ``url``'s host names: a Service ``(namespace, name)``, an IP address, or None.
+
+    Cluster DNS names: ``name`` (the adapter's own namespace), ``name.namespace`` and
+    ``name.namespace.svc[.<cluster domain>]``; any other host is outside what is read here.
+    """
+    try:
+        host = urlsplit(url).hostname
+    except ValueError:
+        return None
+    if not host:
+        return None
+    try:
+        return str(ipaddress.ip_address(host))
+    except ValueError:
+        pass
+    parts = host.split(".")
+    if len(parts) == 1:
+        return namespace, parts[0]
+    if len(parts) == 2 or parts[2] == "svc":
+        return parts[1], parts[0]
+    return None
+
+
+def behind(where: str, reached: str, pods: Listed, prometheuses: Listed) -> Queried:
+    """Which Prometheus objects run ``pods``, those serving the adapter's URL (``reached``)."""
+    if isinstance(pods, str):
+        return Queried(f"{where} reaches {reached}, whose pods could not be read ({pods})")
+    if not pods:
+        return Queried(f"{where} reaches {reached}, which no pod serves")
+    if isinstance(prometheuses, str):
+        return Queried(f"the Prometheus objects could not be read ({prometheuses})")
+    objects = {_name(p) for p in prometheuses}
+    named = set()
+    for pod in pods:
+        labels = _labels(pod)
+        ns = (pod.get("metadata") or {}).get("namespace")
+        named |= {f"{ns}/{labels[k]}" for k in NAME_LABELS if k in labels}
+    shown = ", ".join(sorted(_name(p) for p in pods))
+    found = tuple(sorted(named & objects))
+    if found:
+        return Queried(
+            f"{where} reaches {reached}: pods {shown} of Prometheus {', '.join(found)}", found
+        )
+    return Queried(
+        f"{where} reaches {reached}: pods {shown}, of no Prometheus object (a Prometheus "
+        "not managed by prometheus-operator)",
+        plain=True,
+    )
+
+
+def is_plain(queried: Queried, prometheuses: Listed) -> bool:
+    """Whether the adapter's Prometheus is read from its configuration, not from objects."""
+    if isinstance(prometheuses, str) or queried.names:
+        return False
+    return queried.plain or not prometheuses
+
+
 def scrape_piece(
     pods: Listed,
     services: Listed,
     service_monitors: Listed,
     pod_monitors: Listed,
     prometheuses: Listed,
+    queried: Queried,
+    config: ConfigRead | None,
 ) -> Piece:
-    """Prometheus' scrape interval of the exporter.
+    """Prometheus' scrape interval of the exporter, on the Prometheus the adapter queries.
 
-    The interval of the ServiceMonitor/PodMonitor endpoints that select the exporter pods;
-    an endpoint without one, or no such monitor, takes the Prometheus objects' global
-    ``spec.scrapeInterval`` (prometheus-operator's 30s when unset); without any Prometheus
-    object, Prometheus' own default 1m (a ``prometheus.yml`` is not read here).
+    Managed by prometheus-operator (``queried.names``): the ServiceMonitor/PodMonitor
+    endpoints that select the exporter pods, and for an endpoint without an interval (or
+    no such monitor) its Prometheus object's ``spec.scrapeInterval`` (the operator's 30s
+    when unset). Where the adapter's Prometheus cannot be told, the longest over every
+    Prometheus object, saying so. A plain Prometheus (``queried.plain``, or no Prometheus
+    object at all): the interval its loaded configuration gives the jobs that could scrape
+    the exporter (``config``, see ``scrape_config``); monitors are not read then, as only
+    prometheus-operator turns them into scrape jobs.
     """
     fallback = f"Prometheus' default {seconds_text(PROMETHEUS_DEFAULT_SECONDS)}"
     lists = {
@@ -309,29 +414,36 @@ def scrape_piece(
         source = "could not read " + ", ".join(unread) + ": " + fallback
         return Piece("scrape", PROMETHEUS_DEFAULT_SECONDS, source, True)
     read = {what: got for what, got in lists.items() if not isinstance(got, str)}
-    glob = _global_interval(read["Prometheus objects"]) if read["Prometheus objects"] else None
+    objects = read["Prometheus objects"]
+    if queried.names:
+        chosen = [p for p in objects if _name(p) in queried.names]
+        whose = f"the adapter queries it: {queried.why}"
+    elif not is_plain(queried, objects):
+        chosen = objects
+        whose = f"which Prometheus the adapter queries is not known ({queried.why}): " + (
+            "the only Prometheus object"
+            if len(objects) == 1
+            else f"the longest of the {len(objects)} Prometheus objects"
+        )
+    else:
+        plain = queried.why if queried.plain else "there is no Prometheus object"
+        return config_piece(config, read["exporter pods"], read["Services"], plain)
+    glob = _global_interval(chosen)
     monitors = relied_monitors(
         read["exporter pods"], read["Services"], read["ServiceMonitors"], read["PodMonitors"]
     )
     if not monitors:
-        if glob is None:
-            source = (
-                "no ServiceMonitor or PodMonitor selects the exporter pods and there is no "
-                f"Prometheus object: {fallback}"
-            )
-            return Piece("scrape", PROMETHEUS_DEFAULT_SECONDS, source, True)
-        source = f"{glob.source} (no ServiceMonitor or PodMonitor selects the exporter pods)"
+        source = (
+            f"{glob.source} (no ServiceMonitor or PodMonitor selects the exporter pods; {whose})"
+        )
         return Piece("scrape", glob.seconds, source, glob.default)
     pieces: list[Piece] = []
     for monitor, endpoints in monitors:
         owner = f"{monitor.get('kind') or 'monitor'} {_name(monitor)}"
         for endpoint in endpoints:
             raw = endpoint.get("interval")
-            if raw in (None, "") and glob is None:
-                source = f"{owner} sets no endpoint interval and there is no Prometheus object: "
-                pieces.append(Piece("scrape", PROMETHEUS_DEFAULT_SECONDS, source + fallback, True))
-            elif raw in (None, "") and glob is not None:
-                source = f"{owner} sets no endpoint interval: {glob.source}"
+            if raw in (None, ""):
+                source = f"{owner} sets no endpoint interval: {glob.source} ({whose})"
                 pieces.append(Piece("scrape", glob.seconds, source, glob.default))
             elif (seconds := prometheus_seconds(raw)) is None:
                 source = f"{owner}: endpoint interval {raw!r} is not a duration: {fallback}"
@@ -339,6 +451,56 @@ def scrape_piece(
             else:
                 pieces.append(Piece("scrape", seconds, f"endpoint interval {raw} of {owner}"))
     return _longest(pieces)
+
+
+def config_piece(
+    config: ConfigRead | None, pods: list[Obj], services: list[Obj], plain: str
+) -> Piece:
+    """The scrape interval a plain Prometheus' loaded configuration gives the exporter."""
+    default = f"Prometheus' default {seconds_text(PROMETHEUS_DEFAULT_SECONDS)}"
+    if config is None or config.url is None:
+        where = config.where if config is not None else "not looked for"
+        source = f"{plain}; no address to read its configuration ({where}): {default}"
+        return Piece("scrape", PROMETHEUS_DEFAULT_SECONDS, source, True)
+    at = f"{config.url}{scrape_config.API_PATH} ({config.where})"
+    try:
+        if config.body is None:
+            raise scrape_config.ConfigError(config.error or "no answer")
+        loaded = scrape_config.parse(config.body)
+    except scrape_config.ConfigError as e:
+        source = f"{plain}; {at} could not be read: {e}: {default}"
+        return Piece("scrape", PROMETHEUS_DEFAULT_SECONDS, source, True)
+    choice = scrape_config.choose(loaded, pods, services, prometheus_seconds)
+    unread = [j.name for j in choice.jobs if j.seconds is None]
+    if unread:
+        source = f"{plain}; {at}: scrape_interval of {', '.join(unread)} not read: {default}"
+        return Piece("scrape", PROMETHEUS_DEFAULT_SECONDS, source, True)
+    notes = [f"{name} ({why})" for name, why in choice.ruled_out]
+    ruled = f"; not counted: {', '.join(notes)}" if notes else ""
+    files = (
+        f"; {choice.files} scrape_config_files, whose jobs the API does not show, not counted"
+        if choice.files
+        else ""
+    )
+    if not choice.jobs:
+        glob = prometheus_seconds(choice.global_interval)
+        if glob is None:
+            source = f"{plain}; {at}: global scrape_interval {choice.global_interval!r}: {default}"
+            return Piece("scrape", PROMETHEUS_DEFAULT_SECONDS, source, True)
+        source = (
+            f"global scrape_interval {choice.global_interval} of {at}: no Kubernetes pod, "
+            f"endpoints or service discovery job may scrape the exporter{ruled}{files}; {plain}"
+        )
+        return Piece("scrape", glob, source)
+    top = max(j.seconds or 0.0 for j in choice.jobs)
+    longest = [j for j in choice.jobs if j.seconds == top]
+    source = (
+        f"scrape_interval {longest[0].interval} of job {', '.join(j.name for j in longest)} in "
+        f"{at}, the longest of the jobs that may scrape the exporter (Kubernetes pod, "
+        f"endpoints or service discovery: {', '.join(j.name for j in choice.jobs)}){ruled}"
+        f"{files}; {plain}"
+    )
+    return Piece("scrape", top, source)
 
 
 def _template_labels(deployment: Obj) -> dict[str, str]:
@@ -367,34 +529,54 @@ def _adapter_container(deployment: Obj) -> Obj | None:
     return dict(containers[0]) if len(containers) == 1 else None
 
 
-def relist_piece(backend: str, service: Obj | str | None, deployments: Listed) -> Piece:
-    """prometheus-adapter's relist interval, from the args of the Deployment behind ``backend``.
+def adapter_containers(
+    backend: str, service: Obj | str | None, deployments: Listed
+) -> list[tuple[str, Obj]] | str:
+    """The adapter's containers (owner, container) behind ``backend``, or why there are none.
 
     ``backend`` names the APIService's Service (``monitoring/prometheus-adapter``, or
     ``""`` when the APIService names none).
     """
-    name = "adapter relist"
-    why = f"prometheus-adapter's default {seconds_text(ADAPTER_DEFAULT_SECONDS)}"
     if not backend:
-        return Piece(name, ADAPTER_DEFAULT_SECONDS, f"the APIService names no Service: {why}", True)
+        return "the APIService names no Service"
     if isinstance(service, str) or isinstance(deployments, str):
         err = service if isinstance(service, str) else deployments
-        source = f"service {backend} could not be followed ({err}): {why}"
-        return Piece(name, ADAPTER_DEFAULT_SECONDS, source, True)
+        return f"service {backend} could not be followed ({err})"
     if service is None:
-        return Piece(name, ADAPTER_DEFAULT_SECONDS, f"no Service {backend}: {why}", True)
+        return f"no Service {backend}"
     found = adapter_deployments(service, deployments)
     containers = [
         (f"Deployment {_name(d)}", c) for d in found if (c := _adapter_container(d)) is not None
     ]
-    if not containers:
-        return Piece(
-            name,
-            ADAPTER_DEFAULT_SECONDS,
-            f"no Deployment in service {backend}'s namespace runs the pods it selects: {why}",
-            True,
-        )
+    return containers or f"no Deployment in service {backend}'s namespace runs the pods it selects"
+
+
+def relist_piece(backend: str, service: Obj | str | None, deployments: Listed) -> Piece:
+    """prometheus-adapter's relist interval, from the args of the Deployment behind ``backend``."""
+    name = "adapter relist"
+    why = f"prometheus-adapter's default {seconds_text(ADAPTER_DEFAULT_SECONDS)}"
+    containers = adapter_containers(backend, service, deployments)
+    if isinstance(containers, str):
+        return Piece(name, ADAPTER_DEFAULT_SECONDS, f"{containers}: {why}", True)
     return _flag_piece(name, containers, RELIST_FLAG, ADAPTER_DEFAULT_SECONDS, why)
+
+
+def adapter_url(containers: list[tuple[str, Obj]] | str) -> tuple[str | None, str]:
+    """The adapter's ``--prometheus-url`` and where it was read; None and why when not read."""
+    if isinstance(containers, str):
+        return None, containers
+    urls = {(owner, last_flag(_argv(c), (PROMETHEUS_URL_FLAG,))) for owner, c in containers}
+    values = {url for _, url in urls}
+    if len(values) > 1:
+        shown = "; ".join(f"{owner}: {url}" for owner, url in sorted(urls, key=str))
+        return None, f"the adapter's Deployments pass different {PROMETHEUS_URL_FLAG} ({shown})"
+    owner, url = sorted(urls, key=str)[0]
+    if not url or "$(" in url:
+        said = (
+            f"passes {PROMETHEUS_URL_FLAG}={url!r}" if url else f"passes no {PROMETHEUS_URL_FLAG}"
+        )
+        return None, f"{owner} {said}"
+    return url, f"{PROMETHEUS_URL_FLAG}={url} of {owner}"
 
 
 def sync_piece(pods: Listed) -> Piece:
