@@ -216,13 +216,14 @@ def test_healthy_scales_up_and_back_down_on_the_served_gpu_metric() -> None:
     assert said == [
         "pod gpu-autoscaled-a running, loading its GPU", "HPA created",
         "metric 100 desired 1 current 1", "metric 100 desired 2 current 1",
-        "new pod running: gpu-autoscaled-b on g1", f"the load ended: {METRIC} falls",
+        "new pod running: gpu-autoscaled-b on g1", f"the check ended the load: {METRIC} falls",
         "metric 50 desired 2 current 2", "metric 0 desired 2 current 2",
         "metric 0 desired 1 current 2"]  # fmt: skip
     created = [c[1:] for c in kube.calls if c[0] == "create"]
     ns = created[0][1]
     assert created == [("Deployment", ns, "gpu-autoscaled"),
-                       ("HorizontalPodAutoscaler", ns, "gpu-autoscaled")]  # fmt: skip
+                       ("HorizontalPodAutoscaler", ns, "gpu-autoscaled"),
+                       ("ConfigMap", ns, "gpu-autoscaled-stop")]  # fmt: skip
     hpa = kube.bodies["HorizontalPodAutoscaler"]["spec"]["metrics"][0]["pods"]
     assert hpa == {"metric": {"name": METRIC},
                    "target": {"type": "AverageValue", "averageValue": "50"}}  # fmt: skip
@@ -388,7 +389,8 @@ def test_the_load_script_loads_until_the_moment_then_idles(tmp_path: Path) -> No
     tool = tmp_path / "dcgmproftester12"
     tool.write_text('#!/bin/sh\necho "load $*" >> "$(dirname "$0")/calls"\n')
     tool.chmod(0o755)
-    script = build.LOAD.replace("exec sleep infinity", "echo idle")
+    script = build.LOAD.replace("exec sleep infinity", "echo idle").replace(
+        build.STOP_DIR, str(tmp_path / "stop-volume"))
     env = {"PATH": f"{tmp_path}:/usr/bin:/bin"}
     later = int(time.time()) + 100
     out = subprocess.run(["sh", "-c", script], env={**env, "LOAD_UNTIL": str(later)},
@@ -404,6 +406,43 @@ def test_the_load_script_loads_until_the_moment_then_idles(tmp_path: Path) -> No
     failed = subprocess.run(["sh", "-c", script], env={**env, "LOAD_UNTIL": str(later)},
                             capture_output=True, text=True)  # fmt: skip
     assert (failed.returncode, failed.stdout) == (3, "")
+
+
+def test_the_checks_stop_ends_a_running_load_and_is_no_failure(tmp_path: Path) -> None:
+    import subprocess
+    import time
+
+    tool = tmp_path / "dcgmproftester12"  # loads until killed; its end recorded
+    tool.write_text(f"#!/bin/sh\ntrap 'kill $!; echo stopped > {tmp_path}/ended; exit 143' TERM\n"
+                    "sleep 60 &\nwait $!\n")  # fmt: skip
+    tool.chmod(0o755)
+    volume = tmp_path / "stop-volume"
+    volume.mkdir()
+    script = build.LOAD.replace("exec sleep infinity", "echo idle").replace(
+        build.STOP_DIR, str(volume))
+    env = {"PATH": f"{tmp_path}:/usr/bin:/bin", "LOAD_UNTIL": str(int(time.time()) + 100)}
+    began = time.monotonic()
+    pod = subprocess.Popen(["sh", "-c", script], env=env, stdout=subprocess.PIPE, text=True)
+    time.sleep(1.5)
+    assert pod.poll() is None  # loading
+    (volume / build.STOP_KEY).write_text(build.stop()["data"][build.STOP_KEY])
+    out, _ = pod.communicate(timeout=20)
+    assert (pod.returncode, out) == (0, "idle\n") and time.monotonic() - began < 10
+    assert (tmp_path / "ended").read_text() == "stopped\n"
+    again = subprocess.run(["sh", "-c", script], env=env, capture_output=True, text=True,
+                           timeout=20)  # a restart after the stop does not load again
+    assert again.stdout == "idle\n" and (tmp_path / "ended").read_text() == "stopped\n"
+
+
+def test_each_pod_mounts_the_stop_as_an_optional_configmap() -> None:
+    made = build.deployment("img", 1_700_000_420, {}, dra=False)
+    spec = made["spec"]["template"]["spec"]
+    assert spec["volumes"] == [{"name": "load-stop", "configMap": {
+        "name": "gpu-autoscaled-stop", "optional": True}}]  # fmt: skip
+    assert spec["containers"][0]["volumeMounts"] == [
+        {"name": "load-stop", "mountPath": build.STOP_DIR, "readOnly": True}]  # fmt: skip
+    assert f"[ ! -e {build.STOP_DIR}/stop ]" in spec["containers"][0]["command"][2]
+    assert build.stop()["metadata"] == {"name": "gpu-autoscaled-stop"}
 
 
 def test_pod_metrics_and_values_read_from_the_custom_metrics_api() -> None:

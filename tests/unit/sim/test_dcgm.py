@@ -315,3 +315,25 @@ def test_the_load_generator_records_when_its_load_ends(tmp_path: Path) -> None:
     assert "loading the allocated GPUs for 0s" in out.stdout
     ends = dcgm_exporter.load_until(tmp_path / LOAD_FILE)
     assert int(before) <= ends <= time.time() + 1
+
+
+def test_a_load_killed_before_its_end_records_that_it_ended_then(tmp_path: Path) -> None:
+    """A GPU whose load process is stopped reads idle at once, as a real one does."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from simcluster.gpu.model import PROFTESTER, write_tools
+
+    tools = write_tools(tmp_path, None, sys.executable)
+    load = subprocess.Popen([str(tools / PROFTESTER), "-d", "300"], stdout=subprocess.PIPE)
+    deadline, ends = time.monotonic() + 10, 0
+    while ends < time.time() + 200 and time.monotonic() < deadline:  # written after the trap
+        time.sleep(0.05)
+        ends = dcgm_exporter.load_until(tmp_path / LOAD_FILE)
+    assert ends > time.time() + 200
+    load.send_signal(signal.SIGTERM)
+    load.communicate(timeout=10)  # its sleep is gone too: nothing holds the pipe
+    assert load.returncode == 143
+    assert dcgm_exporter.load_until(tmp_path / LOAD_FILE) <= time.time()

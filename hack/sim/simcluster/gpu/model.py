@@ -208,7 +208,7 @@ def write_tools(
     # DCGM's load generator: keeps the container's GPUs busy for -d s. It writes when the
     # load ends (epoch seconds) to LOAD_FILE, which the DCGM exporter model reads: a GPU
     # reads busy only while a load runs on it, as a real GPU held by an idle process
-    # reads 0 % utilization.
+    # reads 0 % utilization; a load killed early (SIGTERM) writes its end then.
     # Not root: dcgmproftester's embedded host engine fails to start ("CacheManager Init
     # Failed. Error: -29", DCGM_ST_REQUIRES_ROOT; NVIDIA/DCGM issues 79 and 102) and main()
     # returns that -29 from Init(), which the shell sees as 227
@@ -222,8 +222,11 @@ def write_tools(
     load.write_text(
         "#!/bin/sh\n" + refuse + 'd=30\nwhile [ $# -gt 0 ]; do [ "$1" = -d ] && d=$2; shift; done\n'
         'echo "dcgmproftester12: loading the allocated GPUs for ${d}s"\n'
+        # killed before -d ends (as a pod's own script may stop its load): the load ends now
+        f"trap 'kill $! 2>/dev/null; echo $(date +%s) > {workdir / LOAD_FILE} 2>/dev/null; "
+        "exit 143' TERM INT\n"
         f"echo $(( $(date +%s) + d )) > {workdir / LOAD_FILE} 2>/dev/null\n"
-        'exec sleep "$d"\n'
+        'sleep "$d" &\nwait $!\n'
     )
     load.chmod(0o755)
     if nccl_state is not None:

@@ -25,14 +25,31 @@ TARGET = 50  # the HPA's target: average GPU utilization (%) per pod
 MIN_REPLICAS, MAX_REPLICAS = 1, 2
 CUSTOM_METRICS_GROUP = "custom.metrics.k8s.io"
 LOAD_UNTIL_ENV = "LOAD_UNTIL"
+# The check ends the load once it has seen the scale-up, by creating the ConfigMap STOP: the
+# pods mount it as an optional volume, so its key appears in their STOP_DIR at the kubelet's
+# next sync of the volume (Kubernetes docs, "ConfigMaps": mounted ConfigMaps are updated
+# automatically, within the kubelet sync period, 1m by default, plus its cache's delay).
+STOP = f"{NAME}-stop"
+STOP_KEY = "stop"
+STOP_DIR = "/var/run/aicr-load"
+VOLUME = "load-stop"
+VOLUME_SYNC_SECONDS = 60  # the kubelet's default syncFrequency: the stop reaches the pods within it
 # Each pod loads its GPU with DCGM's load generator until the same moment (epoch seconds,
-# set when the Deployment is made), then holds it idle: a pod started by the scale-up
-# loads only until then too, so the check knows when utilization falls. A load that
-# fails ends the container (a restart shows it), so an idle GPU never passes for a load.
+# set when the Deployment is made) or until the check's stop appears, whichever is first,
+# then holds it idle: a pod started by the scale-up stops with the others, so the check
+# knows when utilization falls. A load that fails ends the container (a restart shows it),
+# so an idle GPU never passes for a load; a load the stop ended is not a failure.
 LOAD = f"""\
 d=$(( ${LOAD_UNTIL_ENV} - $(date +%s) ))
-if [ "$d" -gt 0 ]; then
-  dcgmproftester12 --no-dcgm-validation -t 1004 -d "$d" || exit $?
+if [ "$d" -gt 0 ] && [ ! -e {STOP_DIR}/{STOP_KEY} ]; then
+  dcgmproftester12 --no-dcgm-validation -t 1004 -d "$d" &
+  load=$!
+  (while [ ! -e {STOP_DIR}/{STOP_KEY} ]; do sleep 1; done; kill "$load" 2>/dev/null) &
+  stop=$!
+  wait "$load"
+  rc=$?
+  kill "$stop" 2>/dev/null
+  [ "$rc" -eq 0 ] || [ -e {STOP_DIR}/{STOP_KEY} ] || exit "$rc"
 fi
 exec sleep infinity
 """
@@ -44,7 +61,9 @@ def claim_template() -> Obj:
 
 
 def deployment(image: str, load_until: int, labels: dict[str, str], dra: bool) -> Obj:
-    """One replica, one GPU each, loading it until ``load_until`` (epoch s) and then idle.
+    """One replica, one GPU each, loading it until the check's stop or ``load_until``.
+
+    The stop is the ConfigMap ``STOP``, an optional volume; ``load_until`` is epoch s. Idle after.
 
     DCGM profiles as root only (DCGM_ST_REQUIRES_ROOT): Pod Security baseline, this
     check's workload namespace level (its catalog GPUs), allows root; the container
@@ -56,6 +75,7 @@ def deployment(image: str, load_until: int, labels: dict[str, str], dra: bool) -
         "image": image,
         "command": ["sh", "-c", LOAD],
         "env": [{"name": LOAD_UNTIL_ENV, "value": str(load_until)}],
+        "volumeMounts": [{"name": VOLUME, "mountPath": STOP_DIR, "readOnly": True}],
         "resources": gpu,
         "securityContext": {"privileged": False, "allowPrivilegeEscalation": False},
     }
@@ -64,6 +84,7 @@ def deployment(image: str, load_until: int, labels: dict[str, str], dra: bool) -
     spec["containers"][0]["securityContext"] = container["securityContext"]
     spec["restartPolicy"] = "Always"
     spec["tolerations"] = [gpu_toleration()]
+    spec["volumes"] = [{"name": VOLUME, "configMap": {"name": STOP, "optional": True}}]
     if dra:
         spec["resourceClaims"] = [{"name": CLAIM, "resourceClaimTemplateName": CLAIM_TEMPLATE}]
     selector = {APP_LABEL: NAME}
@@ -77,6 +98,12 @@ def deployment(image: str, load_until: int, labels: dict[str, str], dra: bool) -
             "template": {"metadata": {"labels": {**labels, **selector}}, "spec": spec},
         },
     }
+
+
+def stop() -> Obj:
+    """The ConfigMap whose key, once the pods' kubelet projects it, ends their load."""
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": STOP},
+            "data": {STOP_KEY: "the check saw the scale-up"}}  # fmt: skip
 
 
 def hpa(metric: str, stabilization: int) -> Obj:

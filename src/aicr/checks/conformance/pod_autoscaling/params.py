@@ -46,8 +46,9 @@ class Params(CheckParams):
         default=420,
         gt=0,
         le=3600,
-        description="How long the pods load their GPUs, from the Deployment's creation; "
-        "the first pod's start, the metric's reading and the scale-up must fit in it.",
+        description="How long the pods load their GPUs at most, from the Deployment's "
+        "creation; the first pod's start, the metric's reading and the scale-up must fit in "
+        "it. The check ends the load as soon as it has seen the scale-up.",
     )
     scale_up_seconds: float = Field(
         default=120,
@@ -64,7 +65,9 @@ class Params(CheckParams):
     scale_down_seconds: float = Field(
         default=120,
         gt=0,
-        description="After the load ends: how long beyond the window scale-down may take.",
+        description="After the check ends the load: how long beyond the kubelet's volume "
+        "sync (60 s, when the pods see the end) and the stabilization window scale-down may "
+        "take.",
     )
 
 
