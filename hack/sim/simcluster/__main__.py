@@ -64,7 +64,23 @@ def up(sim: Sim, args: argparse.Namespace) -> int:
 
 
 def platform_(sim: Sim, args: argparse.Namespace) -> int:
-    """`platform list`: every platform profile `sim up --platform` takes, and what it gives."""
+    """`platform list`: every platform profile `sim up --platform` takes, and what it gives;
+    `platform pools`: the running cluster's node pools as its provider's CLI lists them."""
+    if args.verb == "pools":
+        import json
+
+        if not _running(sim, "sim platform pools"):
+            return EXIT_UNAVAILABLE
+        running = sim.platform
+        if running.pool_list is None:
+            return _bad(
+                "sim platform pools",
+                f"platform {running.name} has no pool listing (only "
+                + ", ".join(n for n in platforms.names() if platforms.load(n).pool_list)
+                + ")",
+            )
+        print(json.dumps(platforms.pools(running), indent=2))
+        return 0
     if args.verb != "list":
         return _bad("sim platform", f"unknown verb {args.verb!r}: `hack/sim/sim platform list`")
     found = [platforms.load(n) for n in platforms.names()]
@@ -300,8 +316,12 @@ def parser() -> argparse.ArgumentParser:
         f"{platforms.DEFAULT}; `platform list`)",
     )
     u.set_defaults(run=up)
-    pl = sub.add_parser("platform", help="`platform list`: the profiles `up --platform` takes")
-    pl.add_argument("verb", choices=["list"])
+    pl = sub.add_parser(
+        "platform",
+        help="`platform list`: the profiles `up --platform` takes; `platform pools`: the "
+        "running cluster's node pools as its provider's CLI lists them",
+    )
+    pl.add_argument("verb", choices=["list", "pools"])
     pl.set_defaults(run=platform_)
     sub.add_parser("down", help="stop exactly what `up` started, remove the run").set_defaults(
         run=down

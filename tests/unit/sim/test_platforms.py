@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -189,3 +190,20 @@ def test_which_profiles_gpu_taint_the_gpu_probes_tolerate(
     plan = plan_nodes(found, capacity, {}, Placement(tolerations=extra))
     assert plan.unschedulable == unschedulable
     assert [t.node for t in plan.targets] == ([] if unschedulable else ["gpu-h100-0", "gpu-h100-1"])
+
+
+def test_aks_pools_are_listed_as_az_lists_them_and_read_as_aks_installing_the_driver() -> None:
+    from simcluster.nodes.platforms import load, pools
+
+    from aicr.snapshot.aks import gpu_driver, parse_pools
+
+    got = pools(load("aks"))
+    assert [(p["name"], p["vmSize"], p["count"], p["mode"], p["nodeTaints"]) for p in got] == [
+        ("gpupool", "Standard_ND96isr_H100_v5", 2, "User", ["sku=gpu:NoSchedule"]),
+        ("userpool", "Standard_D16s_v5", 1, "User", None),
+        ("systempool", "Standard_D16s_v5", 1, "System", None),
+    ]
+    parsed = parse_pools(json.dumps(got), "pools.json")
+    assert [p.name for p in parsed if p.is_gpu] == ["gpupool"]
+    assert gpu_driver(parsed) == "Install"
+    assert all(pools(load(name)) == [] for name in ("eks", "gke", "kubeadm", "nvke"))

@@ -40,6 +40,7 @@ _KEYS = {
     "gpuTaints",
     "driver",
     "sandbox",
+    "poolList",
 }
 _SANDBOX_KEYS = {"handler", "groups", "labels", "taints", "runtimeClass"}
 
@@ -105,6 +106,7 @@ class Platform:
     gpu_taints: tuple[dict[str, str], ...]
     driver: Driver
     sandbox: Sandbox | None
+    pool_list: str | None = None  # the provider CLI whose pool listing `platform pools` prints
 
     def zone(self, index: int) -> str | None:
         """The provider's name for the layout's zone number `index` (None: no zone label)."""
@@ -188,4 +190,43 @@ def parse(doc: Any, source: str) -> Platform:
         gpu_taints=_taints(doc.get("gpuTaints"), f"{source}: gpuTaints"),
         driver=driver,
         sandbox=sandbox,
+        pool_list=_pool_list(doc.get("poolList"), source),
     )
+
+
+POOL_LISTS = {"az": "az aks nodepool list -o json"}
+
+
+def _pool_list(raw: Any, source: str) -> str | None:
+    if raw is not None and raw not in POOL_LISTS:
+        raise PlatformError(f"{source}: poolList: expected one of {', '.join(POOL_LISTS)}")
+    return None if raw is None else str(raw)
+
+
+def pools(platform: Platform) -> list[dict[str, Any]]:
+    """The node pools as the provider's CLI lists them (`az aks nodepool list -o json`).
+
+    One pool per layout group, with the fields of an AKS AgentPool the profile gives: its
+    name, VM size, node count, mode (the system pool `System`, the others `User`), OS,
+    taints; `gpuProfile` unset, as for a pool created without `--gpu-driver` (AKS then
+    installs the driver: "Use GPUs for compute-intensive workloads"; aicr reads it as
+    `Install`). Empty for a profile with no pool listing.
+    """
+    from simcluster.nodes.layout import LAYOUT
+
+    if platform.pool_list != "az":
+        return []
+    out: dict[str, dict[str, Any]] = {}
+    for n in LAYOUT:
+        pool = out.setdefault(n.group, {
+            "name": platform.group(n.group),
+            "vmSize": platform.instance_type(n.profile, n.profile),
+            "count": 0,
+            "mode": "System" if n.group == "system" else "User",
+            "osType": "Linux",
+            "nodeTaints": [f"{t['key']}={t.get('value', '')}:{t['effect']}"
+                           for t in platform.gpu_taints] if n.group == "gpu" else None,
+            "gpuProfile": None,
+        })  # fmt: skip
+        pool["count"] += 1
+    return list(out.values())
