@@ -143,7 +143,13 @@ def apply(sim: Sim, manifests: Any, namespace: str | None = None) -> list[dict[s
     return out
 
 
-def _wait_crd(dyn: Any, name: str, timeout: float = 30) -> None:
+# How long a CRD may take to be Established: 0-1 s on an idle 2-core machine, 10 s at load
+# 13-15, but over 34 s for KubeRay's 3.2 MB of CRDs at load 21 (three clusters' suites side
+# by side): the API server's CPU, not the CRD, sets it, so the bound is generous.
+CRD_ESTABLISHED_SECONDS = 120.0
+
+
+def _wait_crd(dyn: Any, name: str, timeout: float = CRD_ESTABLISHED_SECONDS) -> None:
     crds = dyn.resources.get(api_version="apiextensions.k8s.io/v1", kind="CustomResourceDefinition")
     start = time.monotonic()
     conds: list[dict[str, Any]] = []

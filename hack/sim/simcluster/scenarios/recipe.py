@@ -489,20 +489,39 @@ def build(plan: Plan) -> None:
 
 def run(sim: Sim, plan: Plan) -> None:
     """Set the GPU mode, install the components with the recipe's values, apply the rendered
-    objects and wait until all are ready."""
+    objects and wait until all are ready; each stage's time on stderr."""
+    import sys
+    import time
+
+    def timed(stage: str, act: Callable[[], object]) -> None:
+        start = time.monotonic()
+        act()
+        print(f"sim recipe: {stage} in {time.monotonic() - start:.1f} s", file=sys.stderr)
+
     if plan.gpu_mode is not None:
-        scenario.set_mode(sim, plan.gpu_mode, plan.dra_values)
+        mode, dra = plan.gpu_mode, plan.dra_values
+        timed(f"GPU mode {mode}", lambda: scenario.set_mode(sim, mode, dra))
     components = plan.resolved()
     # those given Prometheus' address (the adapter) go after it has settled: restarting it
     # gives its pod a new address, and the sim has no DNS name that would follow it
     later = [c for c in components if "prometheus" in c.requires]
     first = [c for c in components if c not in later]
+
+    def ready(stage: list[Component]) -> None:
+        timed(
+            ", ".join(c.name for c in stage) + " ready",
+            lambda: install.install(sim, stage, values=plan.values, releases=plan.releases),
+        )
+
     if first:
-        install.install(sim, first, values=plan.values, releases=plan.releases)
-    apply_and_wait(sim, plan.manifests)
-    settle_prometheus(sim, plan)
+        ready(first)
+    timed(
+        f"{len(plan.manifests)} objects applied and ready",
+        lambda: apply_and_wait(sim, plan.manifests),
+    )
+    timed("Prometheus settled", lambda: settle_prometheus(sim, plan))
     if later:
-        install.install(sim, later, values=plan.values, releases=plan.releases)
+        ready(later)
 
 
 MONITOR_JOBS = {"ServiceMonitor": "serviceMonitor", "PodMonitor": "podMonitor"}
