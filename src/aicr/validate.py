@@ -22,9 +22,7 @@ from aicr.phases import Phase
 from aicr.plan import Plan
 from aicr.result import CheckResult, Detail, to_test
 from aicr.run_plan import ResolvedRun, ValidateRequest, resolve_run, with_snapshot
-from aicr.runner.context import RunContext
 from aicr.runner.events import EventSink, discard
-from aicr.runner.executor import Executor
 from aicr.runner.orchestrate import PlanResults, StopReason, run_plan
 from aicr.snapshot.model import Snapshot, require_gpu
 from aicr.trust import LIVE_SNAPSHOT
@@ -32,6 +30,8 @@ from aicr.trust import LIVE_SNAPSHOT
 if TYPE_CHECKING:
     from aicr.attestation.statement import RunRecord
     from aicr.cncf import Aggregation
+    from aicr.runner.context import RunContext
+    from aicr.runner.executor import Executor
 
 
 @dataclass
@@ -77,6 +77,9 @@ def _context(
     cancel: threading.Event,
 ) -> RunContext:
     """What the executor reads, all of it from the resolved run and the request."""
+    # imported here: a no-cluster run builds no context (the import-set test holds it)
+    from aicr.runner.context import RunContext
+
     return RunContext(
         run_id=run_id,
         namespace=request.namespace,

@@ -20,13 +20,16 @@ from typing import TYPE_CHECKING
 from aicr.ctrf import Status
 from aicr.plan import Plan, PlannedCheck
 from aicr.result import CheckResult, Detail
-from aicr.runner.context import RunContext
 from aicr.runner.events import Event, EventKind, EventSink, discard
-from aicr.runner.executor import Executor
-from aicr.runner.gpu_pool import GpuPool
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
+
+    # annotations only: a no-cluster run reads PlanResults and never loads the executors,
+    # the run context or the GPU pool (the import-set test lists them)
+    from aicr.runner.context import RunContext
+    from aicr.runner.executor import Executor
+    from aicr.runner.gpu_pool import GpuPool
 
 POLL_SECONDS = 0.2  # how often the loop looks at the cancel flag and the run deadline
 
@@ -218,6 +221,8 @@ def run_plan(
 
     ``gpus`` holds the run's GPU reservations; without one, GPU checks run one at a time.
     """
+    from aicr.runner.gpu_pool import GpuPool
+
     pool = gpus or GpuPool(ctx.run_id)
     try:
         return _run_phases(plan, executor, ctx, parallel, events, deadline, timeout_text, pool)

@@ -41,6 +41,14 @@ HEAVY = (
     # and logging with it: only a run of checks needs the thread pool (runner.orchestrate)
     "concurrent.futures",
     "logging",
+    # the executors' side of a run: its context, the GPU pool and the node inventory it
+    # reads; a no-cluster run builds none of them (it reads PlanResults alone)
+    "aicr.runner.context",
+    "aicr.runner.executor",
+    "aicr.runner.gpu_pool",
+    "aicr.runner.gpu_fit",
+    "aicr.kube.gpu_inventory",
+    "aicr.kube.pod_status",
 )
 # --help needs click alone: no models, no YAML, no tables.
 HELP_HEAVY = (*HEAVY, "pydantic", "yaml", "rich", "aicr.config", "aicr.catalog")
